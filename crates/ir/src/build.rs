@@ -1,0 +1,279 @@
+//! Builds a [`Context`] from the syntax tree: resolves value names in nested
+//! scopes, checks stated types against the values, runs custom-form parsers
+//! and creates the operations (raw: no folding or hash-consing, so the
+//! printed IR is what was written).
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::ast::*;
+use crate::attributes::Attribute;
+use crate::context::{BlockId, Context, Loc, RegionId, Source, ValueId};
+use crate::custom::{CustomParser, ParsedOp, ParsedRegion};
+use crate::diag::Diagnostic;
+use crate::spec::{OpState, Registry, Traits};
+use crate::types::Type;
+
+struct Scopes {
+    frames: Vec<(HashMap<String, ValueId>, bool)>,
+}
+
+impl Scopes {
+    fn lookup(&self, name: &str) -> Option<ValueId> {
+        for (map, isolated) in self.frames.iter().rev() {
+            if let Some(&v) = map.get(name) {
+                return Some(v);
+            }
+            if *isolated {
+                break;
+            }
+        }
+        None
+    }
+    fn define(&mut self, name: String, v: ValueId, loc: Offset) -> Result<(), Diagnostic> {
+        if self.lookup(&name).is_some() {
+            return Err(diag(loc, format!("redefinition of SSA value '%{name}'")));
+        }
+        self.frames.last_mut().unwrap().0.insert(name, v);
+        Ok(())
+    }
+}
+
+fn diag(loc: Offset, msg: String) -> Diagnostic {
+    Diagnostic::error(Loc(loc as u32), msg)
+}
+
+/// Builds the module `ast` into a new context over `registry`.
+///
+/// Errors: unknown ops, undefined or redefined values, type mismatches
+/// between a use and the value, result-count mismatches, custom-form errors.
+pub fn build_module(
+    ast: &AstModule,
+    registry: Rc<Registry>,
+    source: Option<Rc<Source>>,
+) -> Result<Context, Diagnostic> {
+    let mut ctx = Context::new(registry);
+    ctx.source = source;
+    let mut scopes = Scopes {
+        frames: vec![(HashMap::new(), true)],
+    };
+    let top = ctx.top;
+    for op in &ast.ops {
+        build_op(&mut ctx, &mut scopes, op, top)?;
+    }
+    Ok(ctx)
+}
+
+fn resolve(
+    ctx: &Context,
+    scopes: &Scopes,
+    r: &AstValueRef,
+    expected: Option<&Type>,
+) -> Result<ValueId, Diagnostic> {
+    let v = match r.index {
+        None => scopes.lookup(&r.name),
+        Some(i) => scopes
+            .lookup(&format!("{}#{i}", r.name))
+            .or_else(|| if i == 0 { scopes.lookup(&r.name) } else { None }),
+    };
+    let shown = match r.index {
+        Some(i) => format!("%{}#{i}", r.name),
+        None => format!("%{}", r.name),
+    };
+    let v = v.ok_or_else(|| diag(r.loc, format!("use of undeclared SSA value '{shown}'")))?;
+    if let Some(t) = expected {
+        if ctx.ty(v) != t {
+            return Err(diag(
+                r.loc,
+                format!(
+                    "use of value '{shown}' expects different type than prior uses: '{t}' vs '{}'",
+                    ctx.ty(v)
+                ),
+            ));
+        }
+    }
+    Ok(v)
+}
+
+fn build_op(
+    ctx: &mut Context,
+    scopes: &mut Scopes,
+    op: &AstOp,
+    block: BlockId,
+) -> Result<(), Diagnostic> {
+    let registry = ctx.registry().clone();
+    let kind = registry
+        .kind(&op.name)
+        .ok_or_else(|| diag(op.loc, format!("unknown operation '{}'", op.name)))?;
+    let spec = registry.spec(kind);
+    let isolated = spec.traits.contains(Traits::ISOLATED_FROM_ABOVE);
+    let num_results: usize = op.results.iter().map(|r| r.count).sum();
+
+    let parsed: ParsedOp = match &op.body {
+        AstOpBody::Generic(g) => {
+            if g.operands.len() != g.operand_types.len() {
+                return Err(diag(
+                    g.type_loc,
+                    format!(
+                        "{} operands present, but expected {}",
+                        g.operands.len(),
+                        g.operand_types.len()
+                    ),
+                ));
+            }
+            ParsedOp {
+                operands: g
+                    .operands
+                    .iter()
+                    .cloned()
+                    .zip(g.operand_types.iter().cloned().map(Some))
+                    .collect(),
+                result_types: g.result_types.clone(),
+                attrs: g.attrs.iter().map(|e| (e.name.clone(), e.value.clone())).collect(),
+                regions: g
+                    .regions
+                    .iter()
+                    .map(|r| ParsedRegion {
+                        region: r.clone(),
+                        entry_args: None,
+                    })
+                    .collect(),
+            }
+        }
+        AstOpBody::Custom(items) => {
+            let Some(parse) = spec.parse else {
+                return Err(diag(
+                    op.loc,
+                    format!(
+                        "operation '{}' has no custom form; write it in the generic form",
+                        op.name
+                    ),
+                ));
+            };
+            let end = items.last().map(|i| i.loc).unwrap_or(op.loc);
+            let mut cp = CustomParser::new(items, op.loc, end, num_results);
+            let p = parse(&mut cp).map_err(|e| diag(e.offset, e.message))?;
+            cp.finish().map_err(|e| diag(e.offset, e.message))?;
+            p
+        }
+    };
+
+    if num_results != parsed.result_types.len() {
+        return Err(diag(
+            op.loc,
+            format!(
+                "operation defines {} results but was provided {} to bind",
+                parsed.result_types.len(),
+                num_results
+            ),
+        ));
+    }
+    let mut operands = Vec::with_capacity(parsed.operands.len());
+    for (r, t) in &parsed.operands {
+        operands.push(resolve(ctx, scopes, r, t.as_ref())?);
+    }
+    let mut regions: Vec<RegionId> = Vec::with_capacity(parsed.regions.len());
+    for pr in &parsed.regions {
+        regions.push(build_region(ctx, scopes, pr, isolated)?);
+    }
+    let st = OpState {
+        kind,
+        operands: operands.into(),
+        result_types: parsed.result_types.into(),
+        attrs: parsed.attrs,
+        regions: regions.into(),
+        loc: Loc(op.loc as u32),
+        existing: None,
+    };
+    let id = ctx.create_op(
+        st.kind,
+        &st.operands,
+        &st.result_types,
+        st.attrs,
+        &st.regions,
+        st.loc,
+    );
+    ctx.insert_op(id, block, None);
+    let mut k = 0;
+    for r in &op.results {
+        for i in 0..r.count {
+            let v = ctx.result(id, k);
+            k += 1;
+            let name = if r.count == 1 {
+                r.name.clone()
+            } else {
+                format!("{}#{i}", r.name)
+            };
+            ctx.set_name(v, Some(Rc::from(name.as_str())));
+            scopes.define(name, v, r.loc)?;
+        }
+    }
+    Ok(())
+}
+
+fn build_region(
+    ctx: &mut Context,
+    scopes: &mut Scopes,
+    pr: &ParsedRegion,
+    isolated: bool,
+) -> Result<RegionId, Diagnostic> {
+    let r = ctx.new_region();
+    if pr.region.blocks.len() > 1 {
+        return Err(diag(
+            pr.region.blocks[1].loc,
+            "regions with more than one block are not supported".into(),
+        ));
+    }
+    for (bi, ab) in pr.region.blocks.iter().enumerate() {
+        let b = ctx.new_block();
+        ctx.push_block(r, b);
+        scopes.frames.push((HashMap::new(), isolated));
+        let args = match (&pr.entry_args, bi) {
+            (Some(a), 0) => {
+                if !ab.args.is_empty() {
+                    return Err(diag(ab.loc, "block arguments are given by the op header".into()));
+                }
+                a
+            }
+            _ => &ab.args,
+        };
+        for a in args {
+            let v = ctx.add_block_arg(b, a.ty.clone(), Some(Rc::from(a.name.as_str())));
+            scopes.define(a.name.clone(), v, a.loc)?;
+        }
+        for op in &ab.ops {
+            build_op(ctx, scopes, op, b)?;
+        }
+        scopes.frames.pop();
+    }
+    if pr.region.blocks.is_empty() {
+        // `{}`: a region with one empty block, so that the verifier reports a
+        // missing terminator at the op instead of failing elsewhere.
+        let b = ctx.new_block();
+        ctx.push_block(r, b);
+    }
+    Ok(r)
+}
+
+/// Parses and builds a whole source text.
+pub fn parse_source(
+    name: &str,
+    text: &str,
+    registry: Rc<Registry>,
+) -> Result<Context, Diagnostic> {
+    let source = Rc::new(Source {
+        name: name.to_string(),
+        text: text.to_string(),
+    });
+    let ast = crate::parser::parse_module(text)
+        .map_err(|e| diag(e.offset, e.message))?;
+    build_module(&ast, registry, Some(source))
+}
+
+/// Converts an attribute dictionary entry list into IR attributes.
+pub fn attrs_of(entries: &[AstAttrEntry]) -> Vec<(String, Attribute)> {
+    entries
+        .iter()
+        .map(|e| (e.name.clone(), e.value.clone()))
+        .collect()
+}

@@ -1,0 +1,702 @@
+//! The IR context: arenas of operations, values, blocks and regions, addressed
+//! by small copyable ids, with use lists so that replacing all uses of a value
+//! costs O(uses).
+//!
+//! Blocks keep their operations in an intrusive doubly linked list; every
+//! operation carries an order key so that "does A come before B in this
+//! block" is O(1) (used by dominance checks and hash-consing).
+
+use std::rc::Rc;
+
+use smallvec::SmallVec;
+
+use crate::attributes::Attribute;
+use crate::spec::{OpKind, OpSpec, Registry, Traits};
+use crate::types::Type;
+
+macro_rules! id_type {
+    ($(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+        pub struct $name(pub u32);
+        impl $name {
+            /// The arena index.
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
+id_type!(
+    /// An operation.
+    OpId
+);
+id_type!(
+    /// An SSA value: an operation result or a block argument.
+    ValueId
+);
+id_type!(
+    /// A block (a list of operations with arguments).
+    BlockId
+);
+id_type!(
+    /// A region (a list of blocks owned by an operation).
+    RegionId
+);
+
+/// A source location: a byte offset into the context's source text.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct Loc(pub u32);
+
+impl Loc {
+    /// A location that names no source position.
+    pub const UNKNOWN: Loc = Loc(u32::MAX);
+    /// The byte offset, if known.
+    pub fn offset(self) -> Option<usize> {
+        (self != Loc::UNKNOWN).then_some(self.0 as usize)
+    }
+}
+
+/// The source an IR was parsed from, for diagnostics.
+#[derive(Clone, Debug)]
+pub struct Source {
+    /// File name as given on the command line (`-` prints as `<stdin>`).
+    pub name: String,
+    pub text: String,
+}
+
+/// Where a value comes from.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum ValueDef {
+    /// Result `index` of an operation.
+    Result(OpId, u32),
+    /// Argument `index` of a block.
+    BlockArg(BlockId, u32),
+}
+
+/// One use of a value: operand `index` of `op`.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub struct Use {
+    pub op: OpId,
+    pub index: u32,
+}
+
+/// Operation storage.
+#[derive(Clone, Debug)]
+pub struct OpData {
+    pub kind: OpKind,
+    pub operands: SmallVec<[ValueId; 3]>,
+    pub results: SmallVec<[ValueId; 1]>,
+    pub regions: SmallVec<[RegionId; 1]>,
+    pub attrs: Vec<(String, Attribute)>,
+    pub loc: Loc,
+    pub parent: Option<BlockId>,
+    pub prev: Option<OpId>,
+    pub next: Option<OpId>,
+    /// Position key within the parent block (strictly increasing along the list).
+    pub order: u64,
+    pub alive: bool,
+}
+
+/// Value storage.
+#[derive(Clone, Debug)]
+pub struct ValueData {
+    pub ty: Type,
+    pub def: ValueDef,
+    pub uses: Vec<Use>,
+    /// The name the source gave this value (without `%`), kept for printing.
+    pub name: Option<Rc<str>>,
+}
+
+/// Block storage.
+#[derive(Clone, Debug, Default)]
+pub struct BlockData {
+    pub args: Vec<ValueId>,
+    pub first: Option<OpId>,
+    pub last: Option<OpId>,
+    pub parent: Option<RegionId>,
+    pub label: Option<String>,
+}
+
+/// Region storage.
+#[derive(Clone, Debug, Default)]
+pub struct RegionData {
+    pub blocks: Vec<BlockId>,
+    pub parent: Option<OpId>,
+}
+
+const ORDER_GAP: u64 = 1 << 16;
+
+/// Owns a whole module: every operation, value, block and region, plus the
+/// registry of op specs. The module body is [`Context::top`].
+pub struct Context {
+    ops: Vec<OpData>,
+    values: Vec<ValueData>,
+    blocks: Vec<BlockData>,
+    regions: Vec<RegionData>,
+    registry: Rc<Registry>,
+    /// The module's body block (top-level operations).
+    pub top: BlockId,
+    /// The source text, for diagnostics.
+    pub source: Option<Rc<Source>>,
+    pub(crate) gvn: crate::builder::GvnTable,
+}
+
+impl Context {
+    /// An empty module using the op specs in `registry`.
+    pub fn new(registry: Rc<Registry>) -> Context {
+        let mut ctx = Context {
+            ops: Vec::new(),
+            values: Vec::new(),
+            blocks: Vec::new(),
+            regions: Vec::new(),
+            registry,
+            top: BlockId(0),
+            source: None,
+            gvn: Default::default(),
+        };
+        ctx.top = ctx.new_block();
+        ctx
+    }
+
+    /// The op-spec registry.
+    pub fn registry(&self) -> &Rc<Registry> {
+        &self.registry
+    }
+
+    // ----- accessors -------------------------------------------------------
+
+    /// Operation storage.
+    pub fn op(&self, op: OpId) -> &OpData {
+        &self.ops[op.index()]
+    }
+    /// Mutable operation storage (do not edit operands or links directly).
+    pub fn op_mut(&mut self, op: OpId) -> &mut OpData {
+        &mut self.ops[op.index()]
+    }
+    /// Value storage.
+    pub fn value(&self, v: ValueId) -> &ValueData {
+        &self.values[v.index()]
+    }
+    /// Block storage.
+    pub fn block(&self, b: BlockId) -> &BlockData {
+        &self.blocks[b.index()]
+    }
+    /// Region storage.
+    pub fn region(&self, r: RegionId) -> &RegionData {
+        &self.regions[r.index()]
+    }
+    /// The spec of `op`'s kind.
+    pub fn spec(&self, op: OpId) -> &OpSpec {
+        self.registry.spec(self.ops[op.index()].kind)
+    }
+    /// The full name of `op` (`arith.addf`).
+    pub fn op_name(&self, op: OpId) -> &'static str {
+        self.spec(op).name
+    }
+    /// Whether `op` has kind `name`.
+    pub fn is(&self, op: OpId, name: &str) -> bool {
+        self.op_name(op) == name
+    }
+    /// Whether `op`'s spec has all of `traits`.
+    pub fn has_traits(&self, op: OpId, traits: Traits) -> bool {
+        self.spec(op).traits.contains(traits)
+    }
+    /// The type of a value.
+    pub fn ty(&self, v: ValueId) -> &Type {
+        &self.values[v.index()].ty
+    }
+    /// The operands of `op`.
+    pub fn operands(&self, op: OpId) -> &[ValueId] {
+        &self.ops[op.index()].operands
+    }
+    /// Operand `i` of `op`.
+    pub fn operand(&self, op: OpId, i: usize) -> ValueId {
+        self.ops[op.index()].operands[i]
+    }
+    /// The results of `op`.
+    pub fn results(&self, op: OpId) -> &[ValueId] {
+        &self.ops[op.index()].results
+    }
+    /// Result `i` of `op`.
+    pub fn result(&self, op: OpId, i: usize) -> ValueId {
+        self.ops[op.index()].results[i]
+    }
+    /// The regions of `op`.
+    pub fn regions(&self, op: OpId) -> &[RegionId] {
+        &self.ops[op.index()].regions
+    }
+    /// The attribute `name` of `op`.
+    pub fn attr(&self, op: OpId, name: &str) -> Option<&Attribute> {
+        self.ops[op.index()]
+            .attrs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, a)| a)
+    }
+    /// Sets (or replaces) attribute `name` of `op`.
+    pub fn set_attr(&mut self, op: OpId, name: &str, value: Attribute) {
+        let attrs = &mut self.ops[op.index()].attrs;
+        match attrs.iter_mut().find(|(k, _)| k == name) {
+            Some(slot) => slot.1 = value,
+            None => attrs.push((name.to_string(), value)),
+        }
+    }
+    /// The location of `op`.
+    pub fn loc(&self, op: OpId) -> Loc {
+        self.ops[op.index()].loc
+    }
+    /// The uses of `v`.
+    pub fn uses(&self, v: ValueId) -> &[Use] {
+        &self.values[v.index()].uses
+    }
+    /// Whether `v` has no uses.
+    pub fn unused(&self, v: ValueId) -> bool {
+        self.values[v.index()].uses.is_empty()
+    }
+    /// The operation defining `v`, if it is a result.
+    pub fn def_op(&self, v: ValueId) -> Option<OpId> {
+        match self.values[v.index()].def {
+            ValueDef::Result(op, _) => Some(op),
+            ValueDef::BlockArg(..) => None,
+        }
+    }
+    /// The defining op of `v` if it has kind `name`.
+    pub fn def_op_named(&self, v: ValueId, name: &str) -> Option<OpId> {
+        self.def_op(v).filter(|&op| self.is(op, name))
+    }
+    /// The block that defines `v` (the block containing its op, or owning the argument).
+    pub fn value_block(&self, v: ValueId) -> Option<BlockId> {
+        match self.values[v.index()].def {
+            ValueDef::Result(op, _) => self.ops[op.index()].parent,
+            ValueDef::BlockArg(b, _) => Some(b),
+        }
+    }
+    /// Sets the printed name hint of `v`.
+    pub fn set_name(&mut self, v: ValueId, name: Option<Rc<str>>) {
+        self.values[v.index()].name = name;
+    }
+    /// The block argument list.
+    pub fn block_args(&self, b: BlockId) -> &[ValueId] {
+        &self.blocks[b.index()].args
+    }
+    /// The only block of region `r` (all core regions are single-block).
+    pub fn region_block(&self, r: RegionId) -> BlockId {
+        self.regions[r.index()].blocks[0]
+    }
+    /// The entry block of region `i` of `op`.
+    pub fn op_block(&self, op: OpId, i: usize) -> BlockId {
+        self.region_block(self.ops[op.index()].regions[i])
+    }
+    /// The op owning region `r`.
+    pub fn region_parent(&self, r: RegionId) -> Option<OpId> {
+        self.regions[r.index()].parent
+    }
+    /// The op whose region contains block `b`.
+    pub fn block_parent_op(&self, b: BlockId) -> Option<OpId> {
+        self.blocks[b.index()].parent.and_then(|r| self.region_parent(r))
+    }
+    /// The op enclosing `op` (the owner of its block's region).
+    pub fn parent_op(&self, op: OpId) -> Option<OpId> {
+        self.ops[op.index()]
+            .parent
+            .and_then(|b| self.block_parent_op(b))
+    }
+    /// The ops of block `b`, in order (a snapshot: safe to mutate while iterating).
+    pub fn block_ops(&self, b: BlockId) -> Vec<OpId> {
+        let mut out = Vec::new();
+        let mut cur = self.blocks[b.index()].first;
+        while let Some(op) = cur {
+            out.push(op);
+            cur = self.ops[op.index()].next;
+        }
+        out
+    }
+    /// An iterator over the ops of block `b` (do not mutate the block meanwhile).
+    pub fn iter_block(&self, b: BlockId) -> BlockIter<'_> {
+        BlockIter {
+            ctx: self,
+            cur: self.blocks[b.index()].first,
+        }
+    }
+    /// The last op of block `b` (its terminator, in verified IR).
+    pub fn terminator(&self, b: BlockId) -> Option<OpId> {
+        self.blocks[b.index()].last
+    }
+    /// Number of arena slots for values (ids are below this).
+    pub fn num_values(&self) -> usize {
+        self.values.len()
+    }
+    /// Number of arena slots for ops (ids are below this).
+    pub fn num_ops(&self) -> usize {
+        self.ops.len()
+    }
+    /// Whether `op` is still in the IR.
+    pub fn alive(&self, op: OpId) -> bool {
+        self.ops[op.index()].alive
+    }
+
+    /// All live ops nested under block `b`, in pre-order (parents before children).
+    pub fn walk_block(&self, b: BlockId) -> Vec<OpId> {
+        let mut out = Vec::new();
+        let mut stack: Vec<Option<OpId>> = vec![self.blocks[b.index()].first];
+        while let Some(top) = stack.last_mut() {
+            match *top {
+                None => {
+                    stack.pop();
+                }
+                Some(op) => {
+                    *top = self.ops[op.index()].next;
+                    out.push(op);
+                    for &r in self.ops[op.index()].regions.iter().rev() {
+                        for &blk in self.regions[r.index()].blocks.iter().rev() {
+                            stack.push(self.blocks[blk.index()].first);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+    /// All live ops nested in `op`'s regions (not `op` itself), pre-order.
+    pub fn walk_nested(&self, op: OpId) -> Vec<OpId> {
+        let mut out = Vec::new();
+        for &r in self.ops[op.index()].regions.iter() {
+            for &b in self.regions[r.index()].blocks.iter() {
+                out.extend(self.walk_block(b));
+            }
+        }
+        out
+    }
+    /// Every live op of the module, pre-order.
+    pub fn walk_all(&self) -> Vec<OpId> {
+        self.walk_block(self.top)
+    }
+
+    /// Whether `inner` is `outer` or nested (at any depth) inside one of `outer`'s regions.
+    pub fn is_ancestor(&self, outer: OpId, inner: OpId) -> bool {
+        let mut cur = Some(inner);
+        while let Some(op) = cur {
+            if op == outer {
+                return true;
+            }
+            cur = self.parent_op(op);
+        }
+        false
+    }
+    /// Whether block `b` is nested (at any depth) inside op `outer`.
+    pub fn block_in_op(&self, b: BlockId, outer: OpId) -> bool {
+        match self.block_parent_op(b) {
+            Some(p) => self.is_ancestor(outer, p),
+            None => false,
+        }
+    }
+
+    // ----- creation --------------------------------------------------------
+
+    /// A new detached block with no arguments.
+    pub fn new_block(&mut self) -> BlockId {
+        let id = BlockId(self.blocks.len() as u32);
+        self.blocks.push(BlockData::default());
+        id
+    }
+    /// Adds an argument of type `ty` to block `b`.
+    pub fn add_block_arg(&mut self, b: BlockId, ty: Type, name: Option<Rc<str>>) -> ValueId {
+        let idx = self.blocks[b.index()].args.len() as u32;
+        let v = self.new_value(ty, ValueDef::BlockArg(b, idx), name);
+        self.blocks[b.index()].args.push(v);
+        v
+    }
+    /// A new detached region holding one empty block with arguments of `arg_types`.
+    pub fn new_region_with_block(&mut self, arg_types: &[Type]) -> (RegionId, BlockId) {
+        let r = self.new_region();
+        let b = self.new_block();
+        for t in arg_types {
+            self.add_block_arg(b, t.clone(), None);
+        }
+        self.push_block(r, b);
+        (r, b)
+    }
+    /// A new detached empty region.
+    pub fn new_region(&mut self) -> RegionId {
+        let id = RegionId(self.regions.len() as u32);
+        self.regions.push(RegionData::default());
+        id
+    }
+    /// Appends block `b` to region `r`.
+    pub fn push_block(&mut self, r: RegionId, b: BlockId) {
+        self.regions[r.index()].blocks.push(b);
+        self.blocks[b.index()].parent = Some(r);
+    }
+
+    fn new_value(&mut self, ty: Type, def: ValueDef, name: Option<Rc<str>>) -> ValueId {
+        let id = ValueId(self.values.len() as u32);
+        self.values.push(ValueData {
+            ty,
+            def,
+            uses: Vec::new(),
+            name,
+        });
+        id
+    }
+
+    /// Creates a detached operation (not in any block). Regions are adopted.
+    /// No verification, folding or hash-consing happens here: see
+    /// [`crate::Builder`] for smart construction.
+    pub fn create_op(
+        &mut self,
+        kind: OpKind,
+        operands: &[ValueId],
+        result_types: &[Type],
+        attrs: Vec<(String, Attribute)>,
+        regions: &[RegionId],
+        loc: Loc,
+    ) -> OpId {
+        let id = OpId(self.ops.len() as u32);
+        let mut results = SmallVec::new();
+        for (i, t) in result_types.iter().enumerate() {
+            results.push(self.new_value(t.clone(), ValueDef::Result(id, i as u32), None));
+        }
+        for (i, &v) in operands.iter().enumerate() {
+            self.values[v.index()].uses.push(Use {
+                op: id,
+                index: i as u32,
+            });
+        }
+        for &r in regions {
+            self.regions[r.index()].parent = Some(id);
+        }
+        self.ops.push(OpData {
+            kind,
+            operands: SmallVec::from_slice(operands),
+            results,
+            regions: SmallVec::from_slice(regions),
+            attrs,
+            loc,
+            parent: None,
+            prev: None,
+            next: None,
+            order: 0,
+            alive: true,
+        });
+        id
+    }
+
+    // ----- linking ---------------------------------------------------------
+
+    /// Inserts detached `op` into `block` before `before` (or at the end).
+    pub fn insert_op(&mut self, op: OpId, block: BlockId, before: Option<OpId>) {
+        debug_assert!(self.ops[op.index()].parent.is_none());
+        let prev = match before {
+            Some(b) => self.ops[b.index()].prev,
+            None => self.blocks[block.index()].last,
+        };
+        {
+            let d = &mut self.ops[op.index()];
+            d.parent = Some(block);
+            d.prev = prev;
+            d.next = before;
+        }
+        match prev {
+            Some(p) => self.ops[p.index()].next = Some(op),
+            None => self.blocks[block.index()].first = Some(op),
+        }
+        match before {
+            Some(b) => self.ops[b.index()].prev = Some(op),
+            None => self.blocks[block.index()].last = Some(op),
+        }
+        let lo = prev.map(|p| self.ops[p.index()].order).unwrap_or(0);
+        match before.map(|b| self.ops[b.index()].order) {
+            None => self.ops[op.index()].order = lo + ORDER_GAP,
+            Some(hi) if hi - lo >= 2 => self.ops[op.index()].order = lo + (hi - lo) / 2,
+            Some(_) => self.renumber(block),
+        }
+    }
+
+    fn renumber(&mut self, block: BlockId) {
+        let mut cur = self.blocks[block.index()].first;
+        let mut k = 0;
+        while let Some(op) = cur {
+            k += ORDER_GAP;
+            self.ops[op.index()].order = k;
+            cur = self.ops[op.index()].next;
+        }
+    }
+
+    /// Removes `op` from its block without destroying it (it can be re-inserted).
+    pub fn detach_op(&mut self, op: OpId) {
+        let Some(block) = self.ops[op.index()].parent else {
+            return;
+        };
+        let (prev, next) = (self.ops[op.index()].prev, self.ops[op.index()].next);
+        match prev {
+            Some(p) => self.ops[p.index()].next = next,
+            None => self.blocks[block.index()].first = next,
+        }
+        match next {
+            Some(n) => self.ops[n.index()].prev = prev,
+            None => self.blocks[block.index()].last = prev,
+        }
+        let d = &mut self.ops[op.index()];
+        d.parent = None;
+        d.prev = None;
+        d.next = None;
+    }
+
+    /// Moves `op` to `block` before `before` (or to the end).
+    pub fn move_op(&mut self, op: OpId, block: BlockId, before: Option<OpId>) {
+        self.detach_op(op);
+        self.insert_op(op, block, before);
+    }
+
+    /// Whether `a` comes strictly before `b`; both must be in the same block.
+    pub fn is_before_in_block(&self, a: OpId, b: OpId) -> bool {
+        self.ops[a.index()].order < self.ops[b.index()].order
+    }
+
+    // ----- mutation of uses ------------------------------------------------
+
+    fn remove_use(&mut self, v: ValueId, u: Use) {
+        let uses = &mut self.values[v.index()].uses;
+        if let Some(pos) = uses.iter().rposition(|x| *x == u) {
+            uses.swap_remove(pos);
+        }
+    }
+
+    /// Sets operand `index` of `op` to `v`.
+    pub fn set_operand(&mut self, op: OpId, index: usize, v: ValueId) {
+        let old = self.ops[op.index()].operands[index];
+        if old == v {
+            return;
+        }
+        let u = Use {
+            op,
+            index: index as u32,
+        };
+        self.remove_use(old, u);
+        self.values[v.index()].uses.push(u);
+        self.ops[op.index()].operands[index] = v;
+    }
+
+    /// Replaces the whole operand list of `op`.
+    pub fn set_operands(&mut self, op: OpId, operands: &[ValueId]) {
+        let old = std::mem::take(&mut self.ops[op.index()].operands);
+        for (i, &v) in old.iter().enumerate() {
+            self.remove_use(
+                v,
+                Use {
+                    op,
+                    index: i as u32,
+                },
+            );
+        }
+        for (i, &v) in operands.iter().enumerate() {
+            self.values[v.index()].uses.push(Use {
+                op,
+                index: i as u32,
+            });
+        }
+        self.ops[op.index()].operands = SmallVec::from_slice(operands);
+    }
+
+    /// Replaces every use of `from` by `to`. O(uses of `from`).
+    pub fn replace_all_uses(&mut self, from: ValueId, to: ValueId) {
+        if from == to {
+            return;
+        }
+        let uses = std::mem::take(&mut self.values[from.index()].uses);
+        for u in &uses {
+            self.ops[u.op.index()].operands[u.index as usize] = to;
+        }
+        self.values[to.index()].uses.extend(uses);
+        if self.values[to.index()].name.is_none() {
+            self.values[to.index()].name = self.values[from.index()].name.clone();
+        }
+    }
+
+    /// Replaces every use of `from` by `to` where the user satisfies `pred`.
+    pub fn replace_uses_where(
+        &mut self,
+        from: ValueId,
+        to: ValueId,
+        mut pred: impl FnMut(&Context, OpId) -> bool,
+    ) {
+        let uses = self.values[from.index()].uses.clone();
+        for u in uses {
+            if pred(self, u.op) {
+                self.set_operand(u.op, u.index as usize, to);
+            }
+        }
+    }
+
+    /// Replaces the results of `op` by `values` (one per result) and erases `op`.
+    pub fn replace_op(&mut self, op: OpId, values: &[ValueId]) {
+        let results: SmallVec<[ValueId; 2]> = SmallVec::from_slice(&self.ops[op.index()].results);
+        for (r, &v) in results.iter().zip(values) {
+            self.replace_all_uses(*r, v);
+        }
+        self.erase_op(op);
+    }
+
+    /// Erases `op` and everything nested in it. Its results should be unused;
+    /// any remaining uses are left dangling, which the verifier reports.
+    pub fn erase_op(&mut self, op: OpId) {
+        if !self.ops[op.index()].alive {
+            return;
+        }
+        self.detach_op(op);
+        let nested = self.walk_nested(op);
+        for o in std::iter::once(op).chain(nested) {
+            let operands = std::mem::take(&mut self.ops[o.index()].operands);
+            for (i, &v) in operands.iter().enumerate() {
+                self.remove_use(
+                    v,
+                    Use {
+                        op: o,
+                        index: i as u32,
+                    },
+                );
+            }
+            self.ops[o.index()].alive = false;
+        }
+    }
+
+    /// Erases a detached region that was never adopted (e.g. after a rewrite
+    /// at construction time made it unnecessary).
+    pub fn erase_region(&mut self, r: RegionId) {
+        for b in self.regions[r.index()].blocks.clone() {
+            for op in self.block_ops(b) {
+                self.erase_op(op);
+            }
+        }
+    }
+
+    /// Moves every op of block `from` before `before` in `to` (or at its end).
+    pub fn splice_block(&mut self, from: BlockId, to: BlockId, before: Option<OpId>) {
+        for op in self.block_ops(from) {
+            self.move_op(op, to, before);
+        }
+    }
+
+    /// Searches the module body for an op with `sym_name = @name`.
+    pub fn lookup_symbol(&self, name: &str) -> Option<OpId> {
+        self.iter_block(self.top).find(|&op| {
+            matches!(self.attr(op, "sym_name"), Some(Attribute::SymbolRef(s)) | Some(Attribute::Str(s)) if s == name)
+        })
+    }
+}
+
+/// Iterator over a block's ops.
+pub struct BlockIter<'a> {
+    ctx: &'a Context,
+    cur: Option<OpId>,
+}
+
+impl Iterator for BlockIter<'_> {
+    type Item = OpId;
+    fn next(&mut self) -> Option<OpId> {
+        let op = self.cur?;
+        self.cur = self.ctx.ops[op.index()].next;
+        Some(op)
+    }
+}

@@ -1,0 +1,314 @@
+//! Parsing custom op forms. The grammar turns a custom form into a flat list
+//! of [`AstItem`]s; an op's [`crate::spec::ParseFn`] reads them with a
+//! [`CustomParser`] cursor and returns a [`ParsedOp`], whose value names the
+//! IR builder then resolves.
+
+use crate::ast::{AstArg, AstAttrEntry, AstItem, AstItemKind, AstRegion, AstValueRef, Offset, SyntaxError};
+use crate::attributes::Attribute;
+use crate::types::Type;
+
+/// A region of a custom form, with the entry-block arguments the header
+/// declared (e.g. a loop's induction variable), if any.
+#[derive(Clone, Debug)]
+pub struct ParsedRegion {
+    pub region: AstRegion,
+    /// Replaces the entry block's argument list when present.
+    pub entry_args: Option<Vec<AstArg>>,
+}
+
+/// What a custom parser produces: an op in generic terms, with operands
+/// still named.
+#[derive(Clone, Debug, Default)]
+pub struct ParsedOp {
+    /// Operands with their stated type (`None`: take the value's own type).
+    pub operands: Vec<(AstValueRef, Option<Type>)>,
+    pub result_types: Vec<Type>,
+    pub attrs: Vec<(String, Attribute)>,
+    pub regions: Vec<ParsedRegion>,
+}
+
+/// A cursor over the items of a custom form.
+pub struct CustomParser<'a> {
+    items: &'a [AstItem],
+    pos: usize,
+    end_loc: Offset,
+    /// Offset of the op being parsed.
+    pub op_loc: Offset,
+    /// Number of results the source declared on the left of `=`.
+    pub num_results: usize,
+}
+
+impl<'a> CustomParser<'a> {
+    /// A cursor over `items`; `end_loc` is where errors at the end point.
+    pub fn new(items: &'a [AstItem], op_loc: Offset, end_loc: Offset, num_results: usize) -> Self {
+        CustomParser {
+            items,
+            pos: 0,
+            end_loc,
+            op_loc,
+            num_results,
+        }
+    }
+    /// The next item, without consuming it.
+    pub fn peek(&self) -> Option<&'a AstItem> {
+        self.items.get(self.pos)
+    }
+    /// Consumes and returns the next item.
+    pub fn next_item(&mut self) -> Option<&'a AstItem> {
+        let it = self.items.get(self.pos);
+        if it.is_some() {
+            self.pos += 1;
+        }
+        it
+    }
+    /// Whether every item was consumed.
+    pub fn at_end(&self) -> bool {
+        self.pos >= self.items.len()
+    }
+    /// Offset of the next item (or the end).
+    pub fn loc(&self) -> Offset {
+        self.peek().map(|i| i.loc).unwrap_or(self.end_loc)
+    }
+    /// An error at the next item.
+    pub fn error(&self, msg: impl Into<String>) -> SyntaxError {
+        SyntaxError {
+            offset: self.loc(),
+            message: msg.into(),
+        }
+    }
+    /// Errors unless every item was consumed.
+    pub fn finish(&self) -> Result<(), SyntaxError> {
+        if self.at_end() {
+            Ok(())
+        } else {
+            Err(self.error("unexpected token in custom operation form"))
+        }
+    }
+
+    /// Consumes `p` if it is next.
+    pub fn try_punct(&mut self, p: &str) -> bool {
+        if matches!(self.peek(), Some(AstItem { kind: AstItemKind::Punct(q), .. }) if *q == p) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+    /// Consumes `p` or errors.
+    pub fn expect_punct(&mut self, p: &str) -> Result<(), SyntaxError> {
+        if self.try_punct(p) {
+            Ok(())
+        } else {
+            Err(self.error(format!("expected '{p}'")))
+        }
+    }
+    /// Consumes keyword `k` if it is next.
+    pub fn try_keyword(&mut self, k: &str) -> bool {
+        if matches!(self.peek(), Some(AstItem { kind: AstItemKind::Keyword(q), .. }) if q == k) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+    /// Consumes keyword `k` or errors.
+    pub fn expect_keyword(&mut self, k: &str) -> Result<(), SyntaxError> {
+        if self.try_keyword(k) {
+            Ok(())
+        } else {
+            Err(self.error(format!("expected '{k}'")))
+        }
+    }
+    /// Consumes and returns any keyword.
+    pub fn keyword(&mut self) -> Result<String, SyntaxError> {
+        match self.peek() {
+            Some(AstItem {
+                kind: AstItemKind::Keyword(k),
+                ..
+            }) => {
+                self.pos += 1;
+                Ok(k.clone())
+            }
+            _ => Err(self.error("expected a keyword")),
+        }
+    }
+    /// Consumes a value reference if next.
+    pub fn try_value(&mut self) -> Option<AstValueRef> {
+        match self.peek() {
+            Some(AstItem {
+                kind: AstItemKind::Value(v),
+                ..
+            }) => {
+                self.pos += 1;
+                Some(v.clone())
+            }
+            _ => None,
+        }
+    }
+    /// Consumes a value reference or errors.
+    pub fn expect_value(&mut self) -> Result<AstValueRef, SyntaxError> {
+        self.try_value().ok_or_else(|| self.error("expected an SSA value"))
+    }
+    /// Consumes a comma-separated list of values (possibly empty).
+    pub fn value_list(&mut self) -> Result<Vec<AstValueRef>, SyntaxError> {
+        let mut out = Vec::new();
+        if let Some(v) = self.try_value() {
+            out.push(v);
+            while self.try_punct(",") {
+                out.push(self.expect_value()?);
+            }
+        }
+        Ok(out)
+    }
+    /// Consumes a type if next.
+    pub fn try_type(&mut self) -> Option<Type> {
+        match self.peek() {
+            Some(AstItem {
+                kind: AstItemKind::Type(t),
+                ..
+            }) => {
+                self.pos += 1;
+                Some(t.clone())
+            }
+            _ => None,
+        }
+    }
+    /// Consumes a type or errors.
+    pub fn expect_type(&mut self) -> Result<Type, SyntaxError> {
+        self.try_type().ok_or_else(|| self.error("expected a type"))
+    }
+    /// Consumes `T` or `(T, ...)` (possibly `()`).
+    pub fn type_list(&mut self) -> Result<Vec<Type>, SyntaxError> {
+        if let Some(t) = self.try_type() {
+            return Ok(vec![t]);
+        }
+        let mut inner = self.expect_paren()?;
+        let mut out = Vec::new();
+        if !inner.at_end() {
+            out.push(inner.expect_type()?);
+            while inner.try_punct(",") {
+                out.push(inner.expect_type()?);
+            }
+        }
+        inner.finish()?;
+        Ok(out)
+    }
+    /// Consumes `( ... )` and returns a cursor over its contents.
+    pub fn expect_paren(&mut self) -> Result<CustomParser<'a>, SyntaxError> {
+        self.try_paren().ok_or_else(|| self.error("expected '('"))
+    }
+    /// Consumes `( ... )` if next.
+    pub fn try_paren(&mut self) -> Option<CustomParser<'a>> {
+        match self.peek() {
+            Some(AstItem {
+                kind: AstItemKind::Paren(items),
+                loc,
+            }) => {
+                self.pos += 1;
+                Some(CustomParser::new(items, self.op_loc, *loc, 0))
+            }
+            _ => None,
+        }
+    }
+    /// Consumes a region if next.
+    pub fn try_region(&mut self) -> Option<AstRegion> {
+        match self.peek() {
+            Some(AstItem {
+                kind: AstItemKind::Region(r),
+                ..
+            }) => {
+                self.pos += 1;
+                Some(r.clone())
+            }
+            _ => None,
+        }
+    }
+    /// Consumes a region or errors.
+    pub fn expect_region(&mut self) -> Result<AstRegion, SyntaxError> {
+        self.try_region().ok_or_else(|| self.error("expected a region '{ ... }'"))
+    }
+    /// Consumes an attribute dictionary if next.
+    pub fn try_attr_dict(&mut self) -> Option<Vec<AstAttrEntry>> {
+        match self.peek() {
+            Some(AstItem {
+                kind: AstItemKind::AttrDict(d),
+                ..
+            }) => {
+                self.pos += 1;
+                Some(d.clone())
+            }
+            _ => None,
+        }
+    }
+    /// Consumes `@name` or errors.
+    pub fn expect_symbol(&mut self) -> Result<String, SyntaxError> {
+        match self.peek() {
+            Some(AstItem {
+                kind: AstItemKind::Symbol(s),
+                ..
+            }) => {
+                self.pos += 1;
+                Ok(s.clone())
+            }
+            _ => Err(self.error("expected a symbol '@name'")),
+        }
+    }
+    /// Consumes a dialect attribute `#d.name<...>` or errors.
+    pub fn expect_attr(&mut self) -> Result<Attribute, SyntaxError> {
+        match self.peek() {
+            Some(AstItem {
+                kind: AstItemKind::Attr(a),
+                ..
+            }) => {
+                self.pos += 1;
+                Ok(a.clone())
+            }
+            _ => Err(self.error("expected an attribute")),
+        }
+    }
+    /// Consumes a literal (integer, float, `true`/`false`, string) and
+    /// returns it as an attribute of type `ty` where typed.
+    pub fn expect_literal(&mut self) -> Result<(AstItemKind, Offset), SyntaxError> {
+        match self.peek() {
+            Some(AstItem { kind, loc })
+                if matches!(
+                    kind,
+                    AstItemKind::Int(_) | AstItemKind::Float(_) | AstItemKind::Str(_)
+                ) || matches!(kind, AstItemKind::Keyword(k) if k == "true" || k == "false") =>
+            {
+                self.pos += 1;
+                Ok((kind.clone(), *loc))
+            }
+            _ => Err(self.error("expected a literal")),
+        }
+    }
+    /// Consumes `(%a: T, %b: T)` argument declarations.
+    pub fn arg_list(&mut self) -> Result<Vec<AstArg>, SyntaxError> {
+        let mut inner = self.expect_paren()?;
+        let mut out = Vec::new();
+        if !inner.at_end() {
+            loop {
+                let v = inner.expect_value()?;
+                inner.expect_punct(":")?;
+                let ty = inner.expect_type()?;
+                out.push(AstArg {
+                    name: v.name,
+                    ty,
+                    loc: v.loc,
+                });
+                if !inner.try_punct(",") {
+                    break;
+                }
+            }
+        }
+        inner.finish()?;
+        Ok(out)
+    }
+    /// Parses an optional trailing `attributes {..}` or `{..}` dictionary into `attrs`.
+    pub fn optional_attr_dict(&mut self, attrs: &mut Vec<(String, Attribute)>) {
+        self.try_keyword("attributes");
+        if let Some(d) = self.try_attr_dict() {
+            attrs.extend(d.into_iter().map(|e| (e.name, e.value)));
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! The interpreter framework: reference semantics for any level of the IR.
+//! Each op spec supplies an [`crate::spec::InterpFn`]; this module binds
+//! values, walks blocks, runs regions and calls functions. Run-time faults are
+//! [`RunError`]s at the op's location.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::fmt;
+use std::rc::Rc;
+
+use smallvec::SmallVec;
+
+use crate::context::{Context, Loc, OpId, RegionId, ValueId};
+use crate::diag::Diagnostic;
+use crate::spec::Traits;
+
+/// A 2-D row-major matrix value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatValue {
+    pub rows: usize,
+    pub cols: usize,
+    pub data: Vec<RtValue>,
+}
+
+/// A run-time value.
+#[derive(Clone)]
+pub enum RtValue {
+    /// `i1`.
+    Bool(bool),
+    /// `i32`, `i64`, `index` (i32 values are kept sign-extended).
+    Int(i64),
+    F32(f32),
+    F64(f64),
+    /// `vec<T>`.
+    Vec(Rc<Vec<RtValue>>),
+    /// `mat<T>`.
+    Mat(Rc<MatValue>),
+    /// `arr<T>`: a mutable buffer.
+    Arr(Rc<RefCell<Vec<RtValue>>>),
+    /// Dialect-specific state (e.g. a generator handle).
+    Opaque(Rc<dyn Any>),
+}
+
+impl RtValue {
+    /// The integer of `Int` (and `Bool` as 0/1).
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            RtValue::Int(v) => Some(*v),
+            RtValue::Bool(b) => Some(*b as i64),
+            _ => None,
+        }
+    }
+    /// The float of `F32`/`F64`, widened.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            RtValue::F32(v) => Some(*v as f64),
+            RtValue::F64(v) => Some(*v),
+            _ => None,
+        }
+    }
+    /// The boolean of `Bool`.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            RtValue::Bool(b) => Some(*b),
+            RtValue::Int(v) => Some(*v != 0),
+            _ => None,
+        }
+    }
+    /// The elements of `Vec`.
+    pub fn as_vec(&self) -> Option<&Rc<Vec<RtValue>>> {
+        match self {
+            RtValue::Vec(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+impl PartialEq for RtValue {
+    fn eq(&self, other: &Self) -> bool {
+        use RtValue::*;
+        match (self, other) {
+            (Bool(a), Bool(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (F32(a), F32(b)) => a.to_bits() == b.to_bits(),
+            (F64(a), F64(b)) => a.to_bits() == b.to_bits(),
+            (Vec(a), Vec(b)) => a == b,
+            (Mat(a), Mat(b)) => a == b,
+            (Arr(a), Arr(b)) => *a.borrow() == *b.borrow(),
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for RtValue {
+    /// Scalars in Rust's shortest round-trip form (`2.5`, `10`, `-0`, `inf`,
+    /// `NaN`); vectors as `[a, b]`; matrices as `[[a, b], [c, d]]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RtValue::Bool(b) => write!(f, "{b}"),
+            RtValue::Int(v) => write!(f, "{v}"),
+            RtValue::F32(v) => write!(f, "{v}"),
+            RtValue::F64(v) => write!(f, "{v}"),
+            RtValue::Vec(items) => write_seq(f, items),
+            RtValue::Arr(items) => write_seq(f, &items.borrow()),
+            RtValue::Mat(m) => {
+                f.write_str("[")?;
+                for r in 0..m.rows {
+                    if r > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write_seq(f, &m.data[r * m.cols..(r + 1) * m.cols])?;
+                }
+                f.write_str("]")
+            }
+            RtValue::Opaque(_) => f.write_str("<opaque>"),
+        }
+    }
+}
+
+fn write_seq(f: &mut fmt::Formatter<'_>, items: &[RtValue]) -> fmt::Result {
+    f.write_str("[")?;
+    for (i, x) in items.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{x}")?;
+    }
+    f.write_str("]")
+}
+
+impl fmt::Debug for RtValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+/// A run-time fault at an op.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunError {
+    pub loc: Loc,
+    pub message: String,
+}
+
+impl RunError {
+    /// A fault at `op`.
+    pub fn at(ctx: &Context, op: OpId, message: impl Into<String>) -> RunError {
+        RunError {
+            loc: ctx.loc(op),
+            message: format!("'{}' op {}", ctx.op_name(op), message.into()),
+        }
+    }
+    /// As a diagnostic.
+    pub fn into_diagnostic(self) -> Diagnostic {
+        Diagnostic::error(self.loc, self.message)
+    }
+}
+
+/// Maximum nesting of function calls before the interpreter reports an error.
+pub const MAX_CALL_DEPTH: usize = 2000;
+
+/// Executes IR. Values live in a table indexed by value id.
+pub struct Interp<'a> {
+    pub ctx: &'a Context,
+    env: Vec<Option<RtValue>>,
+    depth: usize,
+}
+
+impl<'a> Interp<'a> {
+    /// An interpreter over `ctx`.
+    pub fn new(ctx: &'a Context) -> Self {
+        Interp {
+            ctx,
+            env: vec![None; ctx.num_values()],
+            depth: 0,
+        }
+    }
+    /// The current value of `v` (a fault if it was never computed).
+    pub fn get(&self, v: ValueId) -> Option<&RtValue> {
+        self.env.get(v.index()).and_then(|x| x.as_ref())
+    }
+    /// Binds `v`.
+    pub fn set(&mut self, v: ValueId, val: RtValue) {
+        self.env[v.index()] = Some(val);
+    }
+
+    /// Calls the function named `name` (an op with `sym_name` and a body
+    /// region whose entry block takes the arguments).
+    pub fn call(&mut self, name: &str, args: &[RtValue], at: Loc) -> Result<Vec<RtValue>, RunError> {
+        let f = self.ctx.lookup_symbol(name).ok_or_else(|| RunError {
+            loc: at,
+            message: format!("no function named '@{name}'"),
+        })?;
+        let Some(&body) = self.ctx.regions(f).first() else {
+            return Err(RunError {
+                loc: at,
+                message: format!("function '@{name}' has no body"),
+            });
+        };
+        if self.depth >= MAX_CALL_DEPTH {
+            return Err(RunError {
+                loc: at,
+                message: format!("call depth limit ({MAX_CALL_DEPTH}) exceeded"),
+            });
+        }
+        let nargs = self.ctx.block_args(self.ctx.region_block(body)).len();
+        if nargs != args.len() {
+            return Err(RunError {
+                loc: at,
+                message: format!("function '@{name}' takes {nargs} arguments, got {}", args.len()),
+            });
+        }
+        self.depth += 1;
+        // Values of a recursive activation would clobber the caller's: save them.
+        let saved = if self.depth > 1 {
+            Some(self.save_scope(f))
+        } else {
+            None
+        };
+        let r = self.run_region(body, args);
+        if let Some(s) = saved {
+            self.restore_scope(s);
+        }
+        self.depth -= 1;
+        Ok(r?.into_vec())
+    }
+
+    fn save_scope(&self, f: OpId) -> Vec<(ValueId, Option<RtValue>)> {
+        let mut out = Vec::new();
+        for op in self.ctx.walk_nested(f) {
+            for &r in self.ctx.results(op) {
+                out.push((r, self.env[r.index()].clone()));
+            }
+            for &reg in self.ctx.regions(op) {
+                for &b in &self.ctx.region(reg).blocks {
+                    for &a in self.ctx.block_args(b) {
+                        out.push((a, self.env[a.index()].clone()));
+                    }
+                }
+            }
+        }
+        for &reg in self.ctx.regions(f) {
+            for &b in &self.ctx.region(reg).blocks {
+                for &a in self.ctx.block_args(b) {
+                    out.push((a, self.env[a.index()].clone()));
+                }
+            }
+        }
+        out
+    }
+
+    fn restore_scope(&mut self, saved: Vec<(ValueId, Option<RtValue>)>) {
+        for (v, x) in saved {
+            self.env[v.index()] = x;
+        }
+    }
+
+    /// Runs the single block of `r` with `args` bound to its arguments and
+    /// returns the operands of its terminator.
+    pub fn run_region(&mut self, r: RegionId, args: &[RtValue]) -> Result<SmallVec<[RtValue; 2]>, RunError> {
+        let ctx = self.ctx;
+        let b = ctx.region_block(r);
+        for (&a, v) in ctx.block_args(b).iter().zip(args) {
+            self.env[a.index()] = Some(v.clone());
+        }
+        let mut cur = ctx.block(b).first;
+        let mut operands: SmallVec<[RtValue; 4]> = SmallVec::new();
+        while let Some(op) = cur {
+            cur = ctx.op(op).next;
+            let spec = ctx.spec(op);
+            let Some(f) = spec.interpret else {
+                return Err(RunError::at(ctx, op, "has no interpreter semantics"));
+            };
+            operands.clear();
+            for &v in ctx.operands(op) {
+                match &self.env[v.index()] {
+                    Some(x) => operands.push(x.clone()),
+                    None => return Err(RunError::at(ctx, op, "operand has no value")),
+                }
+            }
+            let results = f(self, op, &operands)?;
+            if spec.traits.contains(Traits::TERMINATOR) {
+                return Ok(results);
+            }
+            for (&r, v) in ctx.results(op).iter().zip(results) {
+                self.env[r.index()] = Some(v);
+            }
+        }
+        Ok(SmallVec::new())
+    }
+}

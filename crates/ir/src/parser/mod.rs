@@ -1,0 +1,1085 @@
+//! The text parser (IR-SPEC §1-2): source text to [`crate::ast`].
+//!
+//! # Design
+//!
+//! The lexical and phrase-level syntax lives in `grammar.pest`. This module
+//! drives it: it walks op lists, regions, blocks and bracket groups with an
+//! explicit stack and calls one pest entry rule per phrase (an op head, a
+//! generic op's tail, a block label, a run of custom-form items, an attribute
+//! dictionary). Consequences:
+//!
+//! * memory is bounded by the size of one op, not of the file, and a
+//!   1,000,000-op function is a million small parses (linear time);
+//! * regions never recurse, neither in pest nor in the AST conversion; types
+//!   and attributes do recurse, bounded by [`check_nesting`], which rejects
+//!   any input whose `( [ { <` nesting exceeds [`MAX_NESTING`] before pest
+//!   runs.
+//!
+//! # Custom forms
+//!
+//! An op whose name is a bare dotted identifier (`arith.addf`, `func.func`;
+//! nested `module` becomes `builtin.module`) gets an [`AstOpBody::Custom`]
+//! body: the items up to the start of the next op. At the top level of the
+//! item list (not inside `( )` / `[ ]`) the item list ends at
+//! * a result list followed by `=` and an op name (`%a, %b:2 = x.y`,
+//!   `%a = "x.y"(`); a `%i = %lb` (as in `scf.for`) is *not* an op start
+//!   because no op name follows the `=`;
+//! * a dotted identifier, or a string immediately followed by `(`;
+//! * `}` (end of the enclosing region), `^` (next block label), `)` / `]`
+//!   (an error reported by the enclosing op list), any other character that
+//!   starts no item, or the end of input.
+//!
+//! The start-of-op test is skipped for the item right after a `,` so that
+//! long operand lists stay linear.
+//!
+//! A `{` in the items is an [`AstItemKind::AttrDict`] if it parses as an
+//! attribute dictionary (`{}` or `name = attr` / `name` entries whose names
+//! have no dot), otherwise a [`AstItemKind::Region`]. **An empty `{}` is an
+//! empty `AttrDict`** (a custom-form printer must print an empty region in
+//! some other way, e.g. with an explicit block label). In the generic form,
+//! `({})` is a region with no blocks.
+
+use pest::error::{ErrorVariant, InputLocation};
+use pest::iterators::Pair;
+use pest::Parser as _;
+
+use crate::ast::{
+    AstArg, AstAttrEntry, AstBlock, AstGeneric, AstItem, AstItemKind, AstModule, AstOp,
+    AstOpBody, AstRegion, AstResult, AstValueRef, Offset, SyntaxError,
+};
+use crate::attributes::Attribute;
+use crate::types::{Type, TypeParam};
+
+#[cfg(test)]
+mod tests;
+
+#[derive(pest_derive::Parser)]
+#[grammar = "parser/grammar.pest"]
+struct L0Parser;
+
+/// The deepest bracket nesting (`( [ { <` together) the parser accepts.
+pub const MAX_NESTING: usize = 200;
+
+type PResult<T> = Result<T, SyntaxError>;
+
+fn error(offset: Offset, message: impl Into<String>) -> SyntaxError {
+    SyntaxError {
+        offset,
+        message: message.into(),
+    }
+}
+
+/// Parses a whole file: a `module { ... }` wrapper or a plain list of ops.
+pub fn parse_module(src: &str) -> Result<AstModule, SyntaxError> {
+    check_nesting(src)?;
+    Driver { src, pos: 0 }.module()
+}
+
+/// Parses a whole string as one type (`f64`, `vec<f64>`, `(f64) -> f64`).
+pub fn parse_type(src: &str) -> Result<Type, SyntaxError> {
+    check_nesting(src)?;
+    let d = Driver { src, pos: 0 };
+    let pair = d.run(Rule::type_eoi)?;
+    match pair.into_inner().next() {
+        Some(p) => d.ty(p),
+        None => Err(error(0, "expected type")),
+    }
+}
+
+/// Parses a whole string as one attribute (`42 : i32`, `#gen.reduce<add>`).
+pub fn parse_attribute(src: &str) -> Result<Attribute, SyntaxError> {
+    check_nesting(src)?;
+    let d = Driver { src, pos: 0 };
+    let pair = d.run(Rule::attribute_eoi)?;
+    match pair.into_inner().next() {
+        Some(p) => d.attribute(p),
+        None => Err(error(0, "expected attribute")),
+    }
+}
+
+/// Rejects inputs whose bracket nesting (`( [ { <`, outside comments and
+/// string literals; `->` is not a bracket) exceeds [`MAX_NESTING`], so that
+/// no later stage can run out of stack.
+pub fn check_nesting(src: &str) -> Result<(), SyntaxError> {
+    let b = src.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'(' | b'[' | b'{' | b'<' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(error(
+                        i,
+                        format!("nesting too deep (limit {MAX_NESTING})"),
+                    ));
+                }
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b'>' if i == 0 || b[i - 1] != b'-' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+/// What an op list is currently collecting into.
+enum Frame {
+    /// The file's top level (`module` tells whether a `module {` wrapper is open).
+    Top { ops: Vec<AstOp>, module: bool },
+    /// The blocks of a region being read.
+    Region {
+        region: AstRegion,
+        block: Option<AstBlock>,
+    },
+    /// A generic op whose region list `({...}, ...)` is being read.
+    Generic { op: AstOp, regions: Vec<AstRegion> },
+    /// A custom op whose items are being read.
+    Custom { op: AstOp, items: Vec<AstItem> },
+    /// A `( )` or `[ ]` group inside custom items.
+    Group {
+        close: u8,
+        loc: Offset,
+        items: Vec<AstItem>,
+    },
+}
+
+/// What an op head turned out to be.
+enum Head {
+    /// A generic op without regions: complete.
+    Complete(AstOp),
+    /// A generic op followed by `(` `{`: its regions come next.
+    Regions(AstOp),
+    /// A custom op: its items come next.
+    Custom(AstOp),
+}
+
+struct Driver<'s> {
+    src: &'s str,
+    pos: Offset,
+}
+
+fn internal(offset: Offset) -> SyntaxError {
+    error(offset, "internal parser error")
+}
+
+impl<'s> Driver<'s> {
+    fn peek(&self) -> Option<u8> {
+        self.src.as_bytes().get(self.pos).copied()
+    }
+
+    /// Skips whitespace and `//` comments.
+    fn skip_ws(&mut self) {
+        let b = self.src.as_bytes();
+        while self.pos < b.len() {
+            match b[self.pos] {
+                b' ' | b'\t' | b'\r' | b'\n' => self.pos += 1,
+                b'/' if b.get(self.pos + 1) == Some(&b'/') => {
+                    while self.pos < b.len() && b[self.pos] != b'\n' {
+                        self.pos += 1;
+                    }
+                }
+                _ => break,
+            }
+        }
+    }
+
+    /// Describes what is at `offset` for error messages.
+    fn found(&self, offset: Offset) -> String {
+        match self.src.get(offset..).and_then(|s| s.chars().next()) {
+            None => "end of input".to_string(),
+            Some(c) if c.is_ascii_graphic() => format!("'{c}'"),
+            Some(c) => format!("{:?}", c),
+        }
+    }
+
+    fn expected(&self, what: &str) -> SyntaxError {
+        error(
+            self.pos,
+            format!("expected {what}, found {}", self.found(self.pos)),
+        )
+    }
+
+    /// Runs entry rule `rule` at `self.pos` (which must be a char boundary)
+    /// and returns its pair; pair offsets are relative to `self.pos`.
+    fn run(&self, rule: Rule) -> PResult<Pair<'s, Rule>> {
+        let input = self.src.get(self.pos..).ok_or_else(|| internal(self.pos))?;
+        match L0Parser::parse(rule, input) {
+            Ok(mut pairs) => pairs.next().ok_or_else(|| internal(self.pos)),
+            Err(e) => Err(self.pest_error(rule, input, e)),
+        }
+    }
+
+    /// Turns a pest error into a `SyntaxError` at an absolute byte offset,
+    /// re-running the parse with pest's token tracking to list the literal
+    /// tokens that were expected.
+    fn pest_error(&self, rule: Rule, input: &str, e: pest::error::Error<Rule>) -> SyntaxError {
+        let rel = match e.location {
+            InputLocation::Pos(p) => p,
+            InputLocation::Span((s, _)) => s,
+        };
+        let mut expected: Vec<String> = Vec::new();
+        let mut push = |s: String| {
+            if !expected.contains(&s) {
+                expected.push(s);
+            }
+        };
+        match &e.variant {
+            ErrorVariant::ParsingError { positives, .. } => {
+                for r in positives {
+                    if let Some(d) = describe(*r) {
+                        push(d.to_string());
+                    }
+                }
+            }
+            ErrorVariant::CustomError { message } => {
+                return error(self.pos + rel, message.clone());
+            }
+        }
+        pest::set_error_detail(true);
+        let detailed = L0Parser::parse(rule, input);
+        pest::set_error_detail(false);
+        if let Err(d) = detailed {
+            if let Some(attempts) = d.parse_attempts() {
+                if attempts.max_position == rel {
+                    for t in attempts.expected_tokens() {
+                        let t = t.to_string();
+                        let skip = t.is_empty()
+                            || t == "BUILTIN_RULE"
+                            || t == "//"
+                            || t.contains("..")
+                            || t.chars().all(char::is_whitespace);
+                        if !skip {
+                            push(format!("'{t}'"));
+                        }
+                    }
+                }
+            }
+        }
+        let offset = self.pos + rel;
+        let found = self.found(offset);
+        let message = match expected.len() {
+            0 => format!("syntax error at {found}"),
+            1 => format!("expected {}, found {found}", expected[0]),
+            n => format!(
+                "expected {} or {}, found {found}",
+                expected[..n - 1].join(", "),
+                expected[n - 1]
+            ),
+        };
+        error(offset, message)
+    }
+
+    /// Absolute offset of a pair obtained from a run starting at `base`.
+    fn at(base: Offset, p: &Pair<'_, Rule>) -> Offset {
+        base + p.as_span().start()
+    }
+
+    // ------------------------------------------------------------ op lists
+
+    fn module(mut self) -> PResult<AstModule> {
+        self.skip_ws();
+        let mut loc = 0;
+        let mut module = false;
+        let rest = &self.src.as_bytes()[self.pos..];
+        if rest.starts_with(b"module") && !rest.get(6).is_some_and(|&c| is_ident_cont(c)) {
+            loc = self.pos;
+            self.pos += 6;
+            self.skip_ws();
+            if self.peek() != Some(b'{') {
+                return Err(self.expected("'{' after 'module'"));
+            }
+            self.pos += 1;
+            module = true;
+        }
+        let mut stack = vec![Frame::Top {
+            ops: Vec::new(),
+            module,
+        }];
+        loop {
+            let Some(frame) = stack.last_mut() else {
+                return Err(internal(self.pos));
+            };
+            match frame {
+                Frame::Top { .. } | Frame::Region { .. } => {
+                    self.skip_ws();
+                    let in_region = matches!(frame, Frame::Region { .. });
+                    match self.peek() {
+                        None => {
+                            if let Frame::Top { ops, module: false } = frame {
+                                return Ok(AstModule {
+                                    ops: std::mem::take(ops),
+                                    loc: 0,
+                                });
+                            }
+                            return Err(self.expected("'}'"));
+                        }
+                        Some(b'}') => {
+                            if let Frame::Top { ops, module } = frame {
+                                if !*module {
+                                    return Err(error(self.pos, "unexpected '}'"));
+                                }
+                                let ops = std::mem::take(ops);
+                                self.pos += 1;
+                                self.skip_ws();
+                                if self.peek().is_some() {
+                                    return Err(self.expected("end of input after module"));
+                                }
+                                return Ok(AstModule { ops, loc });
+                            }
+                            self.pos += 1;
+                            let Some(Frame::Region { mut region, block }) = stack.pop() else {
+                                return Err(internal(self.pos));
+                            };
+                            region.blocks.extend(block);
+                            self.deliver_region(&mut stack, region)?;
+                        }
+                        Some(b'^') => {
+                            let Frame::Region { region, block } = frame else {
+                                return Err(error(self.pos, "block label outside a region"));
+                            };
+                            let new_block = self.block_label()?;
+                            region.blocks.extend(block.take());
+                            *block = Some(new_block);
+                        }
+                        Some(_) => {
+                            let head = self.op_head(in_region)?;
+                            match head {
+                                Head::Complete(op) => Self::deliver_op(&mut stack, op, self.pos)?,
+                                Head::Regions(op) => {
+                                    // At `(`; the grammar checked that `{` follows.
+                                    self.pos += 1;
+                                    self.skip_ws();
+                                    stack.push(Frame::Generic {
+                                        op,
+                                        regions: Vec::new(),
+                                    });
+                                    self.open_region(&mut stack)?;
+                                }
+                                Head::Custom(op) => stack.push(Frame::Custom {
+                                    op,
+                                    items: Vec::new(),
+                                }),
+                            }
+                        }
+                    }
+                }
+                Frame::Generic { .. } => {
+                    self.skip_ws();
+                    match self.peek() {
+                        Some(b',') => {
+                            self.pos += 1;
+                            self.skip_ws();
+                            self.open_region(&mut stack)?;
+                        }
+                        Some(b')') => {
+                            self.pos += 1;
+                            self.skip_ws();
+                            let Some(Frame::Generic { mut op, regions }) = stack.pop() else {
+                                return Err(internal(self.pos));
+                            };
+                            let tail = self.run(Rule::generic_tail)?;
+                            let base = self.pos;
+                            self.pos = base + tail.as_span().end();
+                            if let AstOpBody::Generic(g) = &mut op.body {
+                                g.regions = regions;
+                                self.generic_tail(base, tail, g)?;
+                            }
+                            Self::deliver_op(&mut stack, op, self.pos)?;
+                        }
+                        _ => return Err(self.expected("',' or ')' after region")),
+                    }
+                }
+                Frame::Custom { .. } | Frame::Group { .. } => {
+                    let top = matches!(frame, Frame::Custom { .. });
+                    self.skip_ws();
+                    let starts_item = !matches!(
+                        self.peek(),
+                        None | Some(b'(' | b'[' | b'{' | b')' | b']' | b'}' | b'^')
+                    );
+                    if starts_item {
+                        let rule = if top {
+                            Rule::items_top
+                        } else {
+                            Rule::items_inner
+                        };
+                        let run = self.run(rule)?;
+                        let base = self.pos;
+                        self.pos = base + run.as_span().end();
+                        let items = match frame {
+                            Frame::Custom { items, .. } | Frame::Group { items, .. } => items,
+                            _ => return Err(internal(self.pos)),
+                        };
+                        for p in run.into_inner() {
+                            items.push(self.item(base, p)?);
+                        }
+                        self.skip_ws();
+                    }
+                    match self.peek() {
+                        Some(c @ (b'(' | b'[')) => {
+                            stack.push(Frame::Group {
+                                close: if c == b'(' { b')' } else { b']' },
+                                loc: self.pos,
+                                items: Vec::new(),
+                            });
+                            self.pos += 1;
+                        }
+                        Some(b'{') => {
+                            let loc = self.pos;
+                            match self.run(Rule::attr_dict) {
+                                Ok(dict) => {
+                                    self.pos = loc + dict.as_span().end();
+                                    let entries = self.attr_dict(loc, dict)?;
+                                    let item = AstItem {
+                                        kind: AstItemKind::AttrDict(entries),
+                                        loc,
+                                    };
+                                    Self::deliver_item(&mut stack, item, loc)?;
+                                }
+                                Err(_) => self.open_region(&mut stack)?,
+                            }
+                        }
+                        c => {
+                            if top {
+                                let Some(Frame::Custom { mut op, items }) = stack.pop() else {
+                                    return Err(internal(self.pos));
+                                };
+                                op.body = AstOpBody::Custom(items);
+                                Self::deliver_op(&mut stack, op, self.pos)?;
+                            } else {
+                                let Some(Frame::Group { close, loc, items }) = stack.pop() else {
+                                    return Err(internal(self.pos));
+                                };
+                                if c != Some(close) {
+                                    let what = if close == b')' { "')'" } else { "']'" };
+                                    let what = if starts_item && c.is_some() {
+                                        format!("{what} or custom-form item")
+                                    } else {
+                                        what.to_string()
+                                    };
+                                    return Err(self.expected(&what));
+                                }
+                                self.pos += 1;
+                                let kind = if close == b')' {
+                                    AstItemKind::Paren(items)
+                                } else {
+                                    AstItemKind::Square(items)
+                                };
+                                Self::deliver_item(&mut stack, AstItem { kind, loc }, self.pos)?;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// At `{`: pushes a region frame.
+    fn open_region(&mut self, stack: &mut Vec<Frame>) -> PResult<()> {
+        if self.peek() != Some(b'{') {
+            return Err(self.expected("'{' (a region)"));
+        }
+        stack.push(Frame::Region {
+            region: AstRegion {
+                blocks: Vec::new(),
+                loc: self.pos,
+            },
+            block: None,
+        });
+        self.pos += 1;
+        Ok(())
+    }
+
+    fn deliver_op(stack: &mut [Frame], op: AstOp, pos: Offset) -> PResult<()> {
+        match stack.last_mut() {
+            Some(Frame::Top { ops, .. }) => ops.push(op),
+            Some(Frame::Region { block, .. }) => block
+                .get_or_insert_with(|| AstBlock {
+                    label: None,
+                    args: Vec::new(),
+                    ops: Vec::new(),
+                    loc: op.loc,
+                })
+                .ops
+                .push(op),
+            _ => return Err(internal(pos)),
+        }
+        Ok(())
+    }
+
+    fn deliver_region(&self, stack: &mut [Frame], region: AstRegion) -> PResult<()> {
+        match stack.last_mut() {
+            Some(Frame::Generic { regions, .. }) => regions.push(region),
+            Some(Frame::Custom { items, .. } | Frame::Group { items, .. }) => items.push(AstItem {
+                loc: region.loc,
+                kind: AstItemKind::Region(region),
+            }),
+            _ => return Err(internal(self.pos)),
+        }
+        Ok(())
+    }
+
+    fn deliver_item(stack: &mut [Frame], item: AstItem, pos: Offset) -> PResult<()> {
+        match stack.last_mut() {
+            Some(Frame::Custom { items, .. } | Frame::Group { items, .. }) => items.push(item),
+            _ => return Err(internal(pos)),
+        }
+        Ok(())
+    }
+
+    /// Parses an op up to its regions (generic) or items (custom).
+    fn op_head(&mut self, in_region: bool) -> PResult<Head> {
+        let base = self.pos;
+        let pair = match self.run(Rule::op_head) {
+            Ok(p) => p,
+            Err(e) if e.offset == base => {
+                let what = if in_region {
+                    "operation, block label or '}'"
+                } else {
+                    "operation"
+                };
+                return Err(self.expected(what));
+            }
+            Err(e) => return Err(e),
+        };
+        self.pos = base + pair.as_span().end();
+        let loc = Self::at(base, &pair);
+        let mut results = Vec::new();
+        let mut name = String::new();
+        let mut operands = Vec::new();
+        let mut kind = 0u8; // 0 custom, 1 complete, 2 regions
+        let mut generic = AstGeneric {
+            operands: Vec::new(),
+            regions: Vec::new(),
+            attrs: Vec::new(),
+            operand_types: Vec::new(),
+            result_types: Vec::new(),
+            type_loc: 0,
+        };
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::result => results.push(self.result(base, p)?),
+                Rule::string => name = unescape(p.as_str(), Self::at(base, &p))?,
+                Rule::custom_name => {
+                    name = match p.as_str() {
+                        "module" => "builtin.module".to_string(),
+                        s => s.to_string(),
+                    }
+                }
+                Rule::value_ref => operands.push(value_ref(base, &p)?),
+                Rule::region_open => kind = 2,
+                Rule::generic_tail => {
+                    kind = 1;
+                    self.generic_tail(base, p, &mut generic)?;
+                }
+                _ => return Err(internal(Self::at(base, &p))),
+            }
+        }
+        generic.operands = operands;
+        let body = if kind == 0 {
+            AstOpBody::Custom(Vec::new())
+        } else {
+            AstOpBody::Generic(generic)
+        };
+        let op = AstOp {
+            results,
+            name,
+            loc,
+            body,
+        };
+        Ok(match kind {
+            0 => Head::Custom(op),
+            1 => Head::Complete(op),
+            _ => Head::Regions(op),
+        })
+    }
+
+    fn generic_tail(&self, base: Offset, tail: Pair<'s, Rule>, g: &mut AstGeneric) -> PResult<()> {
+        for p in tail.into_inner() {
+            match p.as_rule() {
+                Rule::attr_dict => g.attrs = self.attr_dict(base, p)?,
+                Rule::sig_colon => g.type_loc = Self::at(base, &p),
+                Rule::fn_type => {
+                    let (inputs, results) = self.fn_type(base, p)?;
+                    g.operand_types = inputs;
+                    g.result_types = results;
+                }
+                _ => return Err(internal(Self::at(base, &p))),
+            }
+        }
+        Ok(())
+    }
+
+    fn result(&self, base: Offset, p: Pair<'s, Rule>) -> PResult<AstResult> {
+        let loc = Self::at(base, &p);
+        let mut name = String::new();
+        let mut count = 1;
+        for q in p.into_inner() {
+            match q.as_rule() {
+                Rule::value_name => name = q.as_str()[1..].to_string(),
+                Rule::result_count => {
+                    count = q
+                        .as_str()
+                        .parse()
+                        .map_err(|_| error(Self::at(base, &q), "result count out of range"))?
+                }
+                _ => return Err(internal(Self::at(base, &q))),
+            }
+        }
+        Ok(AstResult { name, count, loc })
+    }
+
+    fn block_label(&mut self) -> PResult<AstBlock> {
+        let base = self.pos;
+        let pair = self.run(Rule::block_label)?;
+        self.pos = base + pair.as_span().end();
+        let mut block = AstBlock {
+            label: None,
+            args: Vec::new(),
+            ops: Vec::new(),
+            loc: Self::at(base, &pair),
+        };
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::block_id => block.label = Some(p.as_str()[1..].to_string()),
+                Rule::block_arg => {
+                    let loc = Self::at(base, &p);
+                    let mut inner = p.into_inner();
+                    let (Some(n), Some(t)) = (inner.next(), inner.next()) else {
+                        return Err(internal(loc));
+                    };
+                    block.args.push(AstArg {
+                        name: n.as_str()[1..].to_string(),
+                        ty: self.ty_at(base, t)?,
+                        loc,
+                    });
+                }
+                _ => return Err(internal(Self::at(base, &p))),
+            }
+        }
+        Ok(block)
+    }
+
+    // ------------------------------------------------------------ custom items
+
+    fn item(&self, base: Offset, p: Pair<'s, Rule>) -> PResult<AstItem> {
+        let loc = Self::at(base, &p);
+        let kind = match p.as_rule() {
+            Rule::value_ref => AstItemKind::Value(value_ref(base, &p)?),
+            Rule::scalar_type
+            | Rule::vec_type
+            | Rule::mat_type
+            | Rule::arr_type
+            | Rule::dialect_type => AstItemKind::Type(self.ty_at(base, p)?),
+            Rule::number => number_item(p.as_str(), loc)?,
+            Rule::string => AstItemKind::Str(unescape(p.as_str(), loc)?),
+            Rule::symbol => AstItemKind::Symbol(p.as_str()[1..].to_string()),
+            Rule::dialect_attr => AstItemKind::Attr(self.attribute_at(base, p)?),
+            Rule::arrow => AstItemKind::Punct("->"),
+            Rule::punct | Rule::comma => AstItemKind::Punct(match p.as_str() {
+                ":" => ":",
+                "," => ",",
+                "=" => "=",
+                "*" => "*",
+                "<" => "<",
+                ">" => ">",
+                _ => return Err(internal(loc)),
+            }),
+            Rule::keyword => AstItemKind::Keyword(p.as_str().to_string()),
+            _ => return Err(internal(loc)),
+        };
+        Ok(AstItem { kind, loc })
+    }
+
+    // ------------------------------------------------------------ types
+
+    /// `ty` for a pair from a run that started at `base` (offsets in errors).
+    fn ty_at(&self, base: Offset, p: Pair<'s, Rule>) -> PResult<Type> {
+        Driver {
+            src: self.src,
+            pos: base,
+        }
+        .ty(p)
+    }
+
+    /// Converts a type pair; `self.pos` is the base of the pair's run.
+    fn ty(&self, p: Pair<'s, Rule>) -> PResult<Type> {
+        let loc = Self::at(self.pos, &p);
+        Ok(match p.as_rule() {
+            Rule::scalar_type => match p.as_str() {
+                "i1" => Type::I1,
+                "i32" => Type::I32,
+                "i64" => Type::I64,
+                "index" => Type::Index,
+                "f32" => Type::F32,
+                "f64" => Type::F64,
+                _ => return Err(internal(loc)),
+            },
+            Rule::vec_type | Rule::mat_type | Rule::arr_type => {
+                let rule = p.as_rule();
+                let inner = p.into_inner().next().ok_or_else(|| internal(loc))?;
+                let elem = self.ty(inner)?;
+                match rule {
+                    Rule::vec_type => Type::vec(elem),
+                    Rule::mat_type => Type::mat(elem),
+                    _ => Type::arr(elem),
+                }
+            }
+            Rule::fn_type => {
+                let (inputs, results) = self.fn_type(self.pos, p)?;
+                Type::function(inputs, results)
+            }
+            Rule::dialect_type => {
+                let mut inner = p.into_inner();
+                let name = inner.next().ok_or_else(|| internal(loc))?;
+                let (dialect, name) = split_dialect_name(&name.as_str()[1..]);
+                let mut params = Vec::new();
+                for q in inner {
+                    params.push(if is_type_rule(q.as_rule()) {
+                        TypeParam::Type(self.ty(q)?)
+                    } else {
+                        TypeParam::Attr(self.attribute(q)?)
+                    });
+                }
+                Type::dialect(dialect, name, params)
+            }
+            _ => return Err(internal(loc)),
+        })
+    }
+
+    fn fn_type(&self, base: Offset, p: Pair<'s, Rule>) -> PResult<(Vec<Type>, Vec<Type>)> {
+        let d = Driver {
+            src: self.src,
+            pos: base,
+        };
+        let mut inputs = Vec::new();
+        let mut results = Vec::new();
+        for q in p.into_inner() {
+            match q.as_rule() {
+                Rule::type_list => {
+                    for t in q.into_inner() {
+                        inputs.push(d.ty(t)?);
+                    }
+                }
+                Rule::fn_results => {
+                    for t in q.into_inner() {
+                        results.push(d.ty(t)?);
+                    }
+                }
+                _ => return Err(internal(Self::at(base, &q))),
+            }
+        }
+        Ok((inputs, results))
+    }
+
+    // ------------------------------------------------------------ attributes
+
+    fn attr_dict(&self, base: Offset, p: Pair<'s, Rule>) -> PResult<Vec<AstAttrEntry>> {
+        let mut entries = Vec::new();
+        for e in p.into_inner() {
+            let loc = Self::at(base, &e);
+            let mut inner = e.into_inner();
+            let name = inner.next().ok_or_else(|| internal(loc))?;
+            let value = match inner.next() {
+                Some(v) => self.attribute_at(base, v)?,
+                None => Attribute::Unit,
+            };
+            entries.push(AstAttrEntry {
+                name: name.as_str().to_string(),
+                value,
+                loc,
+            });
+        }
+        Ok(entries)
+    }
+
+    fn attribute_at(&self, base: Offset, p: Pair<'s, Rule>) -> PResult<Attribute> {
+        Driver {
+            src: self.src,
+            pos: base,
+        }
+        .attribute(p)
+    }
+
+    /// Converts an attribute pair; `self.pos` is the base of the pair's run.
+    fn attribute(&self, p: Pair<'s, Rule>) -> PResult<Attribute> {
+        let loc = Self::at(self.pos, &p);
+        Ok(match p.as_rule() {
+            Rule::typed_number => {
+                let mut inner = p.into_inner();
+                let num = inner.next().ok_or_else(|| internal(loc))?;
+                let ty = match inner.next() {
+                    Some(t) => Some(self.ty(t)?),
+                    None => None,
+                };
+                number_attr(num.as_str(), ty, loc)?
+            }
+            Rule::bool_lit => Attribute::Bool(p.as_str() == "true"),
+            Rule::unit_lit => Attribute::Unit,
+            Rule::string => Attribute::Str(unescape(p.as_str(), loc)?),
+            Rule::symbol => Attribute::SymbolRef(p.as_str()[1..].to_string()),
+            Rule::keyword => Attribute::Keyword(p.as_str().to_string()),
+            Rule::array_attr => {
+                let mut items = Vec::new();
+                for q in p.into_inner() {
+                    items.push(self.attribute(q)?);
+                }
+                Attribute::Array(items)
+            }
+            Rule::dialect_attr => {
+                let mut inner = p.into_inner();
+                let name = inner.next().ok_or_else(|| internal(loc))?;
+                let (dialect, name) = split_dialect_name(&name.as_str()[1..]);
+                let mut params = Vec::new();
+                for q in inner {
+                    params.push(self.attribute(q)?);
+                }
+                Attribute::dialect(dialect, name, params)
+            }
+            r if is_type_rule(r) => Attribute::Type(self.ty(p)?),
+            _ => return Err(internal(loc)),
+        })
+    }
+}
+
+fn is_ident_cont(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.')
+}
+
+fn is_type_rule(r: Rule) -> bool {
+    matches!(
+        r,
+        Rule::scalar_type
+            | Rule::vec_type
+            | Rule::mat_type
+            | Rule::arr_type
+            | Rule::dialect_type
+            | Rule::fn_type
+    )
+}
+
+/// `gen.bucket` -> (`gen`, `bucket`); the name keeps any further dots.
+fn split_dialect_name(s: &str) -> (&str, &str) {
+    s.split_once('.').unwrap_or((s, ""))
+}
+
+/// What a rule stands for in "expected ..." messages (`None`: not worth naming).
+fn describe(r: Rule) -> Option<&'static str> {
+    Some(match r {
+        Rule::value_name | Rule::result | Rule::value_ref => "value name (%name)",
+        Rule::result_count => "result count",
+        Rule::dotted_ident | Rule::custom_name => "operation name",
+        Rule::keyword => "identifier",
+        Rule::block_id => "block label (^name)",
+        Rule::block_arg => "block argument (%name: type)",
+        Rule::symbol => "symbol (@name)",
+        Rule::number | Rule::typed_number => "number",
+        Rule::string => "string literal",
+        Rule::scalar_type
+        | Rule::vec_type
+        | Rule::mat_type
+        | Rule::arr_type
+        | Rule::dialect_type
+        | Rule::dialect_type_name
+        | Rule::fn_type
+        | Rule::fn_results
+        | Rule::type_list => "type",
+        Rule::bool_lit | Rule::unit_lit | Rule::array_attr => "attribute",
+        Rule::dialect_attr | Rule::dialect_attr_name => "dialect attribute (#d.name)",
+        Rule::attr_dict => "attribute dictionary",
+        Rule::attr_entry => "attribute name",
+        Rule::sig_colon => "':'",
+        Rule::region_open => "'(' (region list)",
+        Rule::generic_tail => "':' or attribute dictionary",
+        Rule::arrow => "'->'",
+        Rule::punct | Rule::comma => "punctuation",
+        _ => return None,
+    })
+}
+
+/// `%name` or `%name#N`.
+fn value_ref(base: Offset, p: &Pair<'_, Rule>) -> PResult<AstValueRef> {
+    let loc = base + p.as_span().start();
+    let text = &p.as_str()[1..];
+    Ok(match text.split_once('#') {
+        Some((name, idx)) => AstValueRef {
+            name: name.to_string(),
+            index: Some(
+                idx.parse()
+                    .map_err(|_| error(loc, "result index out of range"))?,
+            ),
+            loc,
+        },
+        None => AstValueRef {
+            name: text.to_string(),
+            index: None,
+            loc,
+        },
+    })
+}
+
+/// Unescapes a string literal including its quotes: `\"` `\\` `\n` `\t` `\XX`.
+fn unescape(raw: &str, loc: Offset) -> PResult<String> {
+    let inner = raw
+        .get(1..raw.len().saturating_sub(1))
+        .ok_or_else(|| internal(loc))?;
+    if !inner.contains('\\') {
+        return Ok(inner.to_string());
+    }
+    let b = inner.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            out.push(b[i]);
+            i += 1;
+            continue;
+        }
+        let at = loc + 1 + i;
+        let c = b.get(i + 1).copied();
+        match c {
+            Some(b'"') => out.push(b'"'),
+            Some(b'\\') => out.push(b'\\'),
+            Some(b'n') => out.push(b'\n'),
+            Some(b't') => out.push(b'\t'),
+            Some(h) if h.is_ascii_hexdigit() => {
+                let l = b.get(i + 2).copied().filter(u8::is_ascii_hexdigit);
+                let Some(l) = l else {
+                    return Err(error(at, "invalid escape: expected two hex digits after '\\'"));
+                };
+                out.push(hex_val(h) * 16 + hex_val(l));
+                i += 4;
+                continue;
+            }
+            _ => {
+                return Err(error(
+                    at,
+                    "invalid escape in string literal (expected \\\" \\\\ \\n \\t or \\XX)",
+                ))
+            }
+        }
+        i += 2;
+    }
+    String::from_utf8(out).map_err(|_| error(loc, "string literal is not valid UTF-8"))
+}
+
+fn hex_val(c: u8) -> u8 {
+    match c {
+        b'0'..=b'9' => c - b'0',
+        b'a'..=b'f' => c - b'a' + 10,
+        _ => c - b'A' + 10,
+    }
+}
+
+const OUT_OF_RANGE: &str = "integer literal out of range";
+
+/// Splits `-0x1F` into (negative, hex digits) when hex.
+fn split_hex(text: &str) -> (bool, Option<&str>, &str) {
+    let (neg, body) = match text.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, text),
+    };
+    (neg, body.strip_prefix("0x"), body)
+}
+
+fn parse_hex(digits: &str, loc: Offset) -> PResult<u128> {
+    u128::from_str_radix(digits, 16).map_err(|_| error(loc, OUT_OF_RANGE))
+}
+
+fn is_float_text(body: &str) -> bool {
+    body.bytes().any(|c| matches!(c, b'.' | b'e' | b'E'))
+}
+
+/// A number token of a custom form.
+fn number_item(text: &str, loc: Offset) -> PResult<AstItemKind> {
+    let (neg, hex, body) = split_hex(text);
+    if let Some(h) = hex {
+        let v = parse_hex(h, loc)?;
+        let v = i128::try_from(v).map_err(|_| error(loc, OUT_OF_RANGE))?;
+        return Ok(AstItemKind::Int(if neg { -v } else { v }));
+    }
+    if is_float_text(body) {
+        return text
+            .parse::<f64>()
+            .map(AstItemKind::Float)
+            .map_err(|_| error(loc, "invalid float literal"));
+    }
+    text.parse::<i128>()
+        .map(AstItemKind::Int)
+        .map_err(|_| error(loc, OUT_OF_RANGE))
+}
+
+/// A number attribute with its optional `: type` (untyped: `i64` or `f64`).
+fn number_attr(text: &str, ty: Option<Type>, loc: Offset) -> PResult<Attribute> {
+    let (neg, hex, body) = split_hex(text);
+    let float = is_float_text(body) && hex.is_none();
+    let ty = ty.unwrap_or(if float { Type::F64 } else { Type::I64 });
+    if ty.is_float() {
+        if let Some(h) = hex {
+            if neg {
+                return Err(error(loc, "a hex float bit pattern cannot be negative"));
+            }
+            let bits = parse_hex(h, loc)?;
+            return if ty == Type::F32 {
+                let bits = u32::try_from(bits)
+                    .map_err(|_| error(loc, "hex literal too wide for f32 (8 hex digits)"))?;
+                Ok(Attribute::Float(f32::from_bits(bits) as f64, ty))
+            } else {
+                let bits = u64::try_from(bits)
+                    .map_err(|_| error(loc, "hex literal too wide for f64 (16 hex digits)"))?;
+                Ok(Attribute::Float(f64::from_bits(bits), ty))
+            };
+        }
+        let v: f64 = text
+            .parse()
+            .map_err(|_| error(loc, "invalid float literal"))?;
+        return Ok(Attribute::float(v, ty));
+    }
+    let Some(width) = ty.int_width() else {
+        return Err(error(
+            loc,
+            format!("number attribute needs an integer or float type, not {ty}"),
+        ));
+    };
+    if float {
+        return Err(error(
+            loc,
+            format!("float literal with integer type {ty}"),
+        ));
+    }
+    let v: i128 = match hex {
+        Some(h) => {
+            let m = i128::try_from(parse_hex(h, loc)?).map_err(|_| error(loc, OUT_OF_RANGE))?;
+            if neg {
+                -m
+            } else {
+                m
+            }
+        }
+        None => text.parse().map_err(|_| error(loc, OUT_OF_RANGE))?,
+    };
+    // Decimal: signed range (i32 and i1 also accept their unsigned range);
+    // hex: any bit pattern of the width.
+    let min = -(1i128 << (width - 1));
+    let max = if hex.is_some() || width < 64 {
+        (1i128 << width) - 1
+    } else {
+        i64::MAX as i128
+    };
+    if v < min || v > max {
+        return Err(error(loc, format!("{OUT_OF_RANGE} for {ty}")));
+    }
+    Ok(Attribute::int(v as i64, ty))
+}

@@ -1,0 +1,288 @@
+//! The pass manager: a [`Pass`] trait, a registry of passes with
+//! descriptions and options, pipeline strings (`cse,fuse{max-dup=0},lower`),
+//! and instrumentation around passes (verify-each, print-IR-after-all,
+//! timing, statistics) rather than inside them.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use crate::context::{Context, Loc};
+use crate::diag::Diagnostic;
+use crate::printer::{print_module, PrintOptions};
+
+/// Named counters a pass reports (`cse.eliminated = 12`).
+#[derive(Clone, Debug, Default)]
+pub struct PassStats {
+    pub counters: BTreeMap<&'static str, u64>,
+}
+
+impl PassStats {
+    /// Adds `n` to counter `name`.
+    pub fn add(&mut self, name: &'static str, n: u64) {
+        *self.counters.entry(name).or_insert(0) += n;
+    }
+    /// The value of counter `name` (0 if never set).
+    pub fn get(&self, name: &str) -> u64 {
+        self.counters.get(name).copied().unwrap_or(0)
+    }
+}
+
+/// A whole-module transformation.
+pub trait Pass {
+    /// The registered name (`cse`).
+    fn name(&self) -> &'static str;
+    /// Transforms the module; a diagnostic aborts the pipeline.
+    fn run(&mut self, ctx: &mut Context, stats: &mut PassStats) -> Result<(), Diagnostic>;
+}
+
+/// Options given to a pass in a pipeline: `name{key=value,flag}`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PassOptions {
+    pub values: BTreeMap<String, String>,
+}
+
+impl PassOptions {
+    /// Option `key` as a string.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.values.get(key).map(|s| s.as_str())
+    }
+    /// Option `key` as a boolean (`true`/`false`/`1`/`0`; a bare key is true).
+    pub fn get_bool(&self, key: &str, default: bool) -> Result<bool, String> {
+        match self.get(key) {
+            None => Ok(default),
+            Some("true" | "1" | "") => Ok(true),
+            Some("false" | "0") => Ok(false),
+            Some(v) => Err(format!("option '{key}' expects a boolean, got '{v}'")),
+        }
+    }
+    /// Option `key` as an unsigned integer.
+    pub fn get_usize(&self, key: &str, default: usize) -> Result<usize, String> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(v) => v
+                .parse()
+                .map_err(|_| format!("option '{key}' expects an integer, got '{v}'")),
+        }
+    }
+    /// Errors if an option not in `known` was given.
+    pub fn check_known(&self, pass: &str, known: &[&str]) -> Result<(), String> {
+        for k in self.values.keys() {
+            if !known.contains(&k.as_str()) {
+                return Err(format!("pass '{pass}' has no option '{k}'"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Creates a configured pass from options.
+pub type PassFactory = fn(&PassOptions) -> Result<Box<dyn Pass>, String>;
+
+/// A registered pass.
+#[derive(Clone)]
+pub struct PassInfo {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// `(option, description)` pairs, for `--list-passes`.
+    pub options: &'static [(&'static str, &'static str)],
+    pub create: PassFactory,
+}
+
+/// All passes by name.
+#[derive(Clone, Default)]
+pub struct PassRegistry {
+    pub passes: Vec<PassInfo>,
+}
+
+impl PassRegistry {
+    /// Registers a pass.
+    pub fn register(&mut self, info: PassInfo) {
+        self.passes.retain(|p| p.name != info.name);
+        self.passes.push(info);
+    }
+    /// Looks a pass up by name.
+    pub fn get(&self, name: &str) -> Option<&PassInfo> {
+        self.passes.iter().find(|p| p.name == name)
+    }
+    /// The `--list-passes` text.
+    pub fn describe(&self) -> String {
+        let mut out = String::from("Available passes:\n");
+        let mut ps = self.passes.clone();
+        ps.sort_by_key(|p| p.name);
+        for p in ps {
+            out.push_str(&format!("  {:<16} {}\n", p.name, p.description));
+            for (o, d) in p.options {
+                out.push_str(&format!("      {{{o}=...}}  {d}\n"));
+            }
+        }
+        out
+    }
+    /// Parses `a,b{k=v,k2=v2},c` and creates the passes.
+    pub fn parse_pipeline(&self, text: &str) -> Result<Vec<Box<dyn Pass>>, String> {
+        let mut out = Vec::new();
+        for (name, opts) in parse_pipeline(text)? {
+            let info = self
+                .get(&name)
+                .ok_or_else(|| format!("unknown pass '{name}' (see --list-passes)"))?;
+            out.push((info.create)(&opts)?);
+        }
+        Ok(out)
+    }
+}
+
+/// Splits a pipeline string into `(pass name, options)`.
+pub fn parse_pipeline(text: &str) -> Result<Vec<(String, PassOptions)>, String> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    loop {
+        let mut name = String::new();
+        while let Some(&c) = chars.peek() {
+            if c == ',' || c == '{' {
+                break;
+            }
+            name.push(c);
+            chars.next();
+        }
+        let name = name.trim().to_string();
+        let mut opts = PassOptions::default();
+        if chars.peek() == Some(&'{') {
+            chars.next();
+            let mut body = String::new();
+            let mut closed = false;
+            for c in chars.by_ref() {
+                if c == '}' {
+                    closed = true;
+                    break;
+                }
+                body.push(c);
+            }
+            if !closed {
+                return Err(format!("unterminated options for pass '{name}'"));
+            }
+            for item in body.split([',', ' ']).filter(|s| !s.trim().is_empty()) {
+                let (k, v) = match item.split_once('=') {
+                    Some((k, v)) => (k.trim(), v.trim()),
+                    None => (item.trim(), ""),
+                };
+                opts.values.insert(k.to_string(), v.to_string());
+            }
+        }
+        if name.is_empty() {
+            if text.trim().is_empty() {
+                return Ok(out);
+            }
+            return Err(format!("empty pass name in pipeline '{text}'"));
+        }
+        out.push((name, opts));
+        match chars.next() {
+            None => return Ok(out),
+            Some(',') => continue,
+            Some(c) => return Err(format!("unexpected '{c}' in pipeline '{text}'")),
+        }
+    }
+}
+
+/// Hooks run around every pass.
+pub trait Instrumentation {
+    /// Called before `pass` runs.
+    fn before_pass(&mut self, _pass: &str, _ctx: &Context) {}
+    /// Called after `pass` ran; an error aborts the pipeline.
+    fn after_pass(
+        &mut self,
+        _pass: &str,
+        _ctx: &Context,
+        _stats: &PassStats,
+        _elapsed: Duration,
+    ) -> Result<(), Diagnostic> {
+        Ok(())
+    }
+}
+
+/// Verifies the module after each pass.
+pub struct VerifyEach;
+
+impl Instrumentation for VerifyEach {
+    fn after_pass(&mut self, pass: &str, ctx: &Context, _: &PassStats, _: Duration) -> Result<(), Diagnostic> {
+        match crate::verifier::verify(ctx) {
+            Ok(()) => Ok(()),
+            Err(mut ds) => {
+                let first = ds.remove(0);
+                let loc = first.loc;
+                Err(first.with_note(loc, format!("IR failed to verify after pass '{pass}'")))
+            }
+        }
+    }
+}
+
+/// Prints the module to stderr after each pass.
+pub struct PrintIrAfterAll {
+    pub opts: PrintOptions,
+}
+
+impl Instrumentation for PrintIrAfterAll {
+    fn after_pass(&mut self, pass: &str, ctx: &Context, _: &PassStats, _: Duration) -> Result<(), Diagnostic> {
+        eprintln!("// -----// IR Dump After {pass} //----- //");
+        eprint!("{}", print_module(ctx, self.opts));
+        Ok(())
+    }
+}
+
+/// Records each pass's wall time and statistics.
+#[derive(Default)]
+pub struct Timing {
+    /// `(pass, elapsed, stats)` in run order.
+    pub records: Vec<(String, Duration, PassStats)>,
+}
+
+impl Instrumentation for Timing {
+    fn after_pass(&mut self, pass: &str, _: &Context, stats: &PassStats, elapsed: Duration) -> Result<(), Diagnostic> {
+        self.records.push((pass.to_string(), elapsed, stats.clone()));
+        Ok(())
+    }
+}
+
+/// Runs passes in order with instrumentation.
+#[derive(Default)]
+pub struct PassManager {
+    pub passes: Vec<Box<dyn Pass>>,
+    pub instrumentations: Vec<Box<dyn Instrumentation>>,
+    /// Statistics of each pass, after a run.
+    pub stats: Vec<(String, PassStats)>,
+}
+
+impl PassManager {
+    /// A manager running `passes`.
+    pub fn new(passes: Vec<Box<dyn Pass>>) -> Self {
+        PassManager {
+            passes,
+            ..Default::default()
+        }
+    }
+    /// Adds an instrumentation.
+    pub fn instrument(&mut self, i: Box<dyn Instrumentation>) {
+        self.instrumentations.push(i);
+    }
+    /// Runs every pass; stops at the first diagnostic.
+    pub fn run(&mut self, ctx: &mut Context) -> Result<(), Diagnostic> {
+        for pass in self.passes.iter_mut() {
+            let name = pass.name();
+            for i in self.instrumentations.iter_mut() {
+                i.before_pass(name, ctx);
+            }
+            let mut stats = PassStats::default();
+            let t0 = Instant::now();
+            pass.run(ctx, &mut stats)?;
+            let dt = t0.elapsed();
+            for i in self.instrumentations.iter_mut() {
+                i.after_pass(name, ctx, &stats, dt)?;
+            }
+            self.stats.push((name.to_string(), stats));
+        }
+        Ok(())
+    }
+}
+
+/// A diagnostic for a pass failure without a better location.
+pub fn pass_error(msg: impl Into<String>) -> Diagnostic {
+    Diagnostic::error(Loc::UNKNOWN, msg)
+}

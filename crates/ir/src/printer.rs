@@ -1,0 +1,344 @@
+//! The printer: MLIR's text format. Ops print in their custom form when their
+//! spec has one, unless generic printing is forced. Value names keep the
+//! source's hints where they are unique in their isolated scope (a function);
+//! other values are numbered `%0, %1, ...`.
+
+use std::collections::HashSet;
+use std::fmt::{self, Write};
+use std::rc::Rc;
+
+use crate::attributes::Attribute;
+use crate::context::{BlockId, Context, OpId, RegionId, ValueId};
+use crate::spec::Traits;
+use crate::types::Type;
+
+/// Printing options.
+#[derive(Copy, Clone, Default, Debug)]
+pub struct PrintOptions {
+    /// Print every op in the generic form.
+    pub generic: bool,
+}
+
+/// Prints IR into a string. Custom op printers receive it to write their form.
+pub struct Printer<'a> {
+    ctx: &'a Context,
+    out: String,
+    indent: usize,
+    names: Vec<Option<Rc<str>>>,
+    scopes: Vec<(HashSet<Rc<str>>, usize)>,
+    opts: PrintOptions,
+}
+
+fn valid_name(s: &str) -> bool {
+    !s.is_empty()
+        && s
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'$' | b'-'))
+}
+
+impl<'a> Printer<'a> {
+    /// A printer for `ctx`.
+    pub fn new(ctx: &'a Context, opts: PrintOptions) -> Self {
+        Printer {
+            ctx,
+            out: String::new(),
+            indent: 0,
+            names: vec![None; ctx.num_values()],
+            scopes: vec![(HashSet::new(), 0)],
+            opts,
+        }
+    }
+    /// The context being printed.
+    pub fn ctx(&self) -> &'a Context {
+        self.ctx
+    }
+    /// The text printed so far.
+    pub fn finish(self) -> String {
+        self.out
+    }
+    /// Writes raw text.
+    pub fn w(&mut self, s: &str) {
+        self.out.push_str(s);
+    }
+
+    fn fresh(&mut self, hint: Option<&str>) -> Rc<str> {
+        let scope = self.scopes.last_mut().unwrap();
+        if let Some(h) = hint.filter(|h| valid_name(h)) {
+            if !scope.0.contains(h) {
+                let r: Rc<str> = Rc::from(h);
+                scope.0.insert(r.clone());
+                return r;
+            }
+            let mut k = 1;
+            loop {
+                let cand = format!("{h}_{k}");
+                if !scope.0.contains(cand.as_str()) {
+                    let r: Rc<str> = Rc::from(cand.as_str());
+                    scope.0.insert(r.clone());
+                    return r;
+                }
+                k += 1;
+            }
+        }
+        loop {
+            let cand = scope.1.to_string();
+            scope.1 += 1;
+            if !scope.0.contains(cand.as_str()) {
+                let r: Rc<str> = Rc::from(cand.as_str());
+                scope.0.insert(r.clone());
+                return r;
+            }
+        }
+    }
+
+    /// Names `v` (first use of a definition).
+    fn define(&mut self, v: ValueId) {
+        let hint = self.ctx.value(v).name.clone();
+        let n = self.fresh(hint.as_deref());
+        self.names[v.index()] = Some(n);
+    }
+
+    /// Writes a use of `v`.
+    pub fn value(&mut self, v: ValueId) {
+        self.out.push('%');
+        match self.names.get(v.index()).and_then(|n| n.clone()) {
+            Some(n) => self.out.push_str(&n),
+            None => self.out.push_str("<<UNKNOWN SSA VALUE>>"),
+        }
+    }
+    /// Writes uses `a, b, c`.
+    pub fn values(&mut self, vs: &[ValueId]) {
+        for (i, &v) in vs.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            self.value(v);
+        }
+    }
+    /// Defines and writes a block argument `%x: T`.
+    pub fn arg_decl(&mut self, v: ValueId) {
+        self.define(v);
+        self.value(v);
+        let t = self.ctx.ty(v).to_string();
+        let _ = write!(self.out, ": {t}");
+    }
+    /// Defines a block argument's name without writing anything.
+    pub fn define_arg(&mut self, v: ValueId) {
+        self.define(v);
+    }
+    /// Writes a type.
+    pub fn ty(&mut self, t: &Type) {
+        let _ = write!(self.out, "{t}");
+    }
+    /// Writes `a, b` types.
+    pub fn types(&mut self, ts: &[Type]) {
+        for (i, t) in ts.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            self.ty(t);
+        }
+    }
+    /// Writes `T` for one type, `(A, B)` otherwise.
+    pub fn type_list(&mut self, ts: &[Type]) {
+        if ts.len() == 1 && !matches!(ts[0], Type::Function(_)) {
+            self.ty(&ts[0]);
+        } else {
+            self.out.push('(');
+            self.types(ts);
+            self.out.push(')');
+        }
+    }
+    /// Writes an attribute.
+    pub fn attr(&mut self, a: &Attribute) {
+        let _ = write!(self.out, "{a}");
+    }
+    /// Writes ` {k = v, ...}` for the attributes of `op` not in `skip` (nothing if none).
+    pub fn attr_dict(&mut self, op: OpId, skip: &[&str]) {
+        let attrs: Vec<&(String, Attribute)> = self
+            .ctx
+            .op(op)
+            .attrs
+            .iter()
+            .filter(|(k, _)| !skip.contains(&k.as_str()))
+            .collect();
+        if attrs.is_empty() {
+            return;
+        }
+        self.out.push_str(" {");
+        for (i, (k, a)) in attrs.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            if matches!(a, Attribute::Unit) {
+                let _ = write!(self.out, "{k}");
+            } else {
+                let _ = write!(self.out, "{k} = {a}");
+            }
+        }
+        self.out.push('}');
+    }
+
+    fn newline(&mut self) {
+        self.out.push('\n');
+        for _ in 0..self.indent {
+            self.out.push_str("  ");
+        }
+    }
+
+    /// Writes a region `{ ... }`. With `entry_args` false the entry block's
+    /// label and arguments are omitted (a custom form declared them already).
+    pub fn region(&mut self, r: RegionId, entry_args: bool) {
+        self.out.push('{');
+        self.indent += 1;
+        let blocks = self.ctx.region(r).blocks.clone();
+        for (i, b) in blocks.into_iter().enumerate() {
+            self.block(b, i > 0 || entry_args);
+        }
+        self.indent -= 1;
+        self.newline();
+        self.out.push('}');
+    }
+
+    fn block(&mut self, b: BlockId, label: bool) {
+        let args = self.ctx.block_args(b).to_vec();
+        if label && !args.is_empty() {
+            self.indent -= 1;
+            self.newline();
+            let name = self.ctx.block(b).label.clone().unwrap_or_else(|| "bb0".into());
+            let _ = write!(self.out, "^{name}(");
+            for (i, &a) in args.iter().enumerate() {
+                if i > 0 {
+                    self.out.push_str(", ");
+                }
+                self.arg_decl(a);
+            }
+            self.out.push_str("):");
+            self.indent += 1;
+        }
+        for op in self.ctx.iter_block(b) {
+            self.newline();
+            self.op(op);
+        }
+    }
+
+    fn results(&mut self, op: OpId) {
+        let res = self.ctx.results(op).to_vec();
+        if res.is_empty() {
+            return;
+        }
+        if res.len() == 1 {
+            self.define(res[0]);
+            self.value(res[0]);
+            self.out.push_str(" = ");
+            return;
+        }
+        let hints: Vec<Option<Rc<str>>> = res.iter().map(|&r| self.ctx.value(r).name.clone()).collect();
+        let plain = hints
+            .iter()
+            .all(|h| h.as_deref().is_some_and(|h| valid_name(h)));
+        if plain {
+            for (i, &r) in res.iter().enumerate() {
+                if i > 0 {
+                    self.out.push_str(", ");
+                }
+                self.define(r);
+                self.value(r);
+            }
+            self.out.push_str(" = ");
+            return;
+        }
+        let base = hints[0]
+            .as_deref()
+            .and_then(|h| h.strip_suffix("#0"))
+            .map(|s| s.to_string());
+        let name = self.fresh(base.as_deref());
+        for (i, &r) in res.iter().enumerate() {
+            self.names[r.index()] = Some(Rc::from(format!("{name}#{i}").as_str()));
+        }
+        let _ = write!(self.out, "%{name}:{} = ", res.len());
+    }
+
+    /// Writes one op (without leading indentation or trailing newline).
+    pub fn op(&mut self, op: OpId) {
+        self.results(op);
+        let spec = self.ctx.spec(op);
+        let isolated = spec.traits.contains(Traits::ISOLATED_FROM_ABOVE);
+        if isolated {
+            self.scopes.push((HashSet::new(), 0));
+        }
+        match (spec.print, self.opts.generic) {
+            (Some(print), false) => {
+                self.out.push_str(spec.name);
+                let _ = print(self, op);
+            }
+            _ => self.generic_op(op),
+        }
+        if isolated {
+            self.scopes.pop();
+        }
+    }
+
+    fn generic_op(&mut self, op: OpId) {
+        let ctx = self.ctx;
+        let _ = write!(self.out, "\"{}\"(", ctx.op_name(op));
+        self.values(ctx.operands(op));
+        self.out.push(')');
+        let regions = ctx.regions(op).to_vec();
+        if !regions.is_empty() {
+            self.out.push_str(" (");
+            for (i, r) in regions.into_iter().enumerate() {
+                if i > 0 {
+                    self.out.push_str(", ");
+                }
+                self.region(r, true);
+            }
+            self.out.push(')');
+        }
+        self.attr_dict(op, &[]);
+        self.out.push_str(" : (");
+        let ots: Vec<Type> = ctx.operands(op).iter().map(|&v| ctx.ty(v).clone()).collect();
+        self.types(&ots);
+        self.out.push_str(") -> ");
+        let rts: Vec<Type> = ctx.results(op).iter().map(|&v| ctx.ty(v).clone()).collect();
+        if rts.len() == 1 && !matches!(rts[0], Type::Function(_)) {
+            self.ty(&rts[0]);
+        } else {
+            self.out.push('(');
+            self.types(&rts);
+            self.out.push(')');
+        }
+    }
+
+    /// Writes the whole module: `module { ... }`.
+    pub fn module(&mut self) {
+        self.out.push_str("module {");
+        self.indent += 1;
+        for op in self.ctx.iter_block(self.ctx.top) {
+            self.newline();
+            self.op(op);
+        }
+        self.indent -= 1;
+        self.out.push_str("\n}\n");
+    }
+}
+
+/// Prints the whole module.
+pub fn print_module(ctx: &Context, opts: PrintOptions) -> String {
+    let mut p = Printer::new(ctx, opts);
+    p.module();
+    p.finish()
+}
+
+/// Prints a single op (with names local to this print), for debugging and messages.
+pub fn print_op(ctx: &Context, op: OpId, opts: PrintOptions) -> String {
+    let mut p = Printer::new(ctx, opts);
+    p.op(op);
+    p.finish()
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&print_module(self, PrintOptions::default()))
+    }
+}

@@ -1,0 +1,308 @@
+//! Operation specs: an op kind is data. A spec names the op, its arity, its
+//! traits, and the functions that verify, fold, rewrite, print, parse,
+//! interpret and lower it. Dialects register specs in a [`Registry`].
+
+use std::collections::HashMap;
+use std::fmt;
+
+use smallvec::SmallVec;
+
+use crate::attributes::Attribute;
+use crate::builder::Builder;
+use crate::context::{Context, Loc, OpId, RegionId, ValueId};
+use crate::custom::{CustomParser, ParsedOp};
+use crate::interp::{Interp, RtValue, RunError};
+use crate::printer::Printer;
+use crate::types::Type;
+
+/// Index of a spec in the registry.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct OpKind(pub u32);
+
+/// How many operands, results or regions an op takes.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Arity {
+    Exactly(usize),
+    AtLeast(usize),
+    Between(usize, usize),
+}
+
+impl Arity {
+    /// Whether `n` is allowed.
+    pub fn allows(self, n: usize) -> bool {
+        match self {
+            Arity::Exactly(k) => n == k,
+            Arity::AtLeast(k) => n >= k,
+            Arity::Between(a, b) => n >= a && n <= b,
+        }
+    }
+}
+
+impl fmt::Display for Arity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Arity::Exactly(k) => write!(f, "{k}"),
+            Arity::AtLeast(k) => write!(f, "at least {k}"),
+            Arity::Between(a, b) => write!(f, "between {a} and {b}"),
+        }
+    }
+}
+
+/// Trait flags of an op kind (MLIR's op traits and memory effects).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub struct Traits(pub u32);
+
+impl Traits {
+    pub const NONE: Traits = Traits(0);
+    /// No side effects: may be CSE'd, moved, or deleted when unused.
+    pub const PURE: Traits = Traits(1);
+    /// Operands may be swapped (CSE normalizes their order).
+    pub const COMMUTATIVE: Traits = Traits(1 << 1);
+    /// Ends a block.
+    pub const TERMINATOR: Traits = Traits(1 << 2);
+    /// All operands and all results have one type.
+    pub const SAME_OPERANDS_AND_RESULT_TYPE: Traits = Traits(1 << 3);
+    /// Regions cannot use values defined outside the op.
+    pub const ISOLATED_FROM_ABOVE: Traits = Traits(1 << 4);
+    /// Materializes its `value` attribute (folds read it).
+    pub const CONSTANT_LIKE: Traits = Traits(1 << 5);
+    /// Defines a symbol through its `sym_name` attribute.
+    pub const SYMBOL: Traits = Traits(1 << 6);
+    /// Reads memory (an effect).
+    pub const READS: Traits = Traits(1 << 7);
+    /// Writes memory (an effect).
+    pub const WRITES: Traits = Traits(1 << 8);
+    /// Allocates memory (an effect).
+    pub const ALLOCATES: Traits = Traits(1 << 9);
+    /// Its regions' blocks must end in a terminator.
+    pub const REGIONS_NEED_TERMINATOR: Traits = Traits(1 << 10);
+    /// The op is pure only if everything nested in its regions is (e.g. loops).
+    pub const RECURSIVELY_PURE: Traits = Traits(1 << 11);
+
+    /// Whether every flag of `other` is set.
+    pub fn contains(self, other: Traits) -> bool {
+        self.0 & other.0 == other.0
+    }
+    /// Whether any flag of `other` is set.
+    pub fn intersects(self, other: Traits) -> bool {
+        self.0 & other.0 != 0
+    }
+}
+
+impl std::ops::BitOr for Traits {
+    type Output = Traits;
+    fn bitor(self, rhs: Traits) -> Traits {
+        Traits(self.0 | rhs.0)
+    }
+}
+
+/// Everything needed to build an operation (MLIR's `OperationState`): what a
+/// fold or rewrite sees, both at construction time (before the op exists) and
+/// in `canonicalize` (where `existing` names the op).
+#[derive(Clone, Debug)]
+pub struct OpState {
+    pub kind: OpKind,
+    pub operands: SmallVec<[ValueId; 4]>,
+    pub result_types: SmallVec<[Type; 2]>,
+    pub attrs: Vec<(String, Attribute)>,
+    pub regions: SmallVec<[RegionId; 2]>,
+    pub loc: Loc,
+    /// The op this state was read from, when rewriting existing IR.
+    pub existing: Option<OpId>,
+}
+
+impl OpState {
+    /// The state of an existing op.
+    pub fn of(ctx: &Context, op: OpId) -> OpState {
+        let d = ctx.op(op);
+        OpState {
+            kind: d.kind,
+            operands: SmallVec::from_slice(&d.operands),
+            result_types: d.results.iter().map(|&r| ctx.ty(r).clone()).collect(),
+            attrs: d.attrs.clone(),
+            regions: SmallVec::from_slice(&d.regions),
+            loc: d.loc,
+            existing: Some(op),
+        }
+    }
+    /// Attribute `name`.
+    pub fn attr(&self, name: &str) -> Option<&Attribute> {
+        self.attrs.iter().find(|(k, _)| k == name).map(|(_, a)| a)
+    }
+    /// The first result type.
+    pub fn result_type(&self) -> &Type {
+        &self.result_types[0]
+    }
+}
+
+/// A fold's answer for one result: an existing value or a constant to materialize.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FoldResult {
+    Value(ValueId),
+    Constant(Attribute),
+}
+
+/// Checks op-specific invariants; the message is reported at the op.
+pub type VerifyFn = fn(&Context, OpId) -> Result<(), String>;
+/// Folds an op to existing values or constants without creating ops
+/// (MLIR's `fold`). Returns one entry per result, or `None`.
+pub type FoldFn = fn(&Context, &OpState) -> Option<SmallVec<[FoldResult; 1]>>;
+/// A rewrite pattern: may build new ops with the builder (inserted before the
+/// op) and returns the values that replace the op's results, or `None` when it
+/// does not apply. It must not mutate the op described by `state`.
+pub type RewriteFn = fn(&mut Builder, &OpState) -> Option<SmallVec<[ValueId; 2]>>;
+/// Executes an op on run-time values (one per operand) and returns one value
+/// per result. Terminators return their operands.
+pub type InterpFn = fn(&mut Interp, OpId, &[RtValue]) -> Result<SmallVec<[RtValue; 2]>, RunError>;
+/// Prints the custom form of an op after `%results = ` and the op name.
+pub type PrintFn = fn(&mut Printer, OpId) -> fmt::Result;
+/// Parses the custom form of an op from its token items.
+pub type ParseFn = fn(&mut CustomParser) -> Result<ParsedOp, crate::ast::SyntaxError>;
+/// Materializes a constant attribute as an op (a dialect's constant op).
+pub type MaterializeFn = fn(&mut Builder, &Attribute, &Type) -> Option<ValueId>;
+
+/// An op kind.
+#[derive(Clone)]
+pub struct OpSpec {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub operands: Arity,
+    pub results: Arity,
+    pub regions: Arity,
+    pub traits: Traits,
+    pub verify: Option<VerifyFn>,
+    pub fold: Option<FoldFn>,
+    pub rewrites: Vec<RewriteFn>,
+    pub interpret: Option<InterpFn>,
+    pub print: Option<PrintFn>,
+    pub parse: Option<ParseFn>,
+    /// Delayed rewrites: `(phase, rewrite)` applied by the `lower` pass at that phase.
+    pub lowerings: Vec<(&'static str, RewriteFn)>,
+}
+
+impl OpSpec {
+    /// A spec with no operands, results, regions or traits.
+    pub fn new(name: &'static str, summary: &'static str) -> OpSpec {
+        OpSpec {
+            name,
+            summary,
+            operands: Arity::Exactly(0),
+            results: Arity::Exactly(0),
+            regions: Arity::Exactly(0),
+            traits: Traits::NONE,
+            verify: None,
+            fold: None,
+            rewrites: Vec::new(),
+            interpret: None,
+            print: None,
+            parse: None,
+            lowerings: Vec::new(),
+        }
+    }
+    /// Sets the operand arity.
+    pub fn operands(mut self, a: Arity) -> Self {
+        self.operands = a;
+        self
+    }
+    /// Sets the result arity.
+    pub fn results(mut self, a: Arity) -> Self {
+        self.results = a;
+        self
+    }
+    /// Sets the region arity.
+    pub fn regions(mut self, a: Arity) -> Self {
+        self.regions = a;
+        self
+    }
+    /// Adds traits.
+    pub fn traits(mut self, t: Traits) -> Self {
+        self.traits = self.traits | t;
+        self
+    }
+    /// Sets the verifier.
+    pub fn verify(mut self, f: VerifyFn) -> Self {
+        self.verify = Some(f);
+        self
+    }
+    /// Sets the fold.
+    pub fn fold(mut self, f: FoldFn) -> Self {
+        self.fold = Some(f);
+        self
+    }
+    /// Adds a canonicalization / construction-time rewrite.
+    pub fn rewrite(mut self, f: RewriteFn) -> Self {
+        self.rewrites.push(f);
+        self
+    }
+    /// Sets the interpreter semantics.
+    pub fn interpret(mut self, f: InterpFn) -> Self {
+        self.interpret = Some(f);
+        self
+    }
+    /// Sets the custom printer and parser.
+    pub fn custom_form(mut self, print: PrintFn, parse: ParseFn) -> Self {
+        self.print = Some(print);
+        self.parse = Some(parse);
+        self
+    }
+    /// Registers a delayed rewrite applied at `phase` by the `lower` pass.
+    pub fn lowering(mut self, phase: &'static str, f: RewriteFn) -> Self {
+        self.lowerings.push((phase, f));
+        self
+    }
+    /// Whether the spec has the `PURE` trait.
+    pub fn is_pure(&self) -> bool {
+        self.traits.contains(Traits::PURE)
+    }
+}
+
+/// All registered op kinds, by name.
+#[derive(Default)]
+pub struct Registry {
+    specs: Vec<OpSpec>,
+    by_name: HashMap<&'static str, OpKind>,
+    /// Builds the constant op for a folded attribute.
+    pub materialize: Option<MaterializeFn>,
+    /// Lowering phases in the order `lower` applies them.
+    pub phases: Vec<&'static str>,
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Registry {
+        Registry::default()
+    }
+    /// Adds a spec; a second spec with the same name replaces the first.
+    pub fn register(&mut self, spec: OpSpec) -> OpKind {
+        if let Some(&k) = self.by_name.get(spec.name) {
+            self.specs[k.0 as usize] = spec;
+            return k;
+        }
+        let k = OpKind(self.specs.len() as u32);
+        self.by_name.insert(spec.name, k);
+        self.specs.push(spec);
+        k
+    }
+    /// The kind named `name`.
+    pub fn kind(&self, name: &str) -> Option<OpKind> {
+        self.by_name.get(name).copied()
+    }
+    /// The kind named `name`; panics if it was never registered (a programming error).
+    pub fn expect_kind(&self, name: &str) -> OpKind {
+        self.kind(name)
+            .unwrap_or_else(|| panic!("op `{name}` is not registered"))
+    }
+    /// The spec of `kind`.
+    pub fn spec(&self, kind: OpKind) -> &OpSpec {
+        &self.specs[kind.0 as usize]
+    }
+    /// Mutable access to a spec by name (to add rewrites or lowerings from outside its dialect).
+    pub fn spec_mut(&mut self, name: &str) -> Option<&mut OpSpec> {
+        let k = self.kind(name)?;
+        Some(&mut self.specs[k.0 as usize])
+    }
+    /// Every spec, in registration order.
+    pub fn specs(&self) -> &[OpSpec] {
+        &self.specs
+    }
+}

@@ -1,0 +1,180 @@
+//! IR types (IR-SPEC §2).
+//!
+//! Scalars are plain enum variants; composite types share their element type
+//! through an `Rc`, so cloning a type never allocates.
+
+use std::fmt;
+use std::rc::Rc;
+
+use crate::attributes::Attribute;
+
+/// A type of an SSA value.
+///
+/// `vec<T>`, `mat<T>` and `arr<T>` are builtin because the spec lists them as
+/// core types; every other dialect type (`!gen.collect<f64>`) is a
+/// [`Type::Dialect`], so the core never names a dialect.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Type {
+    /// 1-bit boolean.
+    I1,
+    /// 32-bit two's-complement integer (wrapping).
+    I32,
+    /// 64-bit two's-complement integer (wrapping).
+    I64,
+    /// The loop index type: a 64-bit integer.
+    Index,
+    /// IEEE-754 binary32.
+    F32,
+    /// IEEE-754 binary64.
+    F64,
+    /// Immutable 1-D value array.
+    Vec(Rc<Type>),
+    /// Immutable dense 2-D row-major value array.
+    Mat(Rc<Type>),
+    /// Mutable 1-D buffer with a length.
+    Arr(Rc<Type>),
+    /// A function type `(inputs) -> (results)`, used by `func.func`.
+    Function(Rc<FunctionType>),
+    /// A dialect type `!dialect.name<params>`.
+    Dialect(Rc<DialectType>),
+}
+
+/// `(inputs) -> (results)`.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct FunctionType {
+    pub inputs: Vec<Type>,
+    pub results: Vec<Type>,
+}
+
+/// `!dialect.name<p0, p1, ...>`; parameters are types or attributes.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct DialectType {
+    pub dialect: String,
+    pub name: String,
+    pub params: Vec<TypeParam>,
+}
+
+/// A parameter of a dialect type.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum TypeParam {
+    Type(Type),
+    Attr(Attribute),
+}
+
+impl Type {
+    /// `vec<elem>`.
+    pub fn vec(elem: Type) -> Type {
+        Type::Vec(Rc::new(elem))
+    }
+    /// `mat<elem>`.
+    pub fn mat(elem: Type) -> Type {
+        Type::Mat(Rc::new(elem))
+    }
+    /// `arr<elem>`.
+    pub fn arr(elem: Type) -> Type {
+        Type::Arr(Rc::new(elem))
+    }
+    /// `(inputs) -> (results)`.
+    pub fn function(inputs: Vec<Type>, results: Vec<Type>) -> Type {
+        Type::Function(Rc::new(FunctionType { inputs, results }))
+    }
+    /// `!dialect.name<params>`.
+    pub fn dialect(dialect: &str, name: &str, params: Vec<TypeParam>) -> Type {
+        Type::Dialect(Rc::new(DialectType {
+            dialect: dialect.to_string(),
+            name: name.to_string(),
+            params,
+        }))
+    }
+    /// True for `i1`, `i32`, `i64`, `index`.
+    pub fn is_integer(&self) -> bool {
+        matches!(self, Type::I1 | Type::I32 | Type::I64 | Type::Index)
+    }
+    /// True for `f32`, `f64`.
+    pub fn is_float(&self) -> bool {
+        matches!(self, Type::F32 | Type::F64)
+    }
+    /// True for integer and float scalars.
+    pub fn is_scalar(&self) -> bool {
+        self.is_integer() || self.is_float()
+    }
+    /// Bit width of an integer type (`index` is 64).
+    pub fn int_width(&self) -> Option<u32> {
+        match self {
+            Type::I1 => Some(1),
+            Type::I32 => Some(32),
+            Type::I64 | Type::Index => Some(64),
+            _ => None,
+        }
+    }
+    /// Element type of `vec<T>`, `mat<T>` or `arr<T>`.
+    pub fn elem(&self) -> Option<&Type> {
+        match self {
+            Type::Vec(t) | Type::Mat(t) | Type::Arr(t) => Some(t),
+            _ => None,
+        }
+    }
+    /// The dialect type record if this is `!dialect.name<...>` with that name.
+    pub fn as_dialect(&self, dialect: &str, name: &str) -> Option<&DialectType> {
+        match self {
+            Type::Dialect(d) if d.dialect == dialect && d.name == name => Some(d),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::I1 => f.write_str("i1"),
+            Type::I32 => f.write_str("i32"),
+            Type::I64 => f.write_str("i64"),
+            Type::Index => f.write_str("index"),
+            Type::F32 => f.write_str("f32"),
+            Type::F64 => f.write_str("f64"),
+            Type::Vec(t) => write!(f, "vec<{t}>"),
+            Type::Mat(t) => write!(f, "mat<{t}>"),
+            Type::Arr(t) => write!(f, "arr<{t}>"),
+            Type::Function(ft) => {
+                f.write_str("(")?;
+                write_list(f, &ft.inputs)?;
+                f.write_str(") -> ")?;
+                if ft.results.len() == 1 && !matches!(ft.results[0], Type::Function(_)) {
+                    write!(f, "{}", ft.results[0])
+                } else {
+                    f.write_str("(")?;
+                    write_list(f, &ft.results)?;
+                    f.write_str(")")
+                }
+            }
+            Type::Dialect(d) => {
+                write!(f, "!{}.{}", d.dialect, d.name)?;
+                if !d.params.is_empty() {
+                    f.write_str("<")?;
+                    for (i, p) in d.params.iter().enumerate() {
+                        if i > 0 {
+                            f.write_str(", ")?;
+                        }
+                        match p {
+                            TypeParam::Type(t) => write!(f, "{t}")?,
+                            TypeParam::Attr(a) => write!(f, "{a}")?,
+                        }
+                    }
+                    f.write_str(">")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Writes `a, b, c`.
+pub fn write_list<T: fmt::Display>(f: &mut fmt::Formatter<'_>, items: &[T]) -> fmt::Result {
+    for (i, t) in items.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{t}")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,127 @@
+//! The verifier: arity, `SameOperandsAndResultType`, terminators, SSA
+//! dominance and scoping across regions (including isolation), then each
+//! op's own verifier. Every problem becomes a diagnostic at the op.
+
+use crate::context::{Context, OpId, ValueDef, ValueId};
+use crate::diag::Diagnostic;
+use crate::spec::Traits;
+
+fn err(ctx: &Context, op: OpId, msg: impl std::fmt::Display) -> Diagnostic {
+    Diagnostic::at_op(ctx, op, format!("'{}' op {msg}", ctx.op_name(op)))
+}
+
+/// Whether the definition of `v` dominates its use by `user`. On failure,
+/// says why.
+fn check_dominance(ctx: &Context, v: ValueId, user: OpId) -> Result<(), &'static str> {
+    let def_block = ctx.value_block(v).ok_or("operand is not attached to the IR")?;
+    if let ValueDef::Result(d, _) = ctx.value(v).def {
+        if !ctx.alive(d) {
+            return Err("operand was erased");
+        }
+    }
+    let mut cur = user;
+    loop {
+        let Some(b) = ctx.op(cur).parent else {
+            return Err("operand does not dominate this use");
+        };
+        if b == def_block {
+            return match ctx.value(v).def {
+                ValueDef::BlockArg(..) => Ok(()),
+                ValueDef::Result(d, _) if d == cur => Err("operand is a result of the op itself"),
+                ValueDef::Result(d, _) => {
+                    if ctx.is_before_in_block(d, cur) {
+                        Ok(())
+                    } else {
+                        Err("operand does not dominate this use")
+                    }
+                }
+            };
+        }
+        let Some(parent) = ctx.block_parent_op(b) else {
+            return Err("operand does not dominate this use");
+        };
+        if ctx.has_traits(parent, Traits::ISOLATED_FROM_ABOVE) {
+            return Err("using value defined outside the region");
+        }
+        cur = parent;
+    }
+}
+
+/// Verifies one op (not its nested ops); appends problems to `out`.
+pub fn verify_op(ctx: &Context, op: OpId, out: &mut Vec<Diagnostic>) {
+    let spec = ctx.spec(op);
+    let nops = ctx.operands(op).len();
+    let nres = ctx.results(op).len();
+    let nreg = ctx.regions(op).len();
+    if !spec.operands.allows(nops) {
+        out.push(err(ctx, op, format!("expected {} operands, but found {nops}", spec.operands)));
+        return;
+    }
+    if !spec.results.allows(nres) {
+        out.push(err(ctx, op, format!("expected {} results, but found {nres}", spec.results)));
+        return;
+    }
+    if !spec.regions.allows(nreg) {
+        out.push(err(ctx, op, format!("expected {} regions, but found {nreg}", spec.regions)));
+        return;
+    }
+    for (i, &v) in ctx.operands(op).iter().enumerate() {
+        if let Err(why) = check_dominance(ctx, v, op) {
+            out.push(err(ctx, op, format!("operand #{i}: {why}")));
+            return;
+        }
+    }
+    if spec.traits.contains(Traits::SAME_OPERANDS_AND_RESULT_TYPE) {
+        let mut tys = ctx
+            .operands(op)
+            .iter()
+            .chain(ctx.results(op).iter())
+            .map(|&v| ctx.ty(v));
+        if let Some(first) = tys.next() {
+            if tys.any(|t| t != first) {
+                out.push(err(ctx, op, "requires the same type for all operands and results"));
+                return;
+            }
+        }
+    }
+    if spec.traits.contains(Traits::TERMINATOR) {
+        if let Some(b) = ctx.op(op).parent {
+            if ctx.terminator(b) != Some(op) {
+                out.push(err(ctx, op, "must be the last operation in the parent block"));
+                return;
+            }
+        }
+    }
+    if spec.traits.contains(Traits::REGIONS_NEED_TERMINATOR) {
+        for &r in ctx.regions(op) {
+            for &b in &ctx.region(r).blocks {
+                let ok = ctx
+                    .terminator(b)
+                    .is_some_and(|t| ctx.has_traits(t, Traits::TERMINATOR));
+                if !ok {
+                    out.push(err(ctx, op, "region must end with a terminator operation"));
+                    return;
+                }
+            }
+        }
+    }
+    if let Some(f) = spec.verify {
+        if let Err(msg) = f(ctx, op) {
+            out.push(err(ctx, op, msg));
+        }
+    }
+}
+
+/// Verifies every op of the module; returns all problems found (an op whose
+/// structure is broken is reported once and its own verifier is skipped).
+pub fn verify(ctx: &Context) -> Result<(), Vec<Diagnostic>> {
+    let mut out = Vec::new();
+    for op in ctx.walk_all() {
+        verify_op(ctx, op, &mut out);
+    }
+    if out.is_empty() {
+        Ok(())
+    } else {
+        Err(out)
+    }
+}

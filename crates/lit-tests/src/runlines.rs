@@ -1,0 +1,147 @@
+//! `RUN:` line extraction and lit-style substitution.
+
+use std::path::Path;
+
+/// Extract the commands of a test: the text after each `RUN:`, with lines ending in `\` joined
+/// to the following `RUN:` line.
+pub fn parse_run_lines(text: &str) -> Vec<String> {
+    let mut cmds = Vec::new();
+    let mut pending: Option<String> = None;
+    for line in text.lines() {
+        let Some(at) = line.find("RUN:") else {
+            continue;
+        };
+        let part = line[at + 4..].trim();
+        let (part, cont) = match part.strip_suffix('\\') {
+            Some(p) => (p.trim_end(), true),
+            None => (part, false),
+        };
+        let cmd = match pending.take() {
+            Some(prev) if prev.is_empty() => part.to_string(),
+            Some(prev) => format!("{prev} {part}"),
+            None => part.to_string(),
+        };
+        if cont {
+            pending = Some(cmd);
+        } else if !cmd.is_empty() {
+            cmds.push(cmd);
+        }
+    }
+    if let Some(cmd) = pending.filter(|c| !c.is_empty()) {
+        cmds.push(cmd);
+    }
+    cmds
+}
+
+/// Quote `s` for `sh` if it contains anything but safe characters.
+pub fn shell_quote(s: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_-./+=:,@%".contains(c);
+    if !s.is_empty() && s.chars().all(safe) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// What the substitutions expand to.
+pub struct Substitutions<'a> {
+    /// `%s`: the test file.
+    pub file: &'a Path,
+    /// `%t`: a temporary path unique to the test.
+    pub tmp: &'a Path,
+    /// Replacement for the word `l0-opt` (`None`: the binary is unavailable).
+    pub l0_opt: Option<&'a Path>,
+    /// Replacement for the word `FileCheck`.
+    pub filecheck: &'a Path,
+    /// Replacement for the word `not`.
+    pub not: &'a Path,
+}
+
+fn is_sep(c: char) -> bool {
+    c.is_whitespace() || "|;&()<>".contains(c)
+}
+
+/// Apply substitutions to a RUN command: the standalone words `l0-opt`, `FileCheck` and `not`
+/// (delimited by whitespace or shell operators) become the tool paths, then `%s`, `%S`, `%t`
+/// and `%%` are expanded; other `%x` sequences are left alone. Fails if the command needs
+/// `l0-opt` and it is unavailable.
+pub fn substitute(cmd: &str, s: &Substitutions) -> Result<String, String> {
+    let mut words = String::with_capacity(cmd.len());
+    let mut rest = cmd;
+    while !rest.is_empty() {
+        let n = rest.find(|c| !is_sep(c)).unwrap_or(rest.len());
+        words.push_str(&rest[..n]);
+        rest = &rest[n..];
+        let w = rest.find(is_sep).unwrap_or(rest.len());
+        let tool = match &rest[..w] {
+            "l0-opt" => Some(s.l0_opt.ok_or("the command uses l0-opt, which is not available")?),
+            "FileCheck" => Some(s.filecheck),
+            "not" => Some(s.not),
+            _ => None,
+        };
+        match tool {
+            Some(p) => words.push_str(&shell_quote(&p.to_string_lossy())),
+            None => words.push_str(&rest[..w]),
+        }
+        rest = &rest[w..];
+    }
+    let q = |p: &Path| shell_quote(&p.to_string_lossy());
+    let dir = s.file.parent().unwrap_or(Path::new("."));
+    let mut out = String::with_capacity(words.len());
+    let mut chars = words.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek() {
+            Some('%') => out.push('%'),
+            Some('s') => out.push_str(&q(s.file)),
+            Some('S') => out.push_str(&q(dir)),
+            Some('t') => out.push_str(&q(s.tmp)),
+            _ => {
+                out.push('%');
+                continue;
+            }
+        }
+        chars.next();
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_lines_join_continuations() {
+        let t = "// RUN: a \\\n// RUN:   b | c\nx\n// RUN: d\n";
+        assert_eq!(parse_run_lines(t), vec!["a b | c", "d"]);
+        assert!(parse_run_lines("no run here").is_empty());
+    }
+
+    #[test]
+    fn substitutes_words_and_percent() {
+        let s = Substitutions {
+            file: Path::new("/d/x.ir"),
+            tmp: Path::new("/tmp/x.tmp"),
+            l0_opt: Some(Path::new("/b/l0-opt")),
+            filecheck: Path::new("/b/fc"),
+            not: Path::new("/b/not"),
+        };
+        let got = substitute("l0-opt %s -o %t|not FileCheck %s --check-prefix=not 100%% %S %x", &s);
+        assert_eq!(
+            got.unwrap(),
+            "/b/l0-opt /d/x.ir -o /tmp/x.tmp|/b/not /b/fc /d/x.ir --check-prefix=not 100% /d %x"
+        );
+        let none = Substitutions { l0_opt: None, ..s };
+        assert!(substitute("l0-opt %s", &none).is_err());
+        assert_eq!(substitute("cat %s", &none).unwrap(), "cat /d/x.ir");
+    }
+
+    #[test]
+    fn quotes_odd_paths() {
+        assert_eq!(shell_quote("/a b/c"), "'/a b/c'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+    }
+}
