@@ -8,7 +8,7 @@
 #      WORK     (scratch dir, default: a fresh mktemp dir, removed at exit)
 #      SEED     (generator seed, default 12345)
 # Needs python3 and GNU time (/usr/bin/time; Debian package `time`).
-# Reports wall time, peak RSS and the number of arith.addf/mulf/constant ops after the
+# Reports wall time, CPU time (user+sys; robust when the machine is busy), peak RSS and the number of arith.addf/mulf/constant ops after the
 # passes, for both tools, and the l0/mlir ratios.  Either tool may be missing.
 set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -58,13 +58,15 @@ run() {
   local wall rss
   wall="$(awk -F': ' '/Elapsed/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$tv")"
   rss="$(awk -F': ' '/Maximum resident/ {print $2}' "$tv")"
+  local cpu
+  cpu="$(awk -F': ' '/User time|System time/ {s+=$2} END {print s}' "$tv")"
   local ops consts
-  ops="$(grep -cE 'arith\.(addf|mulf)' "$out")"
-  consts="$(grep -cE 'arith\.constant' "$out")"
-  printf '%s: wall_s=%s peak_rss_kib=%s (%.1f MiB) addf_mulf_after=%s constants_after=%s expected=%s %s\n' \
-    "$name" "$wall" "$rss" "$(awk "BEGIN{print $rss/1024}")" "$ops" "$consts" "$EXPECTED" \
+  ops="$(grep -v '^\s*//' "$out" | grep -cE 'arith\.(addf|mulf)')"
+  consts="$(grep -v '^\s*//' "$out" | grep -cE 'arith\.constant')"
+  printf '%s: wall_s=%s cpu_s=%s peak_rss_kib=%s (%.1f MiB) addf_mulf_after=%s constants_after=%s expected=%s %s\n' \
+    "$name" "$wall" "$cpu" "$rss" "$(awk "BEGIN{print $rss/1024}")" "$ops" "$consts" "$EXPECTED" \
     "$([ "$ops" = "$EXPECTED" ] && [ "$consts" = 0 ] && echo OK || echo MISMATCH)"
-  eval "${name}_WALL=$wall; ${name}_RSS=$rss"
+  eval "${name}_WALL=$wall; ${name}_CPU=$cpu; ${name}_RSS=$rss"
 }
 
 mlir_WALL=""; l0_WALL=""
@@ -84,6 +86,7 @@ else
 fi
 
 if [ -n "$mlir_WALL" ] && [ -n "$l0_WALL" ]; then
-  printf 'ratio l0/mlir: wall=%.3f peak_rss=%.3f\n' \
-    "$(awk "BEGIN{print $l0_WALL/$mlir_WALL}")" "$(awk "BEGIN{print $l0_RSS/$mlir_RSS}")"
+  printf 'ratio l0/mlir: wall=%.3f cpu=%.3f peak_rss=%.3f\n' \
+    "$(awk "BEGIN{print $l0_WALL/$mlir_WALL}")" "$(awk "BEGIN{print $l0_CPU/$mlir_CPU}")" \
+    "$(awk "BEGIN{print $l0_RSS/$mlir_RSS}")"
 fi

@@ -28,8 +28,9 @@ ops take their operands preferentially from a queue of not-yet-used values (so t
 whole function is a big reduction DAG ending in the returned value); a duplicate
 re-uses operands that are already used.  Since every value has a use and uses only
 point forward, every op transitively feeds the returned value, so DCE alone removes
-nothing and op counts before/after are directly comparable.  The last op is always
-fresh and its result is returned.
+nothing and op counts before/after are directly comparable.  The first op and the
+last 64 ops are fresh (the tail drains the queue of unused values into the returned
+value); the kinds in between are shuffled.
 
 Expected result of `cse,canonicalize` (in either order, any number of rounds):
     arith.addf + arith.mulf ops:  n_fresh   (= N - N//3 - N//6)
@@ -37,7 +38,6 @@ Expected result of `cse,canonicalize` (in either order, any number of rounds):
 The script prints these numbers on stderr and in a `//` comment at the top of the file.
 Deterministic for a given (N, P, seed).
 """
-import argparse
 import argparse
 import random
 import sys

@@ -5,7 +5,7 @@
 
 Writes OUTDIR/sumsq_x.npy (uniform in [-1, 1)) and prints `expected=<sum of x*x>`,
 correctly rounded (math.fsum of the exactly rounded squares).  Any summation order
-agrees to a relative error of about 1e-12 at n = 10^7.
+(eight accumulators: ~1e-14 relative) agrees within 1e-10 relative at n = 10^7.
 """
 import argparse
 import math

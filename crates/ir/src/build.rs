@@ -152,6 +152,7 @@ fn build_op(
             };
             let end = items.last().map(|i| i.loc).unwrap_or(op.loc);
             let mut cp = CustomParser::new(items, op.loc, end, num_results);
+            cp.source = ctx.source.clone();
             let p = parse(&mut cp).map_err(|e| diag(e.offset, e.message))?;
             cp.finish().map_err(|e| diag(e.offset, e.message))?;
             p

@@ -36,6 +36,8 @@ pub struct CustomParser<'a> {
     pub op_loc: Offset,
     /// Number of results the source declared on the left of `=`.
     pub num_results: usize,
+    /// The source text the items come from, when known.
+    pub source: Option<std::rc::Rc<crate::context::Source>>,
 }
 
 impl<'a> CustomParser<'a> {
@@ -47,7 +49,13 @@ impl<'a> CustomParser<'a> {
             end_loc,
             op_loc,
             num_results,
+            source: None,
         }
+    }
+    /// The source text from `offset` to its end (e.g. to tell a hex literal
+    /// `0x...` from a decimal one), when the source is known.
+    pub fn source_from(&self, offset: Offset) -> Option<&str> {
+        self.source.as_ref()?.text.get(offset..)
     }
     /// The next item, without consuming it.
     pub fn peek(&self) -> Option<&'a AstItem> {
@@ -205,7 +213,9 @@ impl<'a> CustomParser<'a> {
                 loc,
             }) => {
                 self.pos += 1;
-                Some(CustomParser::new(items, self.op_loc, *loc, 0))
+                let mut inner = CustomParser::new(items, self.op_loc, *loc, 0);
+                inner.source = self.source.clone();
+                Some(inner)
             }
             _ => None,
         }

@@ -6,10 +6,12 @@
 pub mod ast;
 pub mod attributes;
 pub mod build;
+pub mod clone;
 pub mod builder;
 pub mod context;
 pub mod custom;
 pub mod diag;
+pub mod dot;
 pub mod interp;
 pub mod parser;
 pub mod pass;

@@ -139,7 +139,10 @@ fn is_ident_char(c: char) -> bool {
 
 /// Find the earliest directive in `line`: returns (prefix index or None for `COM:`, kind,
 /// pattern text after the colon).
-fn find_directive<'a>(line: &'a str, prefixes: &[String]) -> Option<(Option<usize>, Kind, &'a str)> {
+fn find_directive<'a>(
+    line: &'a str,
+    prefixes: &[String],
+) -> Option<(Option<usize>, Kind, &'a str)> {
     let mut best: Option<(usize, Option<usize>, Kind, &'a str)> = None;
     let com = "COM".to_string();
     let all = prefixes.iter().map(Some).chain(std::iter::once(None));
@@ -203,7 +206,10 @@ fn parse_var(body: &str, line: usize) -> Result<Piece, CheckFileError> {
         return Ok(Piece::Lit((line as i64 + off).to_string()));
     }
     if body.starts_with('#') {
-        return err(line, format!("numeric variables are not supported: [[{body}]]"));
+        return err(
+            line,
+            format!("numeric variables are not supported: [[{body}]]"),
+        );
     }
     let name_part = body.strip_prefix('$').unwrap_or(body);
     let name_len = name_part
@@ -267,21 +273,33 @@ pub fn parse_check_file(text: &str, prefixes: &[String]) -> Result<Vec<Directive
         let pat = rest.trim_matches(' ');
         let name = format!("{prefix}{}", kind.suffix());
         if kind == Kind::Empty && !pat.is_empty() {
-            return err(line, format!("found non-empty check string for empty check with prefix '{name}'"));
+            return err(
+                line,
+                format!("found non-empty check string for empty check with prefix '{name}'"),
+            );
         }
         if kind != Kind::Empty && pat.is_empty() {
-            return err(line, format!("found empty check string with prefix '{name}'"));
+            return err(
+                line,
+                format!("found empty check string with prefix '{name}'"),
+            );
         }
         if matches!(kind, Kind::Next | Kind::Same | Kind::Empty)
             && !out.iter().any(|d| !matches!(d.kind, Kind::Not | Kind::Dag))
         {
-            return err(line, format!("found '{name}' without previous '{prefix}: line"));
+            return err(
+                line,
+                format!("found '{name}' without previous '{prefix}: line"),
+            );
         }
         let pieces = parse_pattern(pat, line)?;
         let has_def = pieces.iter().any(|p| matches!(p, Piece::Def(..)));
         let has_use = pieces.iter().any(|p| matches!(p, Piece::Use(..)));
         if kind == Kind::Label && (has_def || has_use) {
-            return err(line, format!("'{name}' cannot contain variable definitions or uses"));
+            return err(
+                line,
+                format!("'{name}' cannot contain variable definitions or uses"),
+            );
         }
         if kind == Kind::Not && has_def {
             return err(line, format!("'{name}' cannot define variables"));
@@ -298,7 +316,10 @@ pub fn parse_check_file(text: &str, prefixes: &[String]) -> Result<Vec<Directive
         let names: Vec<String> = prefixes.iter().map(|p| format!("'{p}:'")).collect();
         return err(
             0,
-            format!("no check directives found (no check strings found with prefix {})", names.join(", ")),
+            format!(
+                "no check directives found (no check strings found with prefix {})",
+                names.join(", ")
+            ),
         );
     }
     Ok(out)

@@ -74,7 +74,10 @@ pub fn substitute(cmd: &str, s: &Substitutions) -> Result<String, String> {
         rest = &rest[n..];
         let w = rest.find(is_sep).unwrap_or(rest.len());
         let tool = match &rest[..w] {
-            "l0-opt" => Some(s.l0_opt.ok_or("the command uses l0-opt, which is not available")?),
+            "l0-opt" => Some(
+                s.l0_opt
+                    .ok_or("the command uses l0-opt, which is not available")?,
+            ),
             "FileCheck" => Some(s.filecheck),
             "not" => Some(s.not),
             _ => None,
@@ -129,7 +132,10 @@ mod tests {
             filecheck: Path::new("/b/fc"),
             not: Path::new("/b/not"),
         };
-        let got = substitute("l0-opt %s -o %t|not FileCheck %s --check-prefix=not 100%% %S %x", &s);
+        let got = substitute(
+            "l0-opt %s -o %t|not FileCheck %s --check-prefix=not 100%% %S %x",
+            &s,
+        );
         assert_eq!(
             got.unwrap(),
             "/b/l0-opt /d/x.ir -o /tmp/x.tmp|/b/not /b/fc /d/x.ir --check-prefix=not 100% /d %x"

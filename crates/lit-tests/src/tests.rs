@@ -15,7 +15,11 @@ fn run(checks: &str, input: &str) -> Outcome {
 }
 
 fn passes(checks: &str, input: &str) {
-    assert_eq!(run(checks, input), Outcome::Pass, "checks:\n{checks}\ninput:\n{input}");
+    assert_eq!(
+        run(checks, input),
+        Outcome::Pass,
+        "checks:\n{checks}\ninput:\n{input}"
+    );
 }
 
 fn fails(checks: &str, input: &str) -> String {
@@ -50,6 +54,15 @@ fn next_same_empty() {
     passes("CHECK: a\nCHECK-EMPTY:\nCHECK-NEXT: b", "a\n\nb\n");
     fails("CHECK: a\nCHECK-EMPTY:", "a\nb\n");
     errors("CHECK-NEXT: a", "a\n");
+    // LLVM takes the first match after the previous one: here on the same line.
+    let m = fails("CHECK: a\nCHECK-NEXT: b", "a b\nb\n");
+    assert!(m.contains("same line"), "{m}");
+    passes("CHECK: a\nCHECK-EMPTY:", "a\n");
+    fails("CHECK: a\nCHECK-EMPTY:", "a");
+    passes(
+        "CHECK: a\nCHECK-EMPTY:\nCHECK-EMPTY:\nCHECK-NEXT: b",
+        "a x\n\n\nb\n",
+    );
     errors("CHECK-EMPTY: x\n", "a\n");
 }
 
@@ -77,15 +90,24 @@ fn labels_split_blocks() {
 
 #[test]
 fn dag_any_order() {
-    passes("CHECK: a\nCHECK-DAG: c\nCHECK-DAG: b\nCHECK: d", "a b c d\n");
+    passes(
+        "CHECK: a\nCHECK-DAG: c\nCHECK-DAG: b\nCHECK: d",
+        "a b c d\n",
+    );
     fails("CHECK: a\nCHECK-DAG: c\nCHECK: d", "a b d\n");
 }
 
 #[test]
 fn regex_and_variables() {
     passes("CHECK: %{{[0-9]+}} = add", "%12 = add\n");
-    passes("CHECK: [[V:%[0-9]+]] = x\nCHECK: use [[V]]", "%3 = x\nuse %3\n");
-    fails("CHECK: [[V:%[0-9]+]] = x\nCHECK: use [[V]]", "%3 = x\nuse %4\n");
+    passes(
+        "CHECK: [[V:%[0-9]+]] = x\nCHECK: use [[V]]",
+        "%3 = x\nuse %3\n",
+    );
+    fails(
+        "CHECK: [[V:%[0-9]+]] = x\nCHECK: use [[V]]",
+        "%3 = x\nuse %4\n",
+    );
     // Variables survive CHECK-LABEL blocks.
     passes(
         "CHECK-LABEL: f\nCHECK: [[V:%[0-9]+]] = x\nCHECK-LABEL: g\nCHECK: use [[V]]",
@@ -109,8 +131,14 @@ fn whitespace_is_canonicalized() {
 
 #[test]
 fn prefixes_and_comments() {
-    assert_eq!(run_with("BAD: zzz\nCHECK: a", "a\n", "CHECK"), Outcome::Pass);
-    assert!(matches!(run_with("BAD: zzz", "a\n", "BAD"), Outcome::Fail(_)));
+    assert_eq!(
+        run_with("BAD: zzz\nCHECK: a", "a\n", "CHECK"),
+        Outcome::Pass
+    );
+    assert!(matches!(
+        run_with("BAD: zzz", "a\n", "BAD"),
+        Outcome::Fail(_)
+    ));
     passes("COM: CHECK: zzz\nCHECK: a", "a\n");
     passes("XCHECK: zzz\nCHECK: a", "a\n");
 }
@@ -131,13 +159,13 @@ fn bad_check_files() {
 
 #[test]
 fn pattern_parsing() {
-    let p = parse_pattern("a{{b}}[[X:[a-z]]]]c[[X]]", 1).unwrap();
+    let p = parse_pattern("a{{b}}[[X:[a-z]]]c[[X]]", 1).unwrap();
     assert_eq!(
         p,
         vec![
             Piece::Lit("a".into()),
             Piece::Regex("b".into()),
-            Piece::Def("X".into(), "[a-z]]".into()),
+            Piece::Def("X".into(), "[a-z]".into()),
             Piece::Lit("c".into()),
             Piece::Use("X".into()),
         ]

@@ -4,11 +4,11 @@
 //! | LLVM            | `filecheck` crate                                        |
 //! |-----------------|----------------------------------------------------------|
 //! | `CHECK:`        | `check:`                                                 |
-//! | `CHECK-NEXT:`   | `nextln:`                                                |
+//! | `CHECK-NEXT:`   | `not:` + `nextln:` of the same pattern (see below)       |
 //! | `CHECK-SAME:`   | `sameln:`                                                |
 //! | `CHECK-NOT:`    | `not:`                                                   |
 //! | `CHECK-DAG:`    | `unordered:`                                             |
-//! | `CHECK-EMPTY:`  | `nextln:` of the regex `\A$` (the next line is empty)    |
+//! | `CHECK-EMPTY:`  | `check:` of the regex `\A[^\n]*\n$` (next line empty)   |
 //! | `CHECK-LABEL:`  | matched first by this module; the input is cut in blocks |
 //! | `{{re}}`        | `$(rxN)` with `regex: rxN=re`                            |
 //! | `[[X:re]]`      | `$(X=$rxN)` with `regex: rxN=re`                         |
@@ -16,6 +16,8 @@
 //!
 //! Every pattern is wrapped in `$()...$()` so the crate adds no implicit word boundaries, and
 //! literal `$` becomes `$$`. Whitespace is canonicalized in both files beforehand.
+//! `CHECK-NEXT: P` also emits `not: P` so that, as in LLVM, P matching again later on the
+//! previous match's line is an error (skipped after `CHECK-DAG:` and when P defines variables).
 
 use crate::checkfile::{canonicalize, Directive, Kind, Piece};
 use filecheck::{CheckerBuilder, Value, VariableMap};
@@ -123,7 +125,8 @@ pub fn translate_block(dirs: &[&Directive]) -> (Vec<String>, Vec<Option<usize>>)
     for (i, d) in dirs.iter().enumerate() {
         let mut pat = String::from("$()");
         if d.kind == Kind::Empty {
-            let v = regex_var(r"\A$", &mut lines, &mut origin);
+            // The rest of the previous match's line, its newline, then an empty line or EOF.
+            let v = regex_var(r"\A[^\n]*\n$", &mut lines, &mut origin);
             pat.push_str(&format!("$({v})"));
         }
         for p in &d.pieces {
@@ -141,9 +144,21 @@ pub fn translate_block(dirs: &[&Directive]) -> (Vec<String>, Vec<Option<usize>>)
             }
         }
         pat.push_str("$()");
+        let after_dag = dirs[..i]
+            .iter()
+            .rev()
+            .find(|p| p.kind != Kind::Not)
+            .is_some_and(|p| p.kind == Kind::Dag);
+        let defines = d.pieces.iter().any(|p| matches!(p, Piece::Def(..)));
+        if d.kind == Kind::Next && !after_dag && !defines {
+            // LLVM takes the first match after the previous one and then requires it to be on
+            // the next line: the pattern must not match earlier, e.g. later on the same line.
+            lines.push(format!("not: {pat}"));
+            origin.push(Some(i));
+        }
         let kw = match d.kind {
-            Kind::Check | Kind::Label => "check",
-            Kind::Next | Kind::Empty => "nextln",
+            Kind::Check | Kind::Label | Kind::Empty => "check",
+            Kind::Next => "nextln",
             Kind::Same => "sameln",
             Kind::Not => "not",
             Kind::Dag => "unordered",
@@ -278,9 +293,19 @@ fn run_block(
             None
         }
         Ok((false, expl)) => {
-            let what = match failed_directive(&expl).and_then(|k| origin.get(k).copied().flatten()) {
+            let failed = failed_directive(&expl);
+            let not_hit =
+                failed.is_some_and(|k| lines.get(k).is_some_and(|l| l.starts_with("not:")));
+            let what = match failed.and_then(|k| origin.get(k).copied().flatten()) {
+                Some(o) if block[o].kind == Kind::Next && not_hit => format!(
+                    "{file}:{}: error: {}\n  found on the same line as the previous match, not on the next line",
+                    block[o].line, block[o]
+                ),
                 Some(o) if block[o].kind == Kind::Not => {
-                    format!("{file}:{}: error: {}\n  excluded string found in input", block[o].line, block[o])
+                    format!(
+                        "{file}:{}: error: {}\n  excluded string found in input",
+                        block[o].line, block[o]
+                    )
                 }
                 Some(o) => format!(
                     "{file}:{}: error: {}\n  expected string not found in input",
@@ -293,7 +318,10 @@ fn run_block(
                         .take_while(|d| d.kind == Kind::Not)
                         .map(|d| format!("{file}:{}: {d}", d.line))
                         .collect();
-                    format!("error: excluded string found in input, one of:\n  {}", nots.join("\n  "))
+                    format!(
+                        "error: excluded string found in input, one of:\n  {}",
+                        nots.join("\n  ")
+                    )
                 }
             };
             Some(Outcome::Fail(format!(
@@ -303,10 +331,15 @@ fn run_block(
         }
         Err(filecheck::Error::UndefVariable(m)) => {
             let name = m.rsplit('$').next().unwrap_or("");
-            let user = block.iter().find(|d| d.pieces.contains(&Piece::Use(name.to_string())));
+            let user = block
+                .iter()
+                .find(|d| d.pieces.contains(&Piece::Use(name.to_string())));
             let line = user.map_or(block[0].line, |d| d.line);
             Some(Outcome::Fail(format!("{file}:{line}: error: {m}")))
         }
-        Err(e) => Some(Outcome::Error(format!("{file}:{}: error: {e}", block[0].line))),
+        Err(e) => Some(Outcome::Error(format!(
+            "{file}:{}: error: {e}",
+            block[0].line
+        ))),
     }
 }

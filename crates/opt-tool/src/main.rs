@@ -1,1 +1,384 @@
-fn main() {}
+//! `l0-opt`: parses L0 IR, runs a pass pipeline, and prints, emits or runs
+//! the result (IR-SPEC §4). Exit status: 0 success, 1 a diagnostic, 2 a bad
+//! command line.
+
+mod args;
+mod expect;
+mod npy;
+mod run;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use clap::{ArgAction, Parser, ValueEnum};
+
+use ir::context::Source;
+use ir::diag::{render, Diagnostic};
+use ir::pass::{PassManager, PrintIrAfterAll, Timing, VerifyEach};
+use ir::printer::{print_module, PrintOptions};
+use ir::Context;
+
+/// What to produce.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Emit {
+    Ir,
+    Dot,
+    Llvm,
+    Asm,
+    Obj,
+    Ptx,
+}
+
+/// Code generation target.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Target {
+    Native,
+    Nvptx,
+}
+
+/// How `--run` executes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    Interp,
+    Cranelift,
+    Llvm,
+}
+
+/// The L0 optimizer driver.
+#[derive(Parser, Debug)]
+#[command(name = "l0-opt", version, about = "L0 optimizer: parse, transform, print, compile and run L0 IR")]
+struct Cli {
+    /// Input file (`-` for standard input).
+    input: Option<String>,
+    /// Comma-separated pass pipeline, e.g. `fuse,lower` or `canonicalize{max-iterations=4}`.
+    #[arg(long = "pass", value_name = "P1,P2,...")]
+    pass: Vec<String>,
+    /// Print the IR to stderr after every pass.
+    #[arg(long)]
+    print_ir_after_all: bool,
+    /// Print every op in the generic form.
+    #[arg(long)]
+    print_generic: bool,
+    /// Verify the IR after each pass (default true).
+    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    verify_each: bool,
+    /// What to emit.
+    #[arg(long, value_enum, default_value = "ir")]
+    emit: Emit,
+    /// Code generation target.
+    #[arg(long, value_enum, default_value = "native")]
+    target: Target,
+    /// Output file (IR, object file, or a `.npy` result with --run).
+    #[arg(short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Run this function after the passes and print its results.
+    #[arg(long, value_name = "FUNC")]
+    run: Option<String>,
+    /// An argument for --run: a number, boolean, `[1, 2]`, or `@file.npy`.
+    #[arg(long = "arg", value_name = "ARG", allow_hyphen_values = true)]
+    args: Vec<String>,
+    /// Execution backend for --run.
+    #[arg(long, value_enum, default_value = "cranelift")]
+    backend: Backend,
+    /// Run the function N times after one warm-up and print `median_ns=` on stderr.
+    #[arg(long, value_name = "N")]
+    bench: Option<usize>,
+    /// Print a timing report (parse, each pass, output) to stderr.
+    #[arg(long)]
+    timing: bool,
+    /// Print each pass's statistics to stderr.
+    #[arg(long)]
+    pass_statistics: bool,
+    /// List the registered passes and exit.
+    #[arg(long)]
+    list_passes: bool,
+    /// Split the input at `// -----` lines and process each part separately.
+    #[arg(long)]
+    split_input_file: bool,
+    /// Check diagnostics against `// expected-error {{...}}` comments.
+    #[arg(long)]
+    verify_diagnostics: bool,
+}
+
+/// A failure: diagnostics (exit 1) or a command-line problem (exit 2).
+enum Failure {
+    Diags(Vec<Diagnostic>),
+    Usage(String),
+}
+
+impl From<Diagnostic> for Failure {
+    fn from(d: Diagnostic) -> Self {
+        Failure::Diags(vec![d])
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    // Deeply nested IR recurses in the builder, printer and interpreter: run on a big stack.
+    let h = std::thread::Builder::new()
+        .stack_size(1 << 30)
+        .spawn(move || real_main(cli))
+        .expect("cannot spawn the main thread");
+    match h.join() {
+        Ok(code) => ExitCode::from(code),
+        Err(_) => {
+            eprintln!("l0-opt: internal error");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn read_input(path: &str) -> Result<Vec<u8>, String> {
+    if path == "-" {
+        let mut buf = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut buf)
+            .map_err(|e| format!("cannot read standard input: {e}"))?;
+        Ok(buf)
+    } else {
+        std::fs::read(path).map_err(|e| format!("cannot read '{path}': {e}"))
+    }
+}
+
+fn real_main(cli: Cli) -> u8 {
+    let pass_registry = passes::registry();
+    if cli.list_passes {
+        print!("{}", pass_registry.describe());
+        return 0;
+    }
+    let Some(input) = cli.input.clone() else {
+        eprintln!("l0-opt: error: no input file (use '-' for standard input)");
+        return 2;
+    };
+    let bytes = match read_input(&input) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("l0-opt: error: {e}");
+            return 2;
+        }
+    };
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let off = e.utf8_error().valid_up_to();
+            let valid = String::from_utf8_lossy(&e.as_bytes()[..off]).into_owned();
+            let src = Source {
+                name: input.clone(),
+                text: valid,
+            };
+            let d = Diagnostic::error(ir::Loc(off as u32), "invalid UTF-8 in input");
+            eprint!("{}", render(Some(&src), &d));
+            return 1;
+        }
+    };
+    let pipeline = cli.pass.join(",");
+    if let Err(e) = pass_registry.parse_pipeline(&pipeline) {
+        eprintln!("l0-opt: error: {e}");
+        return 2;
+    }
+    let chunks = if cli.split_input_file { split_chunks(&text) } else { vec![text.clone()] };
+    let mut outputs = Vec::new();
+    let mut ok = true;
+    for chunk in chunks {
+        let source = Rc::new(Source {
+            name: input.clone(),
+            text: chunk,
+        });
+        match process(&cli, &pipeline, &source) {
+            Ok(out) => outputs.push(out),
+            Err(Failure::Usage(msg)) => {
+                eprintln!("l0-opt: error: {msg}");
+                return 2;
+            }
+            Err(Failure::Diags(diags)) => {
+                if cli.verify_diagnostics {
+                    let problems = expect::check(&source, &diags);
+                    for p in &problems {
+                        eprintln!("{p}");
+                    }
+                    ok &= problems.is_empty();
+                    continue;
+                }
+                for d in &diags {
+                    eprint!("{}", render(Some(&source), d));
+                }
+                return 1;
+            }
+        }
+        if cli.verify_diagnostics {
+            let problems = expect::check(&source, &[]);
+            for p in &problems {
+                eprintln!("{p}");
+            }
+            ok &= problems.is_empty();
+        }
+    }
+    let joined = outputs.join("// -----\n");
+    if !joined.is_empty() {
+        if let Err(e) = write_output(cli.output.as_deref().filter(|_| cli.run.is_none()), joined.as_bytes()) {
+            eprintln!("l0-opt: error: {e}");
+            return 1;
+        }
+    }
+    if ok {
+        0
+    } else {
+        1
+    }
+}
+
+/// Splits at `// -----` lines; each part keeps its original line numbers by
+/// blanking the lines of the other parts.
+fn split_chunks(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut chunks = Vec::new();
+    let mut start = 0;
+    for (i, l) in lines.iter().enumerate() {
+        if l.trim_end() == "// -----" {
+            chunks.push((start, i));
+            start = i + 1;
+        }
+    }
+    chunks.push((start, lines.len()));
+    chunks
+        .into_iter()
+        .map(|(s, e)| {
+            let mut out = "\n".repeat(s);
+            for l in &lines[s..e] {
+                out.push_str(l);
+            }
+            out
+        })
+        .collect()
+}
+
+/// Writes `data` to `path` (atomically, via a temporary file) or stdout.
+fn write_output(path: Option<&Path>, data: &[u8]) -> Result<(), String> {
+    match path {
+        None | Some(_) if path.is_none_or(|p| p == Path::new("-")) => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(data).map_err(|e| format!("cannot write output: {e}"))
+        }
+        Some(p) => {
+            let tmp = p.with_extension("l0tmp");
+            std::fs::write(&tmp, data)
+                .and_then(|_| std::fs::rename(&tmp, p))
+                .map_err(|e| {
+                    let _ = std::fs::remove_file(&tmp);
+                    format!("cannot write '{}': {e}", p.display())
+                })
+        }
+        None => unreachable!(),
+    }
+}
+
+fn process(cli: &Cli, pipeline: &str, source: &Rc<Source>) -> Result<String, Failure> {
+    let t0 = Instant::now();
+    let registry = dialects::registry();
+    let mut ctx: Context = ir::build::parse_source(&source.name, &source.text, registry)?;
+    ctx.source = Some(source.clone());
+    ir::verifier::verify(&ctx).map_err(Failure::Diags)?;
+    let parse_time = t0.elapsed();
+
+    let passes = passes::registry().parse_pipeline(pipeline).map_err(Failure::Usage)?;
+    let mut pm = PassManager::new(passes);
+    if cli.verify_each {
+        pm.instrument(Box::new(VerifyEach));
+    }
+    if cli.print_ir_after_all {
+        pm.instrument(Box::new(PrintIrAfterAll {
+            opts: PrintOptions {
+                generic: cli.print_generic,
+            },
+        }));
+    }
+    let timing = Rc::new(std::cell::RefCell::new(Timing::default()));
+    pm.instrument(Box::new(SharedTiming(timing.clone())));
+    pm.run(&mut ctx)?;
+
+    if cli.pass_statistics {
+        for (name, stats) in &pm.stats {
+            eprintln!("{name}:");
+            for (k, v) in &stats.counters {
+                eprintln!("  {k} = {v}");
+            }
+        }
+    }
+
+    let t1 = Instant::now();
+    let out = if let Some(func) = &cli.run {
+        run::run(cli, &ctx, func)?;
+        String::new()
+    } else {
+        emit(cli, &ctx)?
+    };
+    let out_time = t1.elapsed();
+    if cli.timing {
+        report_timing(parse_time, &timing.borrow(), out_time, cli.run.is_some());
+    }
+    Ok(out)
+}
+
+struct SharedTiming(Rc<std::cell::RefCell<Timing>>);
+
+impl ir::pass::Instrumentation for SharedTiming {
+    fn after_pass(
+        &mut self,
+        pass: &str,
+        ctx: &Context,
+        stats: &ir::pass::PassStats,
+        elapsed: Duration,
+    ) -> Result<(), Diagnostic> {
+        self.0.borrow_mut().after_pass(pass, ctx, stats, elapsed)
+    }
+}
+
+fn report_timing(parse: Duration, t: &Timing, out: Duration, ran: bool) {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let mut total = parse + out;
+    eprintln!("===- L0 execution time report -===");
+    eprintln!("  {:>10.3} ms  parse + verify", ms(parse));
+    for (name, d, _) in &t.records {
+        total += *d;
+        eprintln!("  {:>10.3} ms  pass '{name}' (+ instrumentation excluded)", ms(*d));
+    }
+    eprintln!("  {:>10.3} ms  {}", ms(out), if ran { "run" } else { "output" });
+    eprintln!("  {:>10.3} ms  total", ms(total));
+}
+
+fn emit(cli: &Cli, ctx: &Context) -> Result<String, Failure> {
+    match cli.emit {
+        Emit::Ir => Ok(print_module(
+            ctx,
+            PrintOptions {
+                generic: cli.print_generic,
+            },
+        )),
+        Emit::Dot => Ok(ir::dot::to_dot(ctx)),
+        Emit::Obj => {
+            if cli.target != Target::Native {
+                return Err(Failure::Usage("--emit=obj supports only --target=native".into()));
+            }
+            let Some(path) = &cli.output else {
+                return Err(Failure::Usage("--emit=obj needs -o FILE.o".into()));
+            };
+            let bytes = codegen::emit_object(ctx)?;
+            write_output(Some(path), &bytes).map_err(|e| Failure::Diags(vec![ir::pass::pass_error(e)]))?;
+            Ok(String::new())
+        }
+        Emit::Llvm | Emit::Asm | Emit::Ptx => Err(Failure::Diags(vec![ir::pass::pass_error(format!(
+            "--emit={:?} needs the LLVM backend, which is not built yet",
+            cli.emit
+        )
+        .to_lowercase())])),
+    }
+}

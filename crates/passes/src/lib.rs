@@ -1,1 +1,23 @@
-//! stub
+//! Whole-program passes over L0 IR. Each module defines one pass; [`registry`]
+//! registers them all by name with a description and options.
+
+use ir::pass::PassRegistry;
+
+pub mod canonicalize;
+pub mod cse;
+pub mod dce;
+pub mod fuse;
+pub mod inline;
+pub mod lower;
+
+/// Every pass of L0.
+pub fn registry() -> PassRegistry {
+    let mut r = PassRegistry::default();
+    r.register(canonicalize::info());
+    r.register(cse::info());
+    r.register(dce::info());
+    r.register(fuse::info());
+    r.register(inline::info());
+    r.register(lower::info());
+    r
+}

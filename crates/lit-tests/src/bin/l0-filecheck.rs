@@ -25,12 +25,20 @@ fn parse_args(args: &[String]) -> Result<Opts, String> {
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let a2 = a.strip_prefix('-').filter(|s| s.starts_with('-')).unwrap_or(a);
+        let a2 = a
+            .strip_prefix('-')
+            .filter(|s| s.starts_with('-'))
+            .unwrap_or(a);
         let (key, inline) = match a2.split_once('=') {
             Some((k, v)) => (k, Some(v.to_string())),
             None => (a2, None),
         };
-        let mut value = || inline.clone().or_else(|| it.next().cloned()).ok_or(format!("missing value for {key}"));
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| it.next().cloned())
+                .ok_or(format!("missing value for {key}"))
+        };
         match key {
             "-check-prefix" | "-check-prefixes" => {
                 o.prefixes.extend(value()?.split(',').map(str::to_string));
@@ -56,23 +64,27 @@ fn parse_args(args: &[String]) -> Result<Opts, String> {
 
 fn run() -> Result<Outcome, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let o = parse_args(&args)?;
+    let o = parse_args(&args).map_err(|e| format!("error: {e}"))?;
     let text = std::fs::read_to_string(&o.check_file)
-        .map_err(|e| format!("cannot read check file '{}': {e}", o.check_file))?;
-    let dirs = parse_check_file(&text, &o.prefixes).map_err(|e| format!("{}:{e}", o.check_file))?;
+        .map_err(|e| format!("error: cannot read check file '{}': {e}", o.check_file))?;
+    let dirs = parse_check_file(&text, &o.prefixes).map_err(|e| match e.line {
+        0 => format!("{}: {e}", o.check_file),
+        _ => format!("{}:{e}", o.check_file),
+    })?;
     let input = match &o.input_file {
-        Some(f) => std::fs::read_to_string(f).map_err(|e| format!("cannot read input '{f}': {e}"))?,
+        Some(f) => std::fs::read_to_string(f)
+            .map_err(|e| format!("error: cannot read input '{f}': {e}"))?,
         None => {
             let mut s = String::new();
             std::io::stdin()
                 .read_to_string(&mut s)
-                .map_err(|e| format!("cannot read stdin: {e}"))?;
+                .map_err(|e| format!("error: cannot read stdin: {e}"))?;
             s
         }
     };
     if input.is_empty() && !o.allow_empty {
         let name = o.input_file.as_deref().unwrap_or("<stdin>");
-        return Err(format!("'{name}' is empty"));
+        return Err(format!("error: '{name}' is empty"));
     }
     Ok(check(&dirs, &input, &o.check_file))
 }
@@ -89,7 +101,7 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
         Err(m) => {
-            eprintln!("l0-filecheck: error: {m}");
+            eprintln!("l0-filecheck: {m}");
             ExitCode::from(2)
         }
     }

@@ -1,0 +1,411 @@
+//! Scalar semantics of the arith ops, shared by the interpreter and the
+//! folder so that folding a constant gives exactly what running the op gives.
+//!
+//! Integers are carried as `i64` sign-extended from the type's width (so an
+//! `i1` `true` is `-1` here, as in MLIR's signless-as-signed view); every
+//! integer result is truncated to the width and sign-extended again
+//! (wrapping arithmetic). `f32` values are computed in `f32`.
+
+use ir::interp::RtValue;
+use ir::{Attribute, Type};
+
+/// A scalar operand or result of an arith op.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Scalar {
+    /// An integer of any integer type, sign-extended from its width.
+    Int(i64),
+    F32(f32),
+    F64(f64),
+}
+
+/// Truncates `v` to the width of integer type `ty` and sign-extends it
+/// (`i1`: `0` or `-1`). Other types leave `v` unchanged.
+pub fn sext(v: i64, ty: &Type) -> i64 {
+    match ty {
+        Type::I1 => -(v & 1),
+        Type::I32 => v as i32 as i64,
+        _ => v,
+    }
+}
+
+/// `v` as an unsigned number of the width of `ty`.
+pub fn zext(v: i64, ty: &Type) -> u64 {
+    match ty {
+        Type::I1 => (v & 1) as u64,
+        Type::I32 => v as u32 as u64,
+        _ => v as u64,
+    }
+}
+
+impl Scalar {
+    /// Reads a run-time value of type `ty`.
+    pub fn from_rt(v: &RtValue, ty: &Type) -> Option<Scalar> {
+        match (v, ty) {
+            (RtValue::Bool(b), t) if t.is_integer() => Some(Scalar::Int(sext(*b as i64, t))),
+            (RtValue::Int(i), t) if t.is_integer() => Some(Scalar::Int(sext(*i, t))),
+            (RtValue::F32(x), Type::F32) => Some(Scalar::F32(*x)),
+            (RtValue::F64(x), Type::F64) => Some(Scalar::F64(*x)),
+            _ => None,
+        }
+    }
+    /// The run-time value of type `ty` (`i1` as `Bool`, `i32` sign-extended).
+    pub fn to_rt(self, ty: &Type) -> RtValue {
+        match self {
+            Scalar::Int(v) if *ty == Type::I1 => RtValue::Bool(v & 1 != 0),
+            Scalar::Int(v) => RtValue::Int(sext(v, ty)),
+            Scalar::F32(x) => RtValue::F32(x),
+            Scalar::F64(x) => RtValue::F64(x),
+        }
+    }
+    /// Reads a constant attribute of type `ty` (`Bool` counts as `i1`).
+    pub fn from_attr(a: &Attribute, ty: &Type) -> Option<Scalar> {
+        match (a, ty) {
+            (Attribute::Int(v, t), _) if t == ty && ty.is_integer() => {
+                Some(Scalar::Int(sext(*v, ty)))
+            }
+            (Attribute::Bool(b), Type::I1) => Some(Scalar::Int(-(*b as i64))),
+            (Attribute::Float(x, Type::F32), Type::F32) => Some(Scalar::F32(*x as f32)),
+            (Attribute::Float(x, Type::F64), Type::F64) => Some(Scalar::F64(*x)),
+            _ => None,
+        }
+    }
+    /// The constant attribute of type `ty` (`i1` as `Int(0|1, i1)`).
+    pub fn to_attr(self, ty: &Type) -> Attribute {
+        match self {
+            Scalar::Int(v) => Attribute::int(v, ty.clone()),
+            Scalar::F32(x) => Attribute::Float(x as f64, Type::F32),
+            Scalar::F64(x) => Attribute::Float(x, Type::F64),
+        }
+    }
+    /// The integer, if this is one.
+    pub fn int(self) -> Option<i64> {
+        match self {
+            Scalar::Int(v) => Some(v),
+            _ => None,
+        }
+    }
+    /// Whether this is the float `v` bit for bit.
+    pub fn is_float_bits(self, v: f64) -> bool {
+        match self {
+            Scalar::F32(x) => x.to_bits() == (v as f32).to_bits(),
+            Scalar::F64(x) => x.to_bits() == v.to_bits(),
+            Scalar::Int(_) => false,
+        }
+    }
+}
+
+/// Binary ops whose operands and result share one type.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub enum Bin {
+    AddI,
+    SubI,
+    MulI,
+    DivSI,
+    RemSI,
+    AndI,
+    OrI,
+    XorI,
+    MinI,
+    MaxI,
+    AddF,
+    SubF,
+    MulF,
+    DivF,
+    MinF,
+    MaxF,
+    Pow,
+}
+
+impl Bin {
+    pub const ALL: [Bin; 17] = [
+        Bin::AddI,
+        Bin::SubI,
+        Bin::MulI,
+        Bin::DivSI,
+        Bin::RemSI,
+        Bin::AndI,
+        Bin::OrI,
+        Bin::XorI,
+        Bin::MinI,
+        Bin::MaxI,
+        Bin::AddF,
+        Bin::SubF,
+        Bin::MulF,
+        Bin::DivF,
+        Bin::MinF,
+        Bin::MaxF,
+        Bin::Pow,
+    ];
+    /// The op of discriminant `k`.
+    pub const fn of(k: u8) -> Bin {
+        Bin::ALL[k as usize]
+    }
+}
+
+/// Unary ops whose operand and result share one type.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub enum Un {
+    NegF,
+    Sqrt,
+    Exp,
+    Log,
+    Sin,
+    Cos,
+    Abs,
+}
+
+impl Un {
+    pub const ALL: [Un; 7] = [
+        Un::NegF,
+        Un::Sqrt,
+        Un::Exp,
+        Un::Log,
+        Un::Sin,
+        Un::Cos,
+        Un::Abs,
+    ];
+    /// The op of discriminant `k`.
+    pub const fn of(k: u8) -> Un {
+        Un::ALL[k as usize]
+    }
+}
+
+/// Casts.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub enum Cast {
+    SIToFP,
+    FPToSI,
+    IndexCast,
+    ExtF,
+    TruncF,
+}
+
+impl Cast {
+    pub const ALL: [Cast; 5] = [
+        Cast::SIToFP,
+        Cast::FPToSI,
+        Cast::IndexCast,
+        Cast::ExtF,
+        Cast::TruncF,
+    ];
+    /// The op of discriminant `k`.
+    pub const fn of(k: u8) -> Cast {
+        Cast::ALL[k as usize]
+    }
+}
+
+/// The run-time fault of `divsi`/`remsi` by zero.
+pub const DIV_BY_ZERO: &str = "integer division by zero";
+const BAD_KIND: &str = "operands have the wrong type";
+
+macro_rules! min_max {
+    ($min:ident, $max:ident, $t:ty) => {
+        /// IEEE-754 `minimum`: NaN if either operand is NaN, `-0 < +0`.
+        pub fn $min(a: $t, b: $t) -> $t {
+            if a.is_nan() {
+                a
+            } else if b.is_nan() {
+                b
+            } else if a < b {
+                a
+            } else if b < a {
+                b
+            } else if a.is_sign_negative() {
+                a
+            } else {
+                b
+            }
+        }
+        /// IEEE-754 `maximum`: NaN if either operand is NaN, `-0 < +0`.
+        pub fn $max(a: $t, b: $t) -> $t {
+            if a.is_nan() {
+                a
+            } else if b.is_nan() {
+                b
+            } else if a > b {
+                a
+            } else if b > a {
+                b
+            } else if a.is_sign_positive() {
+                a
+            } else {
+                b
+            }
+        }
+    };
+}
+min_max!(min_f64, max_f64, f64);
+min_max!(min_f32, max_f32, f32);
+
+/// Evaluates a binary op at type `ty`. `Err` is a run-time fault (or, for
+/// operands of the wrong kind, a type error that verification rejects).
+pub fn binary(op: Bin, ty: &Type, a: Scalar, b: Scalar) -> Result<Scalar, &'static str> {
+    use Scalar::*;
+    let r = match (a, b) {
+        (Int(x), Int(y)) => {
+            let v = match op {
+                Bin::AddI => x.wrapping_add(y),
+                Bin::SubI => x.wrapping_sub(y),
+                Bin::MulI => x.wrapping_mul(y),
+                Bin::DivSI | Bin::RemSI if y == 0 => return Err(DIV_BY_ZERO),
+                Bin::DivSI => x.wrapping_div(y),
+                Bin::RemSI => x.wrapping_rem(y),
+                Bin::AndI => x & y,
+                Bin::OrI => x | y,
+                Bin::XorI => x ^ y,
+                Bin::MinI => x.min(y),
+                Bin::MaxI => x.max(y),
+                _ => return Err(BAD_KIND),
+            };
+            Int(sext(v, ty))
+        }
+        (F64(x), F64(y)) => F64(match op {
+            Bin::AddF => x + y,
+            Bin::SubF => x - y,
+            Bin::MulF => x * y,
+            Bin::DivF => x / y,
+            Bin::MinF => min_f64(x, y),
+            Bin::MaxF => max_f64(x, y),
+            Bin::Pow => x.powf(y),
+            _ => return Err(BAD_KIND),
+        }),
+        (F32(x), F32(y)) => F32(match op {
+            Bin::AddF => x + y,
+            Bin::SubF => x - y,
+            Bin::MulF => x * y,
+            Bin::DivF => x / y,
+            Bin::MinF => min_f32(x, y),
+            Bin::MaxF => max_f32(x, y),
+            Bin::Pow => x.powf(y),
+            _ => return Err(BAD_KIND),
+        }),
+        _ => return Err(BAD_KIND),
+    };
+    Ok(r)
+}
+
+/// Evaluates a unary op at type `ty`.
+pub fn unary(op: Un, ty: &Type, a: Scalar) -> Result<Scalar, &'static str> {
+    use Scalar::*;
+    Ok(match a {
+        Int(x) if op == Un::Abs => Int(sext(x.wrapping_abs(), ty)),
+        F64(x) => F64(match op {
+            Un::NegF => -x,
+            Un::Sqrt => x.sqrt(),
+            Un::Exp => x.exp(),
+            Un::Log => x.ln(),
+            Un::Sin => x.sin(),
+            Un::Cos => x.cos(),
+            Un::Abs => x.abs(),
+        }),
+        F32(x) => F32(match op {
+            Un::NegF => -x,
+            Un::Sqrt => x.sqrt(),
+            Un::Exp => x.exp(),
+            Un::Log => x.ln(),
+            Un::Sin => x.sin(),
+            Un::Cos => x.cos(),
+            Un::Abs => x.abs(),
+        }),
+        Int(_) => return Err(BAD_KIND),
+    })
+}
+
+/// Evaluates a cast to type `to`. `fptosi` saturates like Rust's `as`
+/// (NaN gives 0, out-of-range values the nearest bound of `to`).
+pub fn cast(op: Cast, to: &Type, a: Scalar) -> Result<Scalar, &'static str> {
+    use Scalar::*;
+    Ok(match (op, a, to) {
+        (Cast::SIToFP, Int(v), Type::F32) => F32(v as f32),
+        (Cast::SIToFP, Int(v), Type::F64) => F64(v as f64),
+        (Cast::FPToSI, F32(x), Type::I32) => Int(x as i32 as i64),
+        (Cast::FPToSI, F64(x), Type::I32) => Int(x as i32 as i64),
+        (Cast::FPToSI, F32(x), t) if t.is_integer() && *t != Type::I1 => Int(x as i64),
+        (Cast::FPToSI, F64(x), t) if t.is_integer() && *t != Type::I1 => Int(x as i64),
+        (Cast::IndexCast, Int(v), t) if t.is_integer() => Int(sext(v, t)),
+        (Cast::ExtF, F32(x), Type::F64) => F64(x as f64),
+        (Cast::TruncF, F64(x), Type::F32) => F32(x as f32),
+        _ => return Err(BAD_KIND),
+    })
+}
+
+/// The `cmpi` predicates (MLIR's names).
+pub const CMPI_PREDICATES: &[&str] = &[
+    "eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge",
+];
+/// The `cmpf` predicates (MLIR's names).
+pub const CMPF_PREDICATES: &[&str] = &[
+    "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule",
+    "une", "uno", "true",
+];
+
+/// Compares two integers of type `ty` (sign-extended) under `pred`.
+pub fn cmpi(pred: &str, ty: &Type, a: i64, b: i64) -> Option<bool> {
+    let (ua, ub) = (zext(a, ty), zext(b, ty));
+    Some(match pred {
+        "eq" => a == b,
+        "ne" => a != b,
+        "slt" => a < b,
+        "sle" => a <= b,
+        "sgt" => a > b,
+        "sge" => a >= b,
+        "ult" => ua < ub,
+        "ule" => ua <= ub,
+        "ugt" => ua > ub,
+        "uge" => ua >= ub,
+        _ => return None,
+    })
+}
+
+/// Compares two floats under `pred` (`o*`: ordered, false on NaN; `u*`:
+/// unordered, true on NaN).
+pub fn cmpf(pred: &str, a: f64, b: f64) -> Option<bool> {
+    let uno = a.is_nan() || b.is_nan();
+    Some(match pred {
+        "false" => false,
+        "oeq" => a == b,
+        "ogt" => a > b,
+        "oge" => a >= b,
+        "olt" => a < b,
+        "ole" => a <= b,
+        "one" => !uno && a != b,
+        "ord" => !uno,
+        "ueq" => uno || a == b,
+        "ugt" => uno || a > b,
+        "uge" => uno || a >= b,
+        "ult" => uno || a < b,
+        "ule" => uno || a <= b,
+        "une" => a != b,
+        "uno" => uno,
+        "true" => true,
+        _ => return None,
+    })
+}
+
+/// The float of a float scalar, widened.
+pub fn as_f64(s: Scalar) -> Option<f64> {
+    match s {
+        Scalar::F32(x) => Some(x as f64),
+        Scalar::F64(x) => Some(x),
+        Scalar::Int(_) => None,
+    }
+}
+
+/// Whether `op` may cast `from` to `to` (what the verifier accepts):
+/// `sitofp` i32/i64/index -> f32/f64; `fptosi` f32/f64 -> i32/i64/index;
+/// `index_cast` between `index` and i32/i64 (one side `index`);
+/// `extf` f32 -> f64; `truncf` f64 -> f32. `i1` is not a cast operand
+/// (its signed value would be -1: use `select`).
+pub fn cast_ok(op: Cast, from: &Type, to: &Type) -> bool {
+    let int = |t: &Type| matches!(t, Type::I32 | Type::I64 | Type::Index);
+    match op {
+        Cast::SIToFP => int(from) && to.is_float(),
+        Cast::FPToSI => from.is_float() && int(to),
+        Cast::IndexCast => int(from) && int(to) && ((*from == Type::Index) != (*to == Type::Index)),
+        Cast::ExtF => *from == Type::F32 && *to == Type::F64,
+        Cast::TruncF => *from == Type::F64 && *to == Type::F32,
+    }
+}

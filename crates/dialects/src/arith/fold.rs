@@ -1,0 +1,256 @@
+//! Folds and canonicalization rewrites of the arith ops.
+//!
+//! Every fold is exact: constant folding uses the interpreter's semantics
+//! ([`super::eval`]), so IEEE rounding (in `f32` for `f32`), NaN propagation
+//! and wrapping integer arithmetic are preserved, and a fold that would fault
+//! at run time (`divsi`/`remsi` by zero) is left alone. Identities are only
+//! those that hold for every input: `x + 0.0` is *not* folded for floats
+//! (`-0.0 + 0.0 = +0.0`), `x * 0` only for integers (`NaN * 0`, `-1.0 * 0`).
+
+use smallvec::{smallvec, SmallVec};
+
+use ir::builder::Builder;
+use ir::spec::{FoldResult, OpState, Traits};
+use ir::{Attribute, Context, Type, ValueId};
+
+use super::eval::{self, Bin, Cast, Scalar, Un};
+
+type Folded = Option<SmallVec<[FoldResult; 1]>>;
+
+/// The `value` attribute of the constant-like op defining `v`, if any.
+pub fn constant_of(ctx: &Context, v: ValueId) -> Option<&Attribute> {
+    let op = ctx.def_op(v)?;
+    if !ctx.alive(op) || !ctx.has_traits(op, Traits::CONSTANT_LIKE) {
+        return None;
+    }
+    ctx.attr(op, "value")
+}
+
+/// The integer constant `v` (sign-extended from its type's width; an `i1`
+/// `true` is `1` here), if `v` is one.
+pub fn constant_int(ctx: &Context, v: ValueId) -> Option<i64> {
+    match constant_of(ctx, v)? {
+        Attribute::Int(x, _) => Some(*x),
+        Attribute::Bool(b) => Some(*b as i64),
+        _ => None,
+    }
+}
+
+/// The float constant `v` (`f32` widened), if `v` is one.
+pub fn constant_float(ctx: &Context, v: ValueId) -> Option<f64> {
+    constant_of(ctx, v)?.as_float()
+}
+
+fn scalar(ctx: &Context, v: ValueId, ty: &Type) -> Option<Scalar> {
+    Scalar::from_attr(constant_of(ctx, v)?, ty)
+}
+
+fn value(v: ValueId) -> Folded {
+    Some(smallvec![FoldResult::Value(v)])
+}
+
+fn constant(a: Attribute) -> Folded {
+    Some(smallvec![FoldResult::Constant(a)])
+}
+
+/// The operand defining op's kind name and its operands, if `v` is a result.
+fn producer<'c>(ctx: &'c Context, v: ValueId) -> Option<(&'static str, &'c [ValueId])> {
+    let op = ctx.def_op(v)?;
+    ctx.alive(op).then(|| (ctx.op_name(op), ctx.operands(op)))
+}
+
+/// Fold of the binary ops (`K` is a [`Bin`] discriminant).
+pub fn fold_binary<const K: u8>(ctx: &Context, st: &OpState) -> Folded {
+    let op = Bin::of(K);
+    if st.operands.len() != 2 || st.result_types.len() != 1 {
+        return None;
+    }
+    let ty = &st.result_types[0];
+    let (x, y) = (st.operands[0], st.operands[1]);
+    if ctx.ty(x) != ty || ctx.ty(y) != ty {
+        return None;
+    }
+    let (a, b) = (scalar(ctx, x, ty), scalar(ctx, y, ty));
+    if let (Some(a), Some(b)) = (a, b) {
+        return eval::binary(op, ty, a, b)
+            .ok()
+            .map(|s| smallvec![FoldResult::Constant(s.to_attr(ty))]);
+    }
+    let is_int = ty.is_integer();
+    let int = |s: Option<Scalar>, v: i64| is_int && s == Some(Scalar::Int(eval::sext(v, ty)));
+    let float = |s: Option<Scalar>, v: f64| s.is_some_and(|s| s.is_float_bits(v));
+    let zero = || constant(Scalar::Int(0).to_attr(ty));
+    match op {
+        Bin::AddI if int(b, 0) => value(x),
+        Bin::AddI if int(a, 0) => value(y),
+        Bin::AddF if float(b, -0.0) => value(x),
+        Bin::AddF if float(a, -0.0) => value(y),
+        Bin::SubI if int(b, 0) => value(x),
+        Bin::SubI if is_int && x == y => zero(),
+        Bin::SubF if float(b, 0.0) => value(x),
+        Bin::MulI if int(b, 1) => value(x),
+        Bin::MulI if int(a, 1) => value(y),
+        Bin::MulI if int(a, 0) || int(b, 0) => zero(),
+        Bin::MulF if float(b, 1.0) => value(x),
+        Bin::MulF if float(a, 1.0) => value(y),
+        Bin::DivSI if int(b, 1) => value(x),
+        Bin::RemSI if int(b, 1) => zero(),
+        Bin::DivF if float(b, 1.0) => value(x),
+        Bin::AndI | Bin::OrI | Bin::MinI | Bin::MaxI | Bin::MinF | Bin::MaxF if x == y => value(x),
+        Bin::XorI if x == y => zero(),
+        Bin::AndI if int(b, 0) => zero(),
+        Bin::AndI if int(a, 0) => zero(),
+        Bin::AndI if int(b, -1) => value(x),
+        Bin::AndI if int(a, -1) => value(y),
+        Bin::OrI | Bin::XorI if int(b, 0) => value(x),
+        Bin::OrI | Bin::XorI if int(a, 0) => value(y),
+        Bin::OrI if int(a, -1) || int(b, -1) => constant(Scalar::Int(-1).to_attr(ty)),
+        _ => None,
+    }
+}
+
+/// Fold of the unary ops (`K` is a [`Un`] discriminant).
+pub fn fold_unary<const K: u8>(ctx: &Context, st: &OpState) -> Folded {
+    let op = Un::of(K);
+    if st.operands.len() != 1 || st.result_types.len() != 1 {
+        return None;
+    }
+    let ty = &st.result_types[0];
+    let x = st.operands[0];
+    if ctx.ty(x) != ty {
+        return None;
+    }
+    if let Some(a) = scalar(ctx, x, ty) {
+        return eval::unary(op, ty, a)
+            .ok()
+            .map(|s| smallvec![FoldResult::Constant(s.to_attr(ty))]);
+    }
+    if op == Un::NegF {
+        if let Some(("arith.negf", [inner])) = producer(ctx, x) {
+            return value(*inner);
+        }
+    }
+    None
+}
+
+/// Fold of the casts (`K` is a [`Cast`] discriminant).
+pub fn fold_cast<const K: u8>(ctx: &Context, st: &OpState) -> Folded {
+    let op = Cast::of(K);
+    if st.operands.len() != 1 || st.result_types.len() != 1 {
+        return None;
+    }
+    let to = &st.result_types[0];
+    let x = st.operands[0];
+    let from = ctx.ty(x);
+    if !eval::cast_ok(op, from, to) {
+        return None;
+    }
+    if let Some(a) = scalar(ctx, x, from) {
+        return eval::cast(op, to, a)
+            .ok()
+            .map(|s| smallvec![FoldResult::Constant(s.to_attr(to))]);
+    }
+    // index_cast(index_cast(y)) back to y's type is y when the inner cast
+    // did not narrow (i32 -> index -> i32, i64 -> index -> i64).
+    if op == Cast::IndexCast {
+        if let Some(("arith.index_cast", [inner])) = producer(ctx, x) {
+            let orig = ctx.ty(*inner);
+            if orig == to && orig.int_width() <= from.int_width() {
+                return value(*inner);
+            }
+        }
+    }
+    None
+}
+
+fn predicate(st: &OpState) -> Option<&str> {
+    st.attr("predicate").and_then(|a| a.as_str())
+}
+
+fn bool_attr(b: bool) -> Attribute {
+    Attribute::Int(b as i64, Type::I1)
+}
+
+/// Fold of `arith.cmpi`: constants, and `x <pred> x`.
+pub fn fold_cmpi(ctx: &Context, st: &OpState) -> Folded {
+    if st.operands.len() != 2 || st.result_types.len() != 1 || st.result_types[0] != Type::I1 {
+        return None;
+    }
+    let pred = predicate(st)?;
+    let (x, y) = (st.operands[0], st.operands[1]);
+    let ty = ctx.ty(x);
+    if ctx.ty(y) != ty || !ty.is_integer() {
+        return None;
+    }
+    if let (Some(a), Some(b)) = (scalar(ctx, x, ty), scalar(ctx, y, ty)) {
+        return constant(bool_attr(eval::cmpi(pred, ty, a.int()?, b.int()?)?));
+    }
+    if x == y {
+        return constant(bool_attr(eval::cmpi(pred, ty, 0, 0)?));
+    }
+    None
+}
+
+/// Fold of `arith.cmpf`: constants only (`x == x` is false for NaN).
+pub fn fold_cmpf(ctx: &Context, st: &OpState) -> Folded {
+    if st.operands.len() != 2 || st.result_types.len() != 1 || st.result_types[0] != Type::I1 {
+        return None;
+    }
+    let pred = predicate(st)?;
+    let (x, y) = (st.operands[0], st.operands[1]);
+    let ty = ctx.ty(x);
+    if ctx.ty(y) != ty || !ty.is_float() {
+        return None;
+    }
+    let a = eval::as_f64(scalar(ctx, x, ty)?)?;
+    let b = eval::as_f64(scalar(ctx, y, ty)?)?;
+    constant(bool_attr(eval::cmpf(pred, a, b)?))
+}
+
+/// Fold of `arith.select`: a constant condition, equal branches, and
+/// `select(c, true, false) = c`.
+pub fn fold_select(ctx: &Context, st: &OpState) -> Folded {
+    if st.operands.len() != 3 || st.result_types.len() != 1 {
+        return None;
+    }
+    let (c, a, b) = (st.operands[0], st.operands[1], st.operands[2]);
+    let ty = &st.result_types[0];
+    if *ctx.ty(c) != Type::I1 || ctx.ty(a) != ty || ctx.ty(b) != ty {
+        return None;
+    }
+    if a == b {
+        return value(a);
+    }
+    if let Some(Scalar::Int(cv)) = scalar(ctx, c, &Type::I1) {
+        return value(if cv != 0 { a } else { b });
+    }
+    if *ty == Type::I1
+        && scalar(ctx, a, ty) == Some(Scalar::Int(-1))
+        && scalar(ctx, b, ty) == Some(Scalar::Int(0))
+    {
+        return value(c);
+    }
+    None
+}
+
+/// Canonicalization of commutative ops: a constant left operand moves to
+/// the right (`addi(c, x) -> addi(x, c)`), so folds see one shape.
+pub fn constant_to_right(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
+    if st.operands.len() != 2 {
+        return None;
+    }
+    let (x, y) = (st.operands[0], st.operands[1]);
+    if constant_of(b.ctx, x).is_none() || constant_of(b.ctx, y).is_some() {
+        return None;
+    }
+    let mut swapped = st.clone();
+    swapped.operands = smallvec![y, x];
+    swapped.existing = None;
+    if st.existing.is_some() {
+        // Hash-consing would find the op being rewritten (its key sorts the
+        // operands), so build the swapped op plainly.
+        let op = b.create_raw(swapped);
+        return Some(SmallVec::from_slice(b.ctx.results(op)));
+    }
+    Some(b.create(swapped))
+}

@@ -1,0 +1,819 @@
+//! The `arith` dialect (IR-SPEC §3): constants, integer and float
+//! arithmetic, comparisons, `select`, bitwise ops, min/max, casts and math
+//! functions. Every op is pure.
+//!
+//! Semantics (shared by the interpreter and the folder, see [`eval`]):
+//! - Integers wrap at their type's width (two's complement). Signed ops
+//!   (`divsi remsi mini maxi abs`, `cmpi s*`) read an `i1` as signed, so
+//!   `true` is `-1` (MLIR's view). `divsi`/`remsi` by zero is a run-time fault
+//!   "integer division by zero"; `INT_MIN / -1` wraps to `INT_MIN`
+//!   (`remsi` gives 0); `abs(INT_MIN) = INT_MIN`.
+//! - Floats are IEEE-754, computed in the op's type (`f32` in `f32`).
+//!   `minf`/`maxf` are IEEE `minimum`/`maximum`: NaN if either operand is
+//!   NaN, and `-0.0 < +0.0`. `log` is the natural logarithm.
+//! - `fptosi` saturates like Rust's `as`: NaN gives 0, values beyond the
+//!   target's range give its minimum or maximum; `sitofp` rounds to nearest
+//!   even (once, directly to `f32` for `f32`).
+//! - Casts: `sitofp` i32/i64/index -> f32/f64, `fptosi` f32/f64 ->
+//!   i32/i64/index, `index_cast` between `index` and i32/i64 (sign-extends or
+//!   truncates), `extf` f32 -> f64, `truncf` f64 -> f32 (round to nearest).
+//!   `i1` is not a cast operand (convert with `select`).
+//! - Predicates: `cmpi` takes `eq ne slt sle sgt sge` (IR-SPEC) and MLIR's
+//!   unsigned `ult ule ugt uge` (the operands' bits read as unsigned at the
+//!   type's width). `cmpf` takes `olt ole ogt oge oeq one` (IR-SPEC: false
+//!   when an operand is NaN) and MLIR's other predicates `ord uno ueq une ult
+//!   ule ugt uge true false` (`u*`: true when an operand is NaN).
+//!
+//! Custom forms (MLIR's):
+//! `%c = arith.constant 1.5 : f64`, `arith.constant true`, `arith.constant 3 : i64`,
+//! `arith.constant 0x7FF8000000000000 : f64` (a hex integer with a float type
+//! is the bit pattern; a decimal integer is the value),
+//! `%r = arith.addf %a, %b : f64`, `%r = arith.cmpf olt, %a, %b : f64`,
+//! `%r = arith.select %c, %a, %b : f64`, `%r = arith.sitofp %a : i64 to f64`,
+//! `%r = arith.sqrt %a : f64`.
+
+pub mod eval;
+pub mod fold;
+
+use smallvec::{smallvec, SmallVec};
+
+use ir::ast::{AstItemKind, SyntaxError};
+use ir::custom::{CustomParser, ParsedOp};
+use ir::interp::{Interp, RtValue, RunError};
+use ir::printer::Printer;
+use ir::spec::{Arity, FoldFn, InterpFn, OpSpec, Registry, Traits, VerifyFn};
+use ir::{Attribute, Builder, Context, OpId, Type, ValueId};
+
+use crate::util;
+use eval::{Bin, Cast, Scalar, Un};
+pub use fold::{constant_float, constant_int, constant_of};
+
+type InterpResult = Result<SmallVec<[RtValue; 2]>, RunError>;
+
+// ----- verifiers -------------------------------------------------------------
+
+const INT_TYPES: &str = "integer (i1, i32, i64 or index)";
+const FLOAT_TYPES: &str = "float (f32 or f64)";
+
+fn operand_type(ctx: &Context, op: OpId) -> &Type {
+    match ctx.operands(op).first() {
+        Some(&v) => ctx.ty(v),
+        None => ctx.ty(ctx.result(op, 0)),
+    }
+}
+
+fn verify_int(ctx: &Context, op: OpId) -> Result<(), String> {
+    let t = operand_type(ctx, op);
+    if t.is_integer() {
+        Ok(())
+    } else {
+        Err(format!("operands must be {INT_TYPES}, but got '{t}'"))
+    }
+}
+
+fn verify_float(ctx: &Context, op: OpId) -> Result<(), String> {
+    let t = operand_type(ctx, op);
+    if t.is_float() {
+        Ok(())
+    } else {
+        Err(format!("operands must be {FLOAT_TYPES}, but got '{t}'"))
+    }
+}
+
+fn verify_scalar(ctx: &Context, op: OpId) -> Result<(), String> {
+    let t = operand_type(ctx, op);
+    if t.is_scalar() {
+        Ok(())
+    } else {
+        Err(format!(
+            "operand must be {INT_TYPES} or {FLOAT_TYPES}, but got '{t}'"
+        ))
+    }
+}
+
+fn verify_cmp<const FLOAT: bool>(ctx: &Context, op: OpId) -> Result<(), String> {
+    let (a, b) = (ctx.ty(ctx.operand(op, 0)), ctx.ty(ctx.operand(op, 1)));
+    if a != b {
+        return Err(format!(
+            "operands must have the same type, but got '{a}' and '{b}'"
+        ));
+    }
+    let (ok, class, preds) = if FLOAT {
+        (a.is_float(), FLOAT_TYPES, eval::CMPF_PREDICATES)
+    } else {
+        (a.is_integer(), INT_TYPES, eval::CMPI_PREDICATES)
+    };
+    if !ok {
+        return Err(format!("operands must be {class}, but got '{a}'"));
+    }
+    let r = ctx.ty(ctx.result(op, 0));
+    if *r != Type::I1 {
+        return Err(format!("result must be 'i1', but got '{r}'"));
+    }
+    match ctx.attr(op, "predicate").and_then(|p| p.as_str()) {
+        None => Err("requires a string attribute 'predicate'".into()),
+        Some(p) if preds.contains(&p) => Ok(()),
+        Some(p) => Err(format!(
+            "unknown predicate '{p}' (expected one of {})",
+            preds.join(", ")
+        )),
+    }
+}
+
+fn verify_select(ctx: &Context, op: OpId) -> Result<(), String> {
+    let c = ctx.ty(ctx.operand(op, 0));
+    if *c != Type::I1 {
+        return Err(format!("condition must be 'i1', but got '{c}'"));
+    }
+    let (a, b, r) = (
+        ctx.ty(ctx.operand(op, 1)),
+        ctx.ty(ctx.operand(op, 2)),
+        ctx.ty(ctx.result(op, 0)),
+    );
+    if a != b || a != r {
+        return Err(format!(
+            "true value, false value and result must have the same type, but got '{a}', '{b}' and '{r}'"
+        ));
+    }
+    Ok(())
+}
+
+fn verify_cast<const K: u8>(ctx: &Context, op: OpId) -> Result<(), String> {
+    let c = Cast::of(K);
+    let (from, to) = (ctx.ty(ctx.operand(op, 0)), ctx.ty(ctx.result(op, 0)));
+    if eval::cast_ok(c, from, to) {
+        return Ok(());
+    }
+    let allowed = match c {
+        Cast::SIToFP => "i32, i64 or index to f32 or f64",
+        Cast::FPToSI => "f32 or f64 to i32, i64 or index",
+        Cast::IndexCast => "index to i32 or i64, or i32 or i64 to index",
+        Cast::ExtF => "f32 to f64",
+        Cast::TruncF => "f64 to f32",
+    };
+    Err(format!(
+        "cannot cast '{from}' to '{to}' (expected {allowed})"
+    ))
+}
+
+fn verify_constant(ctx: &Context, op: OpId) -> Result<(), String> {
+    let ty = ctx.ty(ctx.result(op, 0));
+    let Some(a) = ctx.attr(op, "value") else {
+        return Err("requires attribute 'value'".into());
+    };
+    let ok = match a {
+        Attribute::Bool(_) => *ty == Type::I1,
+        Attribute::Int(v, t) => t == ty && ty.is_integer() && ir::attributes::wrap_int(*v, t) == *v,
+        Attribute::Float(v, t) => {
+            t == ty
+                && ty.is_float()
+                && (*t == Type::F64 || v.is_nan() || (*v as f32 as f64).to_bits() == v.to_bits())
+        }
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "value attribute '{a}' does not match the result type '{ty}'"
+        ))
+    }
+}
+
+// ----- interpreter -----------------------------------------------------------
+
+fn bad_operands(ctx: &Context, op: OpId) -> RunError {
+    RunError::at(ctx, op, "operands do not match the op's types")
+}
+
+fn interp_binary<const K: u8>(it: &mut Interp, op: OpId, args: &[RtValue]) -> InterpResult {
+    let ctx = it.ctx;
+    let ty = ctx.ty(ctx.result(op, 0));
+    let (Some(a), Some(b)) = (
+        args.first().and_then(|v| Scalar::from_rt(v, ty)),
+        args.get(1).and_then(|v| Scalar::from_rt(v, ty)),
+    ) else {
+        return Err(bad_operands(ctx, op));
+    };
+    match eval::binary(Bin::of(K), ty, a, b) {
+        Ok(r) => Ok(smallvec![r.to_rt(ty)]),
+        Err(m) => Err(RunError::at(ctx, op, m)),
+    }
+}
+
+fn interp_unary<const K: u8>(it: &mut Interp, op: OpId, args: &[RtValue]) -> InterpResult {
+    let ctx = it.ctx;
+    let ty = ctx.ty(ctx.result(op, 0));
+    let Some(a) = args.first().and_then(|v| Scalar::from_rt(v, ty)) else {
+        return Err(bad_operands(ctx, op));
+    };
+    match eval::unary(Un::of(K), ty, a) {
+        Ok(r) => Ok(smallvec![r.to_rt(ty)]),
+        Err(m) => Err(RunError::at(ctx, op, m)),
+    }
+}
+
+fn interp_cast<const K: u8>(it: &mut Interp, op: OpId, args: &[RtValue]) -> InterpResult {
+    let ctx = it.ctx;
+    let (from, to) = (ctx.ty(ctx.operand(op, 0)), ctx.ty(ctx.result(op, 0)));
+    let Some(a) = args.first().and_then(|v| Scalar::from_rt(v, from)) else {
+        return Err(bad_operands(ctx, op));
+    };
+    match eval::cast(Cast::of(K), to, a) {
+        Ok(r) => Ok(smallvec![r.to_rt(to)]),
+        Err(m) => Err(RunError::at(ctx, op, m)),
+    }
+}
+
+fn interp_cmp<const FLOAT: bool>(it: &mut Interp, op: OpId, args: &[RtValue]) -> InterpResult {
+    let ctx = it.ctx;
+    let ty = ctx.ty(ctx.operand(op, 0));
+    let pred = util::str_attr(ctx, op, "predicate").unwrap_or("");
+    let (Some(a), Some(b)) = (
+        args.first().and_then(|v| Scalar::from_rt(v, ty)),
+        args.get(1).and_then(|v| Scalar::from_rt(v, ty)),
+    ) else {
+        return Err(bad_operands(ctx, op));
+    };
+    let r = if FLOAT {
+        match (eval::as_f64(a), eval::as_f64(b)) {
+            (Some(a), Some(b)) => eval::cmpf(pred, a, b),
+            _ => None,
+        }
+    } else {
+        match (a, b) {
+            (Scalar::Int(a), Scalar::Int(b)) => eval::cmpi(pred, ty, a, b),
+            _ => None,
+        }
+    };
+    match r {
+        Some(r) => Ok(smallvec![RtValue::Bool(r)]),
+        None => Err(RunError::at(
+            ctx,
+            op,
+            format!("cannot compare with predicate '{pred}'"),
+        )),
+    }
+}
+
+fn interp_select(it: &mut Interp, op: OpId, args: &[RtValue]) -> InterpResult {
+    match args {
+        [c, a, b] => match c.as_bool() {
+            Some(true) => Ok(smallvec![a.clone()]),
+            Some(false) => Ok(smallvec![b.clone()]),
+            None => Err(bad_operands(it.ctx, op)),
+        },
+        _ => Err(bad_operands(it.ctx, op)),
+    }
+}
+
+fn interp_constant(it: &mut Interp, op: OpId, _: &[RtValue]) -> InterpResult {
+    let ctx = it.ctx;
+    match ctx.attr(op, "value").and_then(util::attr_to_value) {
+        Some(v) => Ok(smallvec![v]),
+        None => Err(RunError::at(ctx, op, "invalid constant value")),
+    }
+}
+
+// ----- custom forms ----------------------------------------------------------
+
+fn print_same(p: &mut Printer, op: OpId) -> std::fmt::Result {
+    util::print_operands_colon_type(p, op, &[])
+}
+
+fn parse_same(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
+    util::parse_operands_colon_type(cp, None)
+}
+
+/// ` olt, %a, %b : f64`.
+fn print_cmp(p: &mut Printer, op: OpId) -> std::fmt::Result {
+    let ctx = p.ctx();
+    let pred = util::str_attr(ctx, op, "predicate");
+    match pred {
+        Some(pred) if is_bare_word(pred) => {
+            p.w(" ");
+            p.w(pred);
+            p.w(",");
+            util::print_operands_colon_type(p, op, &["predicate"])
+        }
+        // Not a word: keep the attribute in the dictionary.
+        _ => util::print_operands_colon_type(p, op, &[]),
+    }
+}
+
+fn is_bare_word(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+        && !s.as_bytes()[0].is_ascii_digit()
+}
+
+fn parse_cmp(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
+    let pred = match cp.peek().map(|i| &i.kind) {
+        Some(AstItemKind::Keyword(k)) => Some(k.clone()),
+        Some(AstItemKind::Str(s)) => Some(s.clone()),
+        _ => None,
+    };
+    if pred.is_some() {
+        cp.next_item();
+        cp.expect_punct(",")?;
+    }
+    let mut parsed = util::parse_operands_colon_type(cp, Some(Type::I1))?;
+    if let Some(pred) = pred {
+        parsed
+            .attrs
+            .insert(0, ("predicate".to_string(), Attribute::Str(pred)));
+    }
+    Ok(parsed)
+}
+
+/// ` %c, %a, %b : T`.
+fn print_select(p: &mut Printer, op: OpId) -> std::fmt::Result {
+    let ctx = p.ctx();
+    p.w(" ");
+    p.values(ctx.operands(op));
+    p.attr_dict(op, &[]);
+    p.w(" : ");
+    p.ty(ctx.ty(ctx.result(op, 0)));
+    Ok(())
+}
+
+fn parse_select(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
+    let at = cp.loc();
+    let vals = cp.value_list()?;
+    if vals.len() != 3 {
+        return Err(SyntaxError {
+            offset: at,
+            message: format!(
+                "expected 3 operands (condition, true value, false value), found {}",
+                vals.len()
+            ),
+        });
+    }
+    let mut attrs = Vec::new();
+    cp.optional_attr_dict(&mut attrs);
+    cp.expect_punct(":")?;
+    let t = cp.expect_type()?;
+    let types = [Type::I1, t.clone(), t.clone()];
+    Ok(ParsedOp {
+        operands: vals.into_iter().zip(types.into_iter().map(Some)).collect(),
+        result_types: if cp.num_results == 0 { vec![] } else { vec![t] },
+        attrs,
+        regions: vec![],
+    })
+}
+
+/// ` %a : T to U`.
+fn print_cast(p: &mut Printer, op: OpId) -> std::fmt::Result {
+    let ctx = p.ctx();
+    p.w(" ");
+    p.values(ctx.operands(op));
+    p.attr_dict(op, &[]);
+    p.w(" : ");
+    p.ty(operand_type(ctx, op));
+    p.w(" to ");
+    p.ty(ctx.ty(ctx.result(op, 0)));
+    Ok(())
+}
+
+fn parse_cast(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
+    let v = cp.expect_value()?;
+    let mut attrs = Vec::new();
+    cp.optional_attr_dict(&mut attrs);
+    cp.expect_punct(":")?;
+    let from = cp.expect_type()?;
+    cp.expect_keyword("to")?;
+    let to = cp.expect_type()?;
+    Ok(ParsedOp {
+        operands: vec![(v, Some(from))],
+        result_types: if cp.num_results == 0 {
+            vec![]
+        } else {
+            vec![to]
+        },
+        attrs,
+        regions: vec![],
+    })
+}
+
+/// ` 1.5 : f64`, ` true`, ` 3 : i64` (other attributes in a dictionary first).
+fn print_constant(p: &mut Printer, op: OpId) -> std::fmt::Result {
+    let ctx = p.ctx();
+    p.attr_dict(op, &["value"]);
+    let ty = ctx.ty(ctx.result(op, 0));
+    match ctx.attr(op, "value") {
+        Some(Attribute::Int(v, t)) if *t == Type::I1 && *ty == Type::I1 => {
+            p.w(if *v & 1 != 0 { " true" } else { " false" })
+        }
+        Some(Attribute::Bool(b)) if *ty == Type::I1 => p.w(if *b { " true" } else { " false" }),
+        Some(a @ (Attribute::Int(..) | Attribute::Float(..))) if a.value_type() == Some(ty) => {
+            p.w(" ");
+            p.attr(a);
+        }
+        // An invalid constant (the verifier reports it): show the attribute
+        // and the result type so that nothing is lost.
+        Some(a) => {
+            p.w(&format!(" {{value = {a}}} : {ty}"));
+        }
+        None => p.w(&format!(" : {ty}")),
+    }
+    Ok(())
+}
+
+/// The integer range a literal of width `w` may have: the signed range, and
+/// for hex literals or widths below 64 also the unsigned one.
+fn int_literal(v: i128, ty: &Type) -> Option<i64> {
+    let w = ty.int_width()?;
+    let min = -(1i128 << (w - 1));
+    let max = (1i128 << w) - 1;
+    (min..=max)
+        .contains(&v)
+        .then(|| ir::attributes::wrap_int(v as u64 as i64, ty))
+}
+
+fn parse_constant(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
+    let mut attrs = Vec::new();
+    cp.optional_attr_dict(&mut attrs);
+    let (lit, at) = cp.expect_literal()?;
+    let err = |m: String| SyntaxError {
+        offset: at,
+        message: m,
+    };
+    let (value, ty) = match lit {
+        AstItemKind::Keyword(k) => {
+            let b = k == "true";
+            if cp.try_punct(":") {
+                let t = cp.expect_type()?;
+                if t != Type::I1 {
+                    return Err(err(format!(
+                        "boolean literal with type '{t}' (expected 'i1')"
+                    )));
+                }
+            }
+            (Attribute::Int(b as i64, Type::I1), Type::I1)
+        }
+        AstItemKind::Int(v) => {
+            cp.expect_punct(":")?;
+            let t = cp.expect_type()?;
+            if t.is_float() {
+                (float_of_int_literal(cp, v, at, &t).map_err(err)?, t)
+            } else {
+                let x = int_literal(v, &t)
+                    .ok_or_else(|| err(format!("integer literal out of range for {t}")))?;
+                (Attribute::Int(x, t.clone()), t)
+            }
+        }
+        AstItemKind::Float(x) => {
+            cp.expect_punct(":")?;
+            let t = cp.expect_type()?;
+            if !t.is_float() {
+                return Err(err(format!("float literal with non-float type '{t}'")));
+            }
+            (Attribute::float(x, t.clone()), t)
+        }
+        _ => return Err(err("expected a number or 'true'/'false'".into())),
+    };
+    attrs.insert(0, ("value".to_string(), value));
+    Ok(ParsedOp {
+        operands: vec![],
+        result_types: if cp.num_results == 0 {
+            vec![]
+        } else {
+            vec![ty]
+        },
+        attrs,
+        regions: vec![],
+    })
+}
+
+/// An integer literal with a float type: a hex literal is the bit pattern
+/// (MLIR), a decimal one the value.
+fn float_of_int_literal(
+    cp: &CustomParser,
+    v: i128,
+    at: usize,
+    t: &Type,
+) -> Result<Attribute, String> {
+    let hex = cp
+        .source_from(at)
+        .map(|s| s.starts_with("0x") || s.starts_with("-0x"))
+        .unwrap_or(true);
+    if !hex {
+        return Ok(Attribute::float(v as f64, t.clone()));
+    }
+    if v < 0 {
+        return Err("a hex float bit pattern cannot be negative".into());
+    }
+    if *t == Type::F32 {
+        let bits = u32::try_from(v)
+            .map_err(|_| "hex literal too wide for f32 (8 hex digits)".to_string())?;
+        Ok(Attribute::Float(f32::from_bits(bits) as f64, Type::F32))
+    } else {
+        let bits = u64::try_from(v)
+            .map_err(|_| "hex literal too wide for f64 (16 hex digits)".to_string())?;
+        Ok(Attribute::Float(f64::from_bits(bits), Type::F64))
+    }
+}
+
+// ----- constants ---------------------------------------------------------------
+
+/// Builds `arith.constant` for `attr` at type `ty` (hash-consed by smart
+/// construction). `Bool` becomes `Int(_, i1)`; an integer attribute is
+/// re-typed to an integer `ty`, a float one rounded to a float `ty`.
+pub fn materialize(b: &mut Builder, attr: &Attribute, ty: &Type) -> Option<ValueId> {
+    let value = match attr {
+        Attribute::Bool(v) if *ty == Type::I1 => Attribute::Int(*v as i64, Type::I1),
+        Attribute::Int(v, _) if ty.is_integer() => Attribute::int(*v, ty.clone()),
+        Attribute::Float(v, _) if ty.is_float() => Attribute::float(*v, ty.clone()),
+        _ => return None,
+    };
+    Some(b.op1(
+        "arith.constant",
+        &[],
+        ty.clone(),
+        vec![("value".to_string(), value)],
+    ))
+}
+
+/// Builds the integer constant `v` of type `ty`.
+pub fn const_int(b: &mut Builder, v: i64, ty: &Type) -> ValueId {
+    b.op1(
+        "arith.constant",
+        &[],
+        ty.clone(),
+        vec![("value".to_string(), Attribute::int(v, ty.clone()))],
+    )
+}
+
+/// Builds the float constant `v` of type `ty` (rounded to `f32` for `f32`).
+pub fn const_float(b: &mut Builder, v: f64, ty: &Type) -> ValueId {
+    b.op1(
+        "arith.constant",
+        &[],
+        ty.clone(),
+        vec![("value".to_string(), Attribute::float(v, ty.clone()))],
+    )
+}
+
+// ----- registration ------------------------------------------------------------
+
+fn spec(
+    name: &'static str,
+    summary: &'static str,
+    arity: usize,
+    traits: Traits,
+    verify: VerifyFn,
+    fold: FoldFn,
+    interp: InterpFn,
+) -> OpSpec {
+    OpSpec::new(name, summary)
+        .operands(Arity::Exactly(arity))
+        .results(Arity::Exactly(1))
+        .traits(Traits::PURE | traits)
+        .verify(verify)
+        .fold(fold)
+        .interpret(interp)
+}
+
+macro_rules! binary {
+    ($r:expr, $name:literal, $summary:literal, $op:ident, $verify:expr, $comm:expr) => {{
+        let mut s = spec(
+            $name,
+            $summary,
+            2,
+            Traits::SAME_OPERANDS_AND_RESULT_TYPE,
+            $verify,
+            fold::fold_binary::<{ Bin::$op as u8 }>,
+            interp_binary::<{ Bin::$op as u8 }>,
+        )
+        .custom_form(print_same, parse_same);
+        if $comm {
+            s = s
+                .traits(Traits::COMMUTATIVE)
+                .rewrite(fold::constant_to_right);
+        }
+        $r.register(s);
+    }};
+}
+
+macro_rules! unary {
+    ($r:expr, $name:literal, $summary:literal, $op:ident, $verify:expr) => {
+        $r.register(
+            spec(
+                $name,
+                $summary,
+                1,
+                Traits::SAME_OPERANDS_AND_RESULT_TYPE,
+                $verify,
+                fold::fold_unary::<{ Un::$op as u8 }>,
+                interp_unary::<{ Un::$op as u8 }>,
+            )
+            .custom_form(print_same, parse_same),
+        )
+    };
+}
+
+macro_rules! cast {
+    ($r:expr, $name:literal, $summary:literal, $op:ident) => {
+        $r.register(
+            spec(
+                $name,
+                $summary,
+                1,
+                Traits::NONE,
+                verify_cast::<{ Cast::$op as u8 }>,
+                fold::fold_cast::<{ Cast::$op as u8 }>,
+                interp_cast::<{ Cast::$op as u8 }>,
+            )
+            .custom_form(print_cast, parse_cast),
+        )
+    };
+}
+
+/// Registers every `arith` op and the constant materializer.
+pub fn register(r: &mut Registry) {
+    r.register(
+        OpSpec::new("arith.constant", "a constant: its `value` attribute")
+            .results(Arity::Exactly(1))
+            .traits(Traits::PURE | Traits::CONSTANT_LIKE)
+            .verify(verify_constant)
+            .interpret(interp_constant)
+            .custom_form(print_constant, parse_constant),
+    );
+    binary!(
+        r,
+        "arith.addi",
+        "integer addition (wrapping)",
+        AddI,
+        verify_int,
+        true
+    );
+    binary!(
+        r,
+        "arith.subi",
+        "integer subtraction (wrapping)",
+        SubI,
+        verify_int,
+        false
+    );
+    binary!(
+        r,
+        "arith.muli",
+        "integer multiplication (wrapping)",
+        MulI,
+        verify_int,
+        true
+    );
+    binary!(
+        r,
+        "arith.divsi",
+        "signed integer division, rounding toward zero",
+        DivSI,
+        verify_int,
+        false
+    );
+    binary!(
+        r,
+        "arith.remsi",
+        "signed integer remainder (sign of the dividend)",
+        RemSI,
+        verify_int,
+        false
+    );
+    binary!(r, "arith.andi", "bitwise and", AndI, verify_int, true);
+    binary!(r, "arith.ori", "bitwise or", OrI, verify_int, true);
+    binary!(
+        r,
+        "arith.xori",
+        "bitwise exclusive or",
+        XorI,
+        verify_int,
+        true
+    );
+    binary!(
+        r,
+        "arith.mini",
+        "signed integer minimum",
+        MinI,
+        verify_int,
+        true
+    );
+    binary!(
+        r,
+        "arith.maxi",
+        "signed integer maximum",
+        MaxI,
+        verify_int,
+        true
+    );
+    binary!(r, "arith.addf", "float addition", AddF, verify_float, true);
+    binary!(
+        r,
+        "arith.subf",
+        "float subtraction",
+        SubF,
+        verify_float,
+        false
+    );
+    binary!(
+        r,
+        "arith.mulf",
+        "float multiplication",
+        MulF,
+        verify_float,
+        true
+    );
+    binary!(r, "arith.divf", "float division", DivF, verify_float, false);
+    binary!(
+        r,
+        "arith.minf",
+        "float minimum (NaN-propagating, -0 < +0)",
+        MinF,
+        verify_float,
+        true
+    );
+    binary!(
+        r,
+        "arith.maxf",
+        "float maximum (NaN-propagating, -0 < +0)",
+        MaxF,
+        verify_float,
+        true
+    );
+    binary!(r, "arith.pow", "float power x^y", Pow, verify_float, false);
+    unary!(
+        r,
+        "arith.negf",
+        "float negation (flips the sign bit)",
+        NegF,
+        verify_float
+    );
+    unary!(r, "arith.sqrt", "float square root", Sqrt, verify_float);
+    unary!(r, "arith.exp", "float e^x", Exp, verify_float);
+    unary!(r, "arith.log", "float natural logarithm", Log, verify_float);
+    unary!(r, "arith.sin", "float sine", Sin, verify_float);
+    unary!(r, "arith.cos", "float cosine", Cos, verify_float);
+    unary!(
+        r,
+        "arith.abs",
+        "absolute value of an integer (wrapping) or float",
+        Abs,
+        verify_scalar
+    );
+    r.register(
+        spec(
+            "arith.cmpi",
+            "integer comparison giving i1",
+            2,
+            Traits::NONE,
+            verify_cmp::<false>,
+            fold::fold_cmpi,
+            interp_cmp::<false>,
+        )
+        .custom_form(print_cmp, parse_cmp),
+    );
+    r.register(
+        spec(
+            "arith.cmpf",
+            "float comparison giving i1",
+            2,
+            Traits::NONE,
+            verify_cmp::<true>,
+            fold::fold_cmpf,
+            interp_cmp::<true>,
+        )
+        .custom_form(print_cmp, parse_cmp),
+    );
+    r.register(
+        spec(
+            "arith.select",
+            "select(c, a, b): a if c else b",
+            3,
+            Traits::NONE,
+            verify_select,
+            fold::fold_select,
+            interp_select,
+        )
+        .custom_form(print_select, parse_select),
+    );
+    cast!(
+        r,
+        "arith.sitofp",
+        "signed integer to float (round to nearest)",
+        SIToFP
+    );
+    cast!(
+        r,
+        "arith.fptosi",
+        "float to signed integer (toward zero, saturating; NaN -> 0)",
+        FPToSI
+    );
+    cast!(
+        r,
+        "arith.index_cast",
+        "between index and i32/i64 (sign-extends or truncates)",
+        IndexCast
+    );
+    cast!(r, "arith.extf", "f32 to f64 (exact)", ExtF);
+    cast!(r, "arith.truncf", "f64 to f32 (round to nearest)", TruncF);
+    r.materialize = Some(materialize);
+}

@@ -1,0 +1,293 @@
+//! The `func` dialect: `func.func`, `func.return`, `func.call`.
+//!
+//! Custom forms:
+//! `func.func @name(%a: T, ...) -> (R, ...) { body }`,
+//! `func.return %a, %b : T, U`, `%r = func.call @f(%a) : (T) -> R`.
+
+use smallvec::smallvec;
+
+use ir::ast::SyntaxError;
+use ir::custom::{CustomParser, ParsedOp, ParsedRegion};
+use ir::interp::{Interp, RtValue, RunError};
+use ir::printer::Printer;
+use ir::spec::{Arity, OpSpec, Registry, Traits};
+use ir::{Attribute, Context, OpId, Type};
+
+/// The function type `(inputs) -> results` of a `func.func` op.
+pub fn function_type(ctx: &Context, f: OpId) -> Option<(&[Type], &[Type])> {
+    match ctx.attr(f, "function_type") {
+        Some(Attribute::Type(Type::Function(ft))) => Some((&ft.inputs, &ft.results)),
+        _ => None,
+    }
+}
+
+/// The symbol name of a `func.func`.
+pub fn func_name(ctx: &Context, f: OpId) -> Option<&str> {
+    match ctx.attr(f, "sym_name") {
+        Some(Attribute::Str(s)) | Some(Attribute::SymbolRef(s)) => Some(s),
+        _ => None,
+    }
+}
+
+fn verify_func(ctx: &Context, op: OpId) -> Result<(), String> {
+    if func_name(ctx, op).is_none() {
+        return Err("requires a 'sym_name' string attribute".into());
+    }
+    let Some((inputs, _)) = function_type(ctx, op) else {
+        return Err("requires a 'function_type' attribute of function type".into());
+    };
+    let b = ctx.op_block(op, 0);
+    let args: Vec<&Type> = ctx.block_args(b).iter().map(|&a| ctx.ty(a)).collect();
+    if args.len() != inputs.len() || args.iter().zip(inputs).any(|(a, t)| *a != t) {
+        return Err("entry block argument types must match the function signature".into());
+    }
+    let name = func_name(ctx, op).unwrap();
+    let dup = ctx
+        .iter_block(ctx.top)
+        .filter(|&o| o != op && func_name(ctx, o) == Some(name))
+        .count();
+    if dup > 0 && ctx.op(op).parent == Some(ctx.top) {
+        return Err(format!("redefinition of symbol '@{name}'"));
+    }
+    Ok(())
+}
+
+fn print_func(p: &mut Printer, op: OpId) -> std::fmt::Result {
+    let ctx = p.ctx();
+    let name = func_name(ctx, op).unwrap_or("<invalid>").to_string();
+    p.w(&format!(" @{name}("));
+    let results: Vec<Type> = function_type(ctx, op)
+        .map(|(_, r)| r.to_vec())
+        .unwrap_or_default();
+    let r = ctx.regions(op)[0];
+    let b = ctx.region_block(r);
+    for (i, &a) in ctx.block_args(b).iter().enumerate() {
+        if i > 0 {
+            p.w(", ");
+        }
+        p.arg_decl(a);
+    }
+    p.w(")");
+    if !results.is_empty() {
+        p.w(" -> ");
+        p.type_list(&results);
+    }
+    p.attr_dict(op, &["sym_name", "function_type"]);
+    p.w(" ");
+    p.region(r, false);
+    Ok(())
+}
+
+fn parse_func(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
+    let name = cp.expect_symbol()?;
+    let args = cp.arg_list()?;
+    let results = if cp.try_punct("->") {
+        cp.type_list()?
+    } else {
+        vec![]
+    };
+    let mut attrs = vec![
+        ("sym_name".to_string(), Attribute::Str(name)),
+        (
+            "function_type".to_string(),
+            Attribute::Type(Type::function(
+                args.iter().map(|a| a.ty.clone()).collect(),
+                results,
+            )),
+        ),
+    ];
+    cp.optional_attr_dict(&mut attrs);
+    let region = cp.expect_region()?;
+    Ok(ParsedOp {
+        operands: vec![],
+        result_types: vec![],
+        attrs,
+        regions: vec![ParsedRegion {
+            region,
+            entry_args: Some(args),
+        }],
+    })
+}
+
+fn verify_return(ctx: &Context, op: OpId) -> Result<(), String> {
+    let Some(f) = ctx.parent_op(op) else {
+        return Err("must be nested in 'func.func'".into());
+    };
+    if !ctx.is(f, "func.func") {
+        return Err("expects parent op 'func.func'".into());
+    }
+    let Some((_, results)) = function_type(ctx, f) else {
+        return Ok(());
+    };
+    let got: Vec<&Type> = ctx.operands(op).iter().map(|&v| ctx.ty(v)).collect();
+    if got.len() != results.len() {
+        return Err(format!(
+            "has {} operands, but enclosing function returns {}",
+            got.len(),
+            results.len()
+        ));
+    }
+    for (i, (g, r)) in got.iter().zip(results).enumerate() {
+        if *g != r {
+            return Err(format!(
+                "type of return operand {i} ('{g}') doesn't match function result type ('{r}')"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Prints ` %a, %b : T, U` (nothing for no operands).
+pub fn print_terminator(p: &mut Printer, op: OpId) -> std::fmt::Result {
+    let ctx = p.ctx();
+    let ops = ctx.operands(op).to_vec();
+    if ops.is_empty() {
+        return Ok(());
+    }
+    p.w(" ");
+    p.values(&ops);
+    p.w(" : ");
+    let tys: Vec<Type> = ops.iter().map(|&v| ctx.ty(v).clone()).collect();
+    p.types(&tys);
+    Ok(())
+}
+
+/// Parses `%a, %b : T, U` or nothing.
+pub fn parse_terminator(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
+    let vals = cp.value_list()?;
+    let mut tys = Vec::new();
+    if !vals.is_empty() {
+        cp.expect_punct(":")?;
+        tys.push(cp.expect_type()?);
+        while cp.try_punct(",") {
+            tys.push(cp.expect_type()?);
+        }
+    }
+    if tys.len() != vals.len() {
+        return Err(cp.error(format!("expected {} types, found {}", vals.len(), tys.len())));
+    }
+    Ok(ParsedOp {
+        operands: vals.into_iter().zip(tys.into_iter().map(Some)).collect(),
+        ..Default::default()
+    })
+}
+
+/// Terminator semantics: yield the operands.
+pub fn interp_terminator(_: &mut Interp, _: OpId, args: &[RtValue]) -> Result<smallvec::SmallVec<[RtValue; 2]>, RunError> {
+    Ok(args.iter().cloned().collect())
+}
+
+fn verify_call(ctx: &Context, op: OpId) -> Result<(), String> {
+    let Some(callee) = ctx.attr(op, "callee").and_then(|a| a.as_symbol()) else {
+        return Err("requires a 'callee' symbol reference attribute".into());
+    };
+    let Some(f) = ctx.lookup_symbol(callee) else {
+        return Err(format!("'{callee}' does not reference a valid function"));
+    };
+    let Some((inputs, results)) = function_type(ctx, f) else {
+        return Err(format!("'{callee}' does not reference a valid function"));
+    };
+    let args: Vec<&Type> = ctx.operands(op).iter().map(|&v| ctx.ty(v)).collect();
+    if args.len() != inputs.len() {
+        return Err("incorrect number of operands for callee".into());
+    }
+    for (i, (a, t)) in args.iter().zip(inputs).enumerate() {
+        if *a != t {
+            return Err(format!("operand type mismatch: expected operand type '{t}', but provided '{a}' for operand number {i}"));
+        }
+    }
+    let res: Vec<&Type> = ctx.results(op).iter().map(|&v| ctx.ty(v)).collect();
+    if res.len() != results.len() || res.iter().zip(results).any(|(a, b)| *a != b) {
+        return Err("result type mismatch with the callee's signature".into());
+    }
+    Ok(())
+}
+
+fn print_call(p: &mut Printer, op: OpId) -> std::fmt::Result {
+    let ctx = p.ctx();
+    let callee = ctx.attr(op, "callee").and_then(|a| a.as_symbol()).unwrap_or("<invalid>");
+    p.w(&format!(" @{callee}("));
+    p.values(ctx.operands(op));
+    p.w(")");
+    p.attr_dict(op, &["callee"]);
+    p.w(" : (");
+    let ins: Vec<Type> = ctx.operands(op).iter().map(|&v| ctx.ty(v).clone()).collect();
+    p.types(&ins);
+    p.w(") -> ");
+    let outs: Vec<Type> = ctx.results(op).iter().map(|&v| ctx.ty(v).clone()).collect();
+    if outs.len() == 1 {
+        p.ty(&outs[0]);
+    } else {
+        p.w("(");
+        p.types(&outs);
+        p.w(")");
+    }
+    Ok(())
+}
+
+fn parse_call(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
+    let callee = cp.expect_symbol()?;
+    let mut inner = cp.expect_paren()?;
+    let vals = inner.value_list()?;
+    inner.finish()?;
+    let mut attrs = vec![("callee".to_string(), Attribute::SymbolRef(callee))];
+    cp.optional_attr_dict(&mut attrs);
+    cp.expect_punct(":")?;
+    let ins = cp.type_list()?;
+    cp.expect_punct("->")?;
+    let outs = cp.type_list()?;
+    if ins.len() != vals.len() {
+        return Err(cp.error(format!("expected {} operand types, found {}", vals.len(), ins.len())));
+    }
+    Ok(ParsedOp {
+        operands: vals.into_iter().zip(ins.into_iter().map(Some)).collect(),
+        result_types: outs,
+        attrs,
+        regions: vec![],
+    })
+}
+
+fn interp_call(it: &mut Interp, op: OpId, args: &[RtValue]) -> Result<smallvec::SmallVec<[RtValue; 2]>, RunError> {
+    let ctx = it.ctx;
+    let callee = ctx
+        .attr(op, "callee")
+        .and_then(|a| a.as_symbol())
+        .ok_or_else(|| RunError::at(ctx, op, "missing callee"))?
+        .to_string();
+    let r = it.call(&callee, args, ctx.loc(op))?;
+    Ok(r.into_iter().collect())
+}
+
+fn interp_func(_: &mut Interp, op: OpId, _: &[RtValue]) -> Result<smallvec::SmallVec<[RtValue; 2]>, RunError> {
+    let _ = op;
+    Ok(smallvec![])
+}
+
+/// Registers `func.func`, `func.return`, `func.call`.
+pub fn register(r: &mut Registry) {
+    r.register(
+        OpSpec::new("func.func", "a function: a symbol with a body region")
+            .regions(Arity::Exactly(1))
+            .traits(Traits::ISOLATED_FROM_ABOVE | Traits::SYMBOL | Traits::REGIONS_NEED_TERMINATOR)
+            .verify(verify_func)
+            .interpret(interp_func)
+            .custom_form(print_func, parse_func),
+    );
+    r.register(
+        OpSpec::new("func.return", "returns from a function")
+            .operands(Arity::AtLeast(0))
+            .traits(Traits::TERMINATOR | Traits::PURE)
+            .verify(verify_return)
+            .interpret(interp_terminator)
+            .custom_form(print_terminator, parse_terminator),
+    );
+    r.register(
+        OpSpec::new("func.call", "calls a function by symbol")
+            .operands(Arity::AtLeast(0))
+            .results(Arity::AtLeast(0))
+            .traits(Traits::READS | Traits::WRITES)
+            .verify(verify_call)
+            .interpret(interp_call)
+            .custom_form(print_call, parse_call),
+    );
+}

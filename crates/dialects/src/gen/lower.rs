@@ -1,0 +1,346 @@
+//! Lowering of `gen.loop` to `arr` + `scf` (phase `"arr"`, `LEVELS.md`).
+//!
+//! A loop becomes `scf.for %i = 0 to size step 1` whose body is a clone of
+//! the loop body with every `gen.emit` to one of the loop's handles
+//! rewritten. Per generator (an emit is *top-level* when it sits directly in
+//! the loop body, not under `scf.if` nor in a nested loop):
+//!
+//! | generator | emits | before the loop | at an emit of `x` | after the loop |
+//! |---|---|---|---|---|
+//! | collect | one, top-level | `a = arr.alloc(size)` | `arr.store(a, i, x)` | `arr.to_vec(a)` |
+//! | collect | otherwise | `a = arr.alloc(0)` | `arr.push(a, x)` | `arr.to_vec(a)` |
+//! | reduce | all top-level | accumulator iter_arg = init | `acc = op(acc, x)` | the `scf.for` result |
+//! | reduce | otherwise | `c = arr.alloc(1)`, `store(c, 0, init)` | load / op / store `c[0]` | `arr.load(c, 0)`, `arr.free(c)` |
+//! | scan | one, top-level | iter_arg = init, `o = arr.alloc(size)` | `acc = op(acc, x)`, `arr.store(o, i, acc)` | `arr.to_vec(o)` |
+//! | scan | otherwise | cell `c` as for reduce, `o = arr.alloc(0)` | load / op / store `c[0]`, `arr.push(o, acc)` | `arr.free(c)`, `arr.to_vec(o)` |
+//! | bucket reduce | any | `ks = arr.alloc(0) : arr<K>`, `vs = arr.alloc(0) : arr<V>` | `j = find_or_insert(ks, k)`; if `j == len(vs)` push the identity; load / op / store `vs[j]` | `to_vec(ks)`, `to_vec(vs)` |
+//! | bucket collect | any | `ks` as above, `vs = arr.alloc(0) : arr<arr<V>>` | `j = find_or_insert(ks, k)`; if `j == len(vs)` push `arr.alloc(0)`; `arr.push(vs[j], v)` | `to_vec(ks)`; an `scf.for` over the keys storing `to_vec(vs[j])` into `arr<vec<V>>`; `arr.free(vs)`; `to_vec` of that |
+//!
+//! Without init operands, reduce/scan start from the monoid's identity.
+//! Emits in a nested loop to an outer handle are rewritten with the outer
+//! loop; the nested loops of the cloned body are then lowered recursively, so
+//! no `gen` op remains whatever order the driver visits loops in.
+
+use std::collections::HashMap;
+
+use smallvec::SmallVec;
+
+use ir::clone::clone_block_into;
+use ir::spec::OpState;
+use ir::{Attribute, Builder, Context, OpId, Type, ValueId};
+
+use super::{emits_to, try_generators, BucketOf, GenKind, Generator, Monoid, EMIT, LOOP};
+use crate::arr;
+
+/// How one generator is lowered.
+#[derive(Clone, Copy, Debug)]
+enum Plan {
+    CollectDense { buf: ValueId },
+    CollectPush { buf: ValueId },
+    ReduceAcc { slot: usize },
+    ReduceCell { cell: ValueId },
+    ScanDense { slot: usize, out: ValueId },
+    ScanCell { cell: ValueId, out: ValueId },
+    BucketReduce { keys: ValueId, vals: ValueId },
+    BucketCollect { keys: ValueId, vals: ValueId },
+}
+
+/// The `"arr"`-phase lowering of `gen.loop` (an [`ir::spec::RewriteFn`]).
+pub fn lower_loop(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
+    let op = st.existing?;
+    b.ctx.op(op).parent?;
+    if !lowerable(b.ctx, op) {
+        return None;
+    }
+    Some(lower_loop_op(b, op))
+}
+
+/// Whether `op` and every loop nested in it are well formed enough to lower
+/// (checked before anything is built).
+fn lowerable(ctx: &Context, op: OpId) -> bool {
+    std::iter::once(op)
+        .chain(ctx.walk_nested(op).into_iter().filter(|&o| ctx.is(o, LOOP)))
+        .all(|l| {
+            let Ok(gens) = try_generators(ctx, l) else {
+                return false;
+            };
+            let ninit = gens.iter().filter(|g| g.kind.takes_init()).count();
+            let n = ctx.operands(l).len();
+            n >= 1
+                && (n == 1 || n == 1 + ninit)
+                && gens.iter().all(|g| {
+                    g.monoid()
+                        .is_none_or(|m| m.identity(&g.elem).is_some() && m.combine_op(&g.elem).is_some())
+                })
+        })
+}
+
+fn const_index(b: &mut Builder, v: i64) -> ValueId {
+    b.op1(
+        "arith.constant",
+        &[],
+        Type::Index,
+        vec![("value".to_string(), Attribute::int(v, Type::Index))],
+    )
+}
+
+fn constant(b: &mut Builder, a: Attribute, ty: &Type) -> ValueId {
+    b.op1("arith.constant", &[], ty.clone(), vec![("value".to_string(), a)])
+}
+
+fn identity(b: &mut Builder, g: &Generator) -> ValueId {
+    let m = g.monoid().expect("reduction without a monoid");
+    let a = m.identity(&g.elem).expect("checked by lowerable");
+    constant(b, a, &g.elem)
+}
+
+fn combine(b: &mut Builder, m: Monoid, ty: &Type, acc: ValueId, x: ValueId) -> ValueId {
+    let name = m.combine_op(ty).expect("checked by lowerable");
+    b.op1(name, &[acc, x], ty.clone(), vec![])
+}
+
+fn yield_(b: &mut Builder, vals: &[ValueId]) {
+    let st = b.state("scf.yield", vals, &[], vec![]);
+    b.create_raw(st);
+}
+
+/// `scf.if(cond) { then(); scf.yield } else { scf.yield }` with no results.
+fn if_then(b: &mut Builder, cond: ValueId, then: impl FnOnce(&mut Builder)) {
+    let t = b.build_region(&[], |b, _| {
+        then(b);
+        yield_(b, &[]);
+    });
+    let e = b.build_region(&[], |b, _| yield_(b, &[]));
+    b.op_with_regions("scf.if", &[cond], &[], vec![], &[t, e]);
+}
+
+/// Lowers `op` (checked by [`lowerable`]) before itself; returns the values
+/// replacing its results. The caller replaces and erases `op`.
+fn lower_loop_op(b: &mut Builder, op: OpId) -> SmallVec<[ValueId; 2]> {
+    let gens = try_generators(b.ctx, op).expect("checked by lowerable");
+    let body = b.ctx.op_block(op, 0);
+    let args = b.ctx.block_args(body).to_vec();
+    let (iv, handles) = (args[0], args[1..].to_vec());
+    let size = b.ctx.operand(op, 0);
+    let given_inits = b.ctx.operands(op)[1..].to_vec();
+    let c0 = const_index(b, 0);
+    let c1 = const_index(b, 1);
+
+    // Plans and the buffers they need, built before the loop.
+    let mut init_it = given_inits.iter();
+    let mut plans = Vec::with_capacity(gens.len());
+    let mut acc_inits: Vec<ValueId> = Vec::new();
+    let mut acc_types: Vec<Type> = Vec::new();
+    for (g, &h) in gens.iter().zip(&handles) {
+        let emits = emits_to(b.ctx, h);
+        let top = emits.iter().all(|&e| b.ctx.op(e).parent == Some(body));
+        let single = top && emits.len() == 1;
+        let t = g.elem.clone();
+        let init = if g.kind.takes_init() {
+            Some(match init_it.next() {
+                Some(&v) => v,
+                None => identity(b, g),
+            })
+        } else {
+            None
+        };
+        let plan = match g.kind {
+            GenKind::Collect if single => Plan::CollectDense {
+                buf: arr::alloc(b, size, t),
+            },
+            GenKind::Collect => Plan::CollectPush {
+                buf: arr::alloc(b, c0, t),
+            },
+            GenKind::Reduce(_) if top => {
+                acc_inits.push(init.unwrap());
+                acc_types.push(t);
+                Plan::ReduceAcc {
+                    slot: acc_inits.len() - 1,
+                }
+            }
+            GenKind::Reduce(_) => {
+                let cell = arr::alloc(b, c1, t);
+                arr::store(b, cell, c0, init.unwrap());
+                Plan::ReduceCell { cell }
+            }
+            GenKind::Scan(_) if single => {
+                acc_inits.push(init.unwrap());
+                acc_types.push(t.clone());
+                let out = arr::alloc(b, size, t);
+                Plan::ScanDense {
+                    slot: acc_inits.len() - 1,
+                    out,
+                }
+            }
+            GenKind::Scan(_) => {
+                let cell = arr::alloc(b, c1, t.clone());
+                arr::store(b, cell, c0, init.unwrap());
+                let out = arr::alloc(b, c0, t);
+                Plan::ScanCell { cell, out }
+            }
+            GenKind::Bucket(of) => {
+                let k = g.key.clone().unwrap_or(Type::Index);
+                let keys = arr::alloc(b, c0, k);
+                match of {
+                    BucketOf::Reduce(_) => Plan::BucketReduce {
+                        keys,
+                        vals: arr::alloc(b, c0, t),
+                    },
+                    BucketOf::Collect => Plan::BucketCollect {
+                        keys,
+                        vals: arr::alloc(b, c0, Type::arr(t)),
+                    },
+                }
+            }
+        };
+        plans.push(plan);
+    }
+
+    // The loop.
+    let mut arg_types = vec![Type::Index];
+    arg_types.extend(acc_types.iter().cloned());
+    let region = b.build_region(&arg_types, |b, fargs| {
+        let mut map = HashMap::new();
+        map.insert(iv, fargs[0]);
+        clone_block_into(b, body, &mut map);
+        let nb = b.insertion_point().0;
+        let mut cur: Vec<ValueId> = fargs[1..].to_vec();
+        // Program order, so top-level accumulator chains are in order.
+        for e in b.ctx.walk_block(nb) {
+            if !b.ctx.alive(e) || !b.ctx.is(e, EMIT) {
+                continue;
+            }
+            let h = b.ctx.operand(e, 0);
+            let Some(g) = handles.iter().position(|&x| x == h) else {
+                continue;
+            };
+            let vals = b.ctx.operands(e)[1..].to_vec();
+            b.set_before(e);
+            rewrite_emit(b, &gens[g], plans[g], fargs[0], c0, &mut cur, &vals);
+            b.ctx.erase_op(e);
+        }
+        // Nested loops of the clone (outer ones first; lowering one erases
+        // the loops inside it and lowers their clones recursively).
+        for l in b.ctx.walk_block(nb) {
+            if b.ctx.alive(l) && b.ctx.is(l, LOOP) {
+                b.set_before(l);
+                let vals = lower_loop_op(b, l);
+                b.ctx.replace_op(l, &vals);
+            }
+        }
+        b.set_end(nb);
+        yield_(b, &cur);
+    });
+    let mut for_operands = vec![c0, size, c1];
+    for_operands.extend(acc_inits.iter().copied());
+    let accs = b.op_with_regions("scf.for", &for_operands, &acc_types, vec![], &[region]);
+
+    // Results.
+    let mut out = SmallVec::new();
+    for (g, plan) in gens.iter().zip(&plans) {
+        match *plan {
+            Plan::CollectDense { buf } | Plan::CollectPush { buf } => {
+                out.push(arr::to_vec(b, buf));
+            }
+            Plan::ReduceAcc { slot } => out.push(accs[slot]),
+            Plan::ReduceCell { cell } => {
+                out.push(arr::load(b, cell, c0));
+                arr::free(b, cell);
+            }
+            Plan::ScanDense { out: o, .. } => out.push(arr::to_vec(b, o)),
+            Plan::ScanCell { cell, out: o } => {
+                arr::free(b, cell);
+                out.push(arr::to_vec(b, o));
+            }
+            Plan::BucketReduce { keys, vals } => {
+                out.push(arr::to_vec(b, keys));
+                out.push(arr::to_vec(b, vals));
+            }
+            Plan::BucketCollect { keys, vals } => {
+                out.push(arr::to_vec(b, keys));
+                let vt = Type::vec(g.elem.clone());
+                let nk = arr::len(b, vals);
+                let res = arr::alloc(b, nk, vt);
+                let r = b.build_region(&[Type::Index], |b, a| {
+                    let buf = arr::load(b, vals, a[0]);
+                    let v = arr::to_vec(b, buf);
+                    arr::store(b, res, a[0], v);
+                    yield_(b, &[]);
+                });
+                b.op_with_regions("scf.for", &[c0, nk, c1], &[], vec![], &[r]);
+                arr::free(b, vals);
+                out.push(arr::to_vec(b, res));
+            }
+        }
+    }
+    out
+}
+
+/// Replaces one emit (the builder is before it) according to `plan`.
+fn rewrite_emit(
+    b: &mut Builder,
+    g: &Generator,
+    plan: Plan,
+    iv: ValueId,
+    c0: ValueId,
+    cur: &mut [ValueId],
+    vals: &[ValueId],
+) {
+    let t = &g.elem;
+    let x = *vals.last().expect("emit without a value");
+    match plan {
+        Plan::CollectDense { buf } => arr::store(b, buf, iv, x),
+        Plan::CollectPush { buf } => arr::push(b, buf, x),
+        Plan::ReduceAcc { slot } => {
+            cur[slot] = combine(b, g.monoid().unwrap(), t, cur[slot], x);
+        }
+        Plan::ReduceCell { cell } => {
+            let a = arr::load(b, cell, c0);
+            let a2 = combine(b, g.monoid().unwrap(), t, a, x);
+            arr::store(b, cell, c0, a2);
+        }
+        Plan::ScanDense { slot, out } => {
+            let a2 = combine(b, g.monoid().unwrap(), t, cur[slot], x);
+            arr::store(b, out, iv, a2);
+            cur[slot] = a2;
+        }
+        Plan::ScanCell { cell, out } => {
+            let a = arr::load(b, cell, c0);
+            let a2 = combine(b, g.monoid().unwrap(), t, a, x);
+            arr::store(b, cell, c0, a2);
+            arr::push(b, out, a2);
+        }
+        Plan::BucketReduce { keys, vals: vs } => {
+            let j = arr::find_or_insert(b, keys, vals[0]);
+            let n = arr::len(b, vs);
+            let is_new = b.op1(
+                "arith.cmpi",
+                &[j, n],
+                Type::I1,
+                vec![("predicate".to_string(), Attribute::Str("eq".into()))],
+            );
+            let id = identity(b, g);
+            if_then(b, is_new, |b| arr::push(b, vs, id));
+            let a = arr::load(b, vs, j);
+            let a2 = combine(b, g.monoid().unwrap(), t, a, x);
+            arr::store(b, vs, j, a2);
+        }
+        Plan::BucketCollect { keys, vals: vs } => {
+            let j = arr::find_or_insert(b, keys, vals[0]);
+            let n = arr::len(b, vs);
+            let is_new = b.op1(
+                "arith.cmpi",
+                &[j, n],
+                Type::I1,
+                vec![("predicate".to_string(), Attribute::Str("eq".into()))],
+            );
+            let t = t.clone();
+            if_then(b, is_new, |b| {
+                let fresh = arr::alloc(b, c0, t);
+                arr::push(b, vs, fresh);
+            });
+            let buf = arr::load(b, vs, j);
+            arr::push(b, buf, x);
+        }
+    }
+}

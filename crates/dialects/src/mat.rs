@@ -1,0 +1,461 @@
+//! The `mat` dialect (IR-SPEC §3): immutable dense 2-D row-major matrices.
+//! Every op is pure; shapes and indices are checked at run time.
+//!
+//! Ops (generic form only): `mat.from(v, rows, cols) -> mat<T>` (faults
+//! unless `rows * cols == len(v)`), `mat.rows(m) -> index`,
+//! `mat.cols(m) -> index`, `mat.get(m, i, j) -> T`, `mat.row(m, i) -> vec<T>`,
+//! `mat.transpose(m) -> mat<T>`, `mat.mul(a, b) -> mat<T>` (faults unless
+//! `cols(a) == rows(b)`), `mat.matvec(m, v) -> vec<T>` (faults unless
+//! `cols(m) == len(v)`). `mat.mul`/`mat.matvec` need a numeric element type
+//! and compute each entry as a left fold from zero of the products, in order
+//! of the inner index (as `vec.dot`).
+//!
+//! Construction-time rewrites: `transpose(transpose(m)) -> m`;
+//! `rows(from(v, r, c)) -> r`, `cols(from(v, r, c)) -> c` (these assume the
+//! `mat.from` is well formed: like deleting an unused pure op, they can
+//! remove its shape fault); `rows(transpose(m)) -> cols(m)`,
+//! `cols(transpose(m)) -> rows(m)`.
+//!
+//! Lowering to `gen` (phase `"gen"`): `transpose`, `mul` become one collect
+//! loop over the flat result index (`i / cols`, `i % cols` give the entry;
+//! `mul` reduces each entry with an inner reduce loop) followed by
+//! `mat.from`; `matvec` a collect loop over rows with an inner reduce loop.
+//! `mat.from/rows/cols/get/row` stay.
+
+use std::rc::Rc;
+
+use smallvec::smallvec;
+
+use ir::interp::{Interp, MatValue, RtValue, RunError};
+use ir::spec::{Arity, OpSpec, OpState, Registry, Traits};
+use ir::{Builder, Context, OpId, Type, ValueId};
+
+use crate::vec::{
+    as_index, as_vec, assert_eq_sizes, binop, build_gen_loop, check_size, elem_of, emit,
+    is_numeric, vec_value, zero_attr, BinOp, Gen,
+};
+
+type Vals = smallvec::SmallVec<[RtValue; 2]>;
+type Repl = Option<smallvec::SmallVec<[ValueId; 2]>>;
+
+// ----- verifiers -----------------------------------------------------------
+
+fn mat_elem(ctx: &Context, op: OpId, i: usize) -> Result<Type, String> {
+    match ctx.ty(ctx.operand(op, i)) {
+        Type::Mat(t) => Ok((**t).clone()),
+        t => Err(format!("operand #{i} must be a mat, but got '{t}'")),
+    }
+}
+
+fn expect(ctx: &Context, v: ValueId, want: &Type, what: &str) -> Result<(), String> {
+    if ctx.ty(v) != want {
+        return Err(format!(
+            "{what} must have type '{want}', but got '{}'",
+            ctx.ty(v)
+        ));
+    }
+    Ok(())
+}
+
+fn numeric(t: &Type) -> Result<(), String> {
+    if is_numeric(t) {
+        Ok(())
+    } else {
+        Err(format!(
+            "element type must be i32, i64, index, f32 or f64, but got '{t}'"
+        ))
+    }
+}
+
+fn verify_from(ctx: &Context, op: OpId) -> Result<(), String> {
+    let t = match ctx.ty(ctx.operand(op, 0)) {
+        Type::Vec(t) => (**t).clone(),
+        t => return Err(format!("operand #0 must be a vec, but got '{t}'")),
+    };
+    expect(ctx, ctx.operand(op, 1), &Type::Index, "rows operand")?;
+    expect(ctx, ctx.operand(op, 2), &Type::Index, "cols operand")?;
+    expect(ctx, ctx.result(op, 0), &Type::mat(t), "result")
+}
+
+fn verify_dim(ctx: &Context, op: OpId) -> Result<(), String> {
+    mat_elem(ctx, op, 0)?;
+    expect(ctx, ctx.result(op, 0), &Type::Index, "result")
+}
+
+fn verify_get(ctx: &Context, op: OpId) -> Result<(), String> {
+    let t = mat_elem(ctx, op, 0)?;
+    expect(ctx, ctx.operand(op, 1), &Type::Index, "row index")?;
+    expect(ctx, ctx.operand(op, 2), &Type::Index, "column index")?;
+    expect(ctx, ctx.result(op, 0), &t, "result")
+}
+
+fn verify_row(ctx: &Context, op: OpId) -> Result<(), String> {
+    let t = mat_elem(ctx, op, 0)?;
+    expect(ctx, ctx.operand(op, 1), &Type::Index, "row index")?;
+    expect(ctx, ctx.result(op, 0), &Type::vec(t), "result")
+}
+
+fn verify_transpose(ctx: &Context, op: OpId) -> Result<(), String> {
+    mat_elem(ctx, op, 0).map(|_| ())
+}
+
+fn verify_mul(ctx: &Context, op: OpId) -> Result<(), String> {
+    let t = mat_elem(ctx, op, 0)?;
+    numeric(&t)
+}
+
+fn verify_matvec(ctx: &Context, op: OpId) -> Result<(), String> {
+    let t = mat_elem(ctx, op, 0)?;
+    numeric(&t)?;
+    expect(ctx, ctx.operand(op, 1), &Type::vec(t.clone()), "operand #1")?;
+    expect(ctx, ctx.result(op, 0), &Type::vec(t), "result")
+}
+
+// ----- interpreter ---------------------------------------------------------
+
+fn as_mat<'v>(ctx: &Context, op: OpId, v: &'v RtValue) -> Result<&'v Rc<MatValue>, RunError> {
+    match v {
+        RtValue::Mat(m) => Ok(m),
+        _ => Err(RunError::at(ctx, op, "expected a matrix operand")),
+    }
+}
+
+fn mat_value(rows: usize, cols: usize, data: Vec<RtValue>) -> RtValue {
+    RtValue::Mat(Rc::new(MatValue { rows, cols, data }))
+}
+
+fn elem_type(ctx: &Context, op: OpId) -> Type {
+    ctx.ty(ctx.operand(op, 0))
+        .elem()
+        .cloned()
+        .unwrap_or(Type::F64)
+}
+
+fn interp_from(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
+    let ctx = it.ctx;
+    let v = as_vec(ctx, op, &a[0])?;
+    let r = crate::util::as_size(ctx, op, &a[1])?;
+    let c = crate::util::as_size(ctx, op, &a[2])?;
+    if r.checked_mul(c) != Some(v.len()) {
+        return Err(RunError::at(
+            ctx,
+            op,
+            format!(
+                "shape {r}x{c} does not match a vector of length {}",
+                v.len()
+            ),
+        ));
+    }
+    Ok(smallvec![mat_value(r, c, v.as_ref().clone())])
+}
+
+fn interp_rows(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
+    let m = as_mat(it.ctx, op, &a[0])?;
+    Ok(smallvec![RtValue::Int(m.rows as i64)])
+}
+
+fn interp_cols(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
+    let m = as_mat(it.ctx, op, &a[0])?;
+    Ok(smallvec![RtValue::Int(m.cols as i64)])
+}
+
+fn interp_get(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
+    let ctx = it.ctx;
+    let m = as_mat(ctx, op, &a[0])?;
+    let i = as_index(ctx, op, &a[1], m.rows, "row index")?;
+    let j = as_index(ctx, op, &a[2], m.cols, "column index")?;
+    Ok(smallvec![m.data[i * m.cols + j].clone()])
+}
+
+fn interp_row(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
+    let ctx = it.ctx;
+    let m = as_mat(ctx, op, &a[0])?;
+    let i = as_index(ctx, op, &a[1], m.rows, "row index")?;
+    Ok(smallvec![vec_value(
+        m.data[i * m.cols..(i + 1) * m.cols].to_vec()
+    )])
+}
+
+fn interp_transpose(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
+    let m = as_mat(it.ctx, op, &a[0])?;
+    let (r, c) = (m.rows, m.cols);
+    let mut data = Vec::with_capacity(r * c);
+    for j in 0..c {
+        for i in 0..r {
+            data.push(m.data[i * c + j].clone());
+        }
+    }
+    Ok(smallvec![mat_value(c, r, data)])
+}
+
+fn interp_mul(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
+    let ctx = it.ctx;
+    let t = elem_type(ctx, op);
+    let x = as_mat(ctx, op, &a[0])?;
+    let y = as_mat(ctx, op, &a[1])?;
+    if x.cols != y.rows {
+        return Err(RunError::at(
+            ctx,
+            op,
+            format!(
+                "size mismatch: {}x{} times {}x{} matrix",
+                x.rows, x.cols, y.rows, y.cols
+            ),
+        ));
+    }
+    let (m, k, n) = (x.rows, x.cols, y.cols);
+    let total = m
+        .checked_mul(n)
+        .ok_or_else(|| RunError::at(ctx, op, "result too large"))?;
+    check_size(ctx, op, total)?;
+    let zero = crate::util::zero_value(&t);
+    let mut data = Vec::with_capacity(total);
+    for p in 0..m {
+        for q in 0..n {
+            let mut acc = zero.clone();
+            for j in 0..k {
+                let prod = binop(
+                    ctx,
+                    op,
+                    BinOp::Mul,
+                    &t,
+                    &x.data[p * k + j],
+                    &y.data[j * n + q],
+                )?;
+                acc = binop(ctx, op, BinOp::Add, &t, &acc, &prod)?;
+            }
+            data.push(acc);
+        }
+    }
+    Ok(smallvec![mat_value(m, n, data)])
+}
+
+fn interp_matvec(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
+    let ctx = it.ctx;
+    let t = elem_type(ctx, op);
+    let m = as_mat(ctx, op, &a[0])?;
+    let v = as_vec(ctx, op, &a[1])?;
+    if m.cols != v.len() {
+        return Err(RunError::at(
+            ctx,
+            op,
+            format!(
+                "size mismatch: {}x{} matrix times vector of length {}",
+                m.rows,
+                m.cols,
+                v.len()
+            ),
+        ));
+    }
+    let zero = crate::util::zero_value(&t);
+    let mut out = Vec::with_capacity(m.rows);
+    for p in 0..m.rows {
+        let mut acc = zero.clone();
+        for (j, x) in v.iter().enumerate() {
+            let prod = binop(ctx, op, BinOp::Mul, &t, &m.data[p * m.cols + j], x)?;
+            acc = binop(ctx, op, BinOp::Add, &t, &acc, &prod)?;
+        }
+        out.push(acc);
+    }
+    Ok(smallvec![vec_value(out)])
+}
+
+// ----- construction-time rewrites ------------------------------------------
+
+fn rw_transpose(b: &mut Builder, st: &OpState) -> Repl {
+    let m = *st.operands.first()?;
+    let d = b.ctx.def_op_named(m, "mat.transpose")?;
+    let inner = b.ctx.operand(d, 0);
+    (Some(b.ctx.ty(inner)) == st.result_types.first()).then(|| smallvec![inner])
+}
+
+fn rw_dim(b: &mut Builder, st: &OpState, from_operand: usize, other: &str) -> Repl {
+    let m = *st.operands.first()?;
+    let d = b.ctx.def_op(m)?;
+    match b.ctx.op_name(d) {
+        "mat.from" => Some(smallvec![b.ctx.operand(d, from_operand)]),
+        "mat.transpose" => {
+            let inner = b.ctx.operand(d, 0);
+            Some(smallvec![b.op1(other, &[inner], Type::Index, vec![])])
+        }
+        _ => None,
+    }
+}
+
+fn rw_rows(b: &mut Builder, st: &OpState) -> Repl {
+    rw_dim(b, st, 1, "mat.cols")
+}
+
+fn rw_cols(b: &mut Builder, st: &OpState) -> Repl {
+    rw_dim(b, st, 2, "mat.rows")
+}
+
+// ----- lowering to gen -----------------------------------------------------
+
+fn dims(b: &mut Builder, m: ValueId) -> (ValueId, ValueId) {
+    let r = b.op1("mat.rows", &[m], Type::Index, vec![]);
+    let c = b.op1("mat.cols", &[m], Type::Index, vec![]);
+    (r, c)
+}
+
+fn idx(b: &mut Builder, name: &str, x: ValueId, y: ValueId) -> ValueId {
+    b.op1(name, &[x, y], Type::Index, vec![])
+}
+
+fn mget(b: &mut Builder, m: ValueId, i: ValueId, j: ValueId, t: &Type) -> ValueId {
+    b.op1("mat.get", &[m, i, j], t.clone(), vec![])
+}
+
+fn lower_transpose(b: &mut Builder, st: &OpState) -> Repl {
+    let m = *st.operands.first()?;
+    let t = elem_of(b.ctx, m)?;
+    let (r, c) = dims(b, m);
+    let total = idx(b, "arith.muli", c, r);
+    // Result entry (p, q) at flat index i = p * r + q is m[q, p].
+    let flat = build_gen_loop(b, total, &[], vec![Gen::collect(&t)], |b, i, h| {
+        let p = idx(b, "arith.divsi", i, r);
+        let q = idx(b, "arith.remsi", i, r);
+        let x = mget(b, m, q, p, &t);
+        emit(b, h[0], x);
+    })[0];
+    Some(smallvec![b.op1(
+        "mat.from",
+        &[flat, c, r],
+        Type::mat(t),
+        vec![]
+    )])
+}
+
+/// An inner reduce-add loop over `j < n` of `f(j)`.
+fn dot_loop(
+    b: &mut Builder,
+    n: ValueId,
+    t: &Type,
+    f: impl FnOnce(&mut Builder, ValueId) -> (ValueId, ValueId),
+) -> ValueId {
+    let zero = b.constant(zero_attr(t), t);
+    let mul = BinOp::Mul.arith_op(t);
+    build_gen_loop(
+        b,
+        n,
+        &[zero],
+        vec![Gen::reduce(BinOp::Add, t)],
+        |b, j, h| {
+            let (x, y) = f(b, j);
+            let p = b.op1(mul, &[x, y], t.clone(), vec![]);
+            emit(b, h[0], p);
+        },
+    )[0]
+}
+
+fn lower_mul(b: &mut Builder, st: &OpState) -> Repl {
+    let (&x, &y) = (st.operands.first()?, st.operands.get(1)?);
+    let t = elem_of(b.ctx, x)?;
+    elem_of(b.ctx, y)?;
+    let (rx, cx) = dims(b, x);
+    let (ry, cy) = dims(b, y);
+    assert_eq_sizes(b, cx, ry, "size mismatch in mat.mul");
+    let total = idx(b, "arith.muli", rx, cy);
+    let flat = build_gen_loop(b, total, &[], vec![Gen::collect(&t)], |b, i, h| {
+        let p = idx(b, "arith.divsi", i, cy);
+        let q = idx(b, "arith.remsi", i, cy);
+        let s = dot_loop(b, cx, &t, |b, j| {
+            (mget(b, x, p, j, &t), mget(b, y, j, q, &t))
+        });
+        emit(b, h[0], s);
+    })[0];
+    Some(smallvec![b.op1(
+        "mat.from",
+        &[flat, rx, cy],
+        Type::mat(t),
+        vec![]
+    )])
+}
+
+fn lower_matvec(b: &mut Builder, st: &OpState) -> Repl {
+    let (&m, &v) = (st.operands.first()?, st.operands.get(1)?);
+    let t = elem_of(b.ctx, m)?;
+    elem_of(b.ctx, v)?;
+    let (r, c) = dims(b, m);
+    let n = b.op1("vec.len", &[v], Type::Index, vec![]);
+    assert_eq_sizes(b, c, n, "size mismatch in mat.matvec");
+    Some(build_gen_loop(
+        b,
+        r,
+        &[],
+        vec![Gen::collect(&t)],
+        |b, i, h| {
+            let s = dot_loop(b, c, &t, |b, j| {
+                let x = mget(b, m, i, j, &t);
+                let y = b.op1("vec.get", &[v, j], t.clone(), vec![]);
+                (x, y)
+            });
+            emit(b, h[0], s);
+        },
+    ))
+}
+
+// ----- registration --------------------------------------------------------
+
+fn pure(name: &'static str, summary: &'static str, operands: usize) -> OpSpec {
+    OpSpec::new(name, summary)
+        .operands(Arity::Exactly(operands))
+        .results(Arity::Exactly(1))
+        .traits(Traits::PURE)
+}
+
+/// Registers the `mat` ops.
+pub fn register(r: &mut Registry) {
+    r.register(
+        pure(
+            "mat.from",
+            "a rows x cols matrix from a row-major vector",
+            3,
+        )
+        .verify(verify_from)
+        .interpret(interp_from),
+    );
+    r.register(
+        pure("mat.rows", "the number of rows", 1)
+            .verify(verify_dim)
+            .interpret(interp_rows)
+            .rewrite(rw_rows),
+    );
+    r.register(
+        pure("mat.cols", "the number of columns", 1)
+            .verify(verify_dim)
+            .interpret(interp_cols)
+            .rewrite(rw_cols),
+    );
+    r.register(
+        pure("mat.get", "entry (i, j) (faults out of bounds)", 3)
+            .verify(verify_get)
+            .interpret(interp_get),
+    );
+    r.register(
+        pure("mat.row", "row i as a vector (faults out of bounds)", 2)
+            .verify(verify_row)
+            .interpret(interp_row),
+    );
+    r.register(
+        pure("mat.transpose", "the transposed matrix", 1)
+            .traits(Traits::SAME_OPERANDS_AND_RESULT_TYPE)
+            .verify(verify_transpose)
+            .interpret(interp_transpose)
+            .rewrite(rw_transpose)
+            .lowering("gen", lower_transpose),
+    );
+    r.register(
+        pure("mat.mul", "the matrix product", 2)
+            .traits(Traits::SAME_OPERANDS_AND_RESULT_TYPE)
+            .verify(verify_mul)
+            .interpret(interp_mul)
+            .lowering("gen", lower_mul),
+    );
+    r.register(
+        pure("mat.matvec", "the matrix-vector product", 2)
+            .verify(verify_matvec)
+            .interpret(interp_matvec)
+            .lowering("gen", lower_matvec),
+    );
+}

@@ -1,0 +1,194 @@
+//! `scf.if`.
+
+use smallvec::{smallvec, SmallVec};
+
+use ir::ast::SyntaxError;
+use ir::custom::{CustomParser, ParsedOp, ParsedRegion};
+use ir::interp::{Interp, RtValue, RunError};
+use ir::printer::Printer;
+use ir::{Builder, Context, OpId, OpState, Type};
+
+use super::{
+    constant_int, ensure_yield, expect_region_or_empty, inline_region, is_empty_yield_region,
+    region_is_pure, single_block, terminator_named, yield_of, Values,
+};
+
+pub(super) fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
+    let c = ctx.ty(ctx.operand(op, 0));
+    if *c != Type::I1 {
+        return Err(format!("operand #0 (the condition) must be i1, but got '{c}'"));
+    }
+    for (i, &r) in ctx.regions(op).iter().enumerate() {
+        let what = if i == 0 { "'then'" } else { "'else'" };
+        let Some(b) = single_block(ctx, r) else {
+            return Err(format!("{what} region must have exactly one block"));
+        };
+        if !ctx.block_args(b).is_empty() {
+            return Err(format!("{what} region must not have block arguments"));
+        }
+        if terminator_named(ctx, b, "scf.yield").is_none() {
+            return Err(format!("{what} region must end with 'scf.yield'"));
+        }
+    }
+    Ok(())
+}
+
+/// The two yields, when both regions have the expected shape and yield one
+/// value per result.
+fn yields(ctx: &Context, st: &OpState) -> Option<(OpId, OpId)> {
+    if st.operands.len() != 1 || st.regions.len() != 2 {
+        return None;
+    }
+    let (_, t) = yield_of(ctx, st.regions[0])?;
+    let (_, e) = yield_of(ctx, st.regions[1])?;
+    let n = st.result_types.len();
+    (ctx.operands(t).len() == n && ctx.operands(e).len() == n).then_some((t, e))
+}
+
+/// Constant condition: inline the taken branch.
+pub(super) fn fold_constant_condition(b: &mut Builder, st: &OpState) -> Option<Values> {
+    yields(b.ctx, st)?;
+    let c = constant_int(b.ctx, st.operands[0])?;
+    let taken = st.regions[if c != 0 { 0 } else { 1 }];
+    inline_region(b, taken, &[])
+}
+
+/// Results yielded as the same value by both branches are that value; in
+/// canonicalize, unused results are dropped; result-less ifs with pure
+/// branches disappear.
+pub(super) fn simplify_results(b: &mut Builder, st: &OpState) -> Option<Values> {
+    let (ty, ey) = yields(b.ctx, st)?;
+    let ctx = &*b.ctx;
+    let tv: Values = SmallVec::from_slice(ctx.operands(ty));
+    let ev: Values = SmallVec::from_slice(ctx.operands(ey));
+    let n = st.result_types.len();
+    let same: Vec<bool> = (0..n).map(|i| tv[i] == ev[i]).collect();
+    let unused: Vec<bool> = (0..n)
+        .map(|i| st.existing.is_some_and(|op| ctx.unused(ctx.result(op, i))))
+        .collect();
+    let keep: Vec<bool> = (0..n).map(|i| !same[i] && !unused[i]).collect();
+    let pure = region_is_pure(ctx, st.regions[0]) && region_is_pure(ctx, st.regions[1]);
+    if n == 0 {
+        return pure.then(SmallVec::new);
+    }
+    if keep.iter().all(|&k| k) {
+        return None;
+    }
+    if pure && !keep.iter().any(|&k| k) {
+        // Every result is a shared value or unused: the op is not needed.
+        return Some(tv);
+    }
+    // Rebuild with the kept results only, moving the branches' ops over.
+    let mut new_regions: SmallVec<[_; 2]> = SmallVec::new();
+    for (&r, y) in st.regions.iter().zip([ty, ey]) {
+        let old = single_block(b.ctx, r)?;
+        let (nr, nb) = b.ctx.new_region_with_block(&[]);
+        b.ctx.splice_block(old, nb, None);
+        let kept: Values = b
+            .ctx
+            .operands(y)
+            .iter()
+            .zip(&keep)
+            .filter(|(_, &k)| k)
+            .map(|(&v, _)| v)
+            .collect();
+        b.ctx.set_operands(y, &kept);
+        new_regions.push(nr);
+    }
+    let mut nst = st.clone();
+    nst.existing = None;
+    nst.regions = new_regions;
+    nst.result_types = st
+        .result_types
+        .iter()
+        .zip(&keep)
+        .filter(|(_, &k)| k)
+        .map(|(t, _)| t.clone())
+        .collect();
+    let new_results = b.create(nst);
+    let mut it = new_results.into_iter();
+    let mut out: Values = smallvec![];
+    for i in 0..n {
+        // An unused dropped result needs some replacement; nothing reads it.
+        out.push(if keep[i] { it.next()? } else { tv[i] });
+    }
+    Some(out)
+}
+
+pub(super) fn interpret(
+    it: &mut Interp,
+    op: OpId,
+    args: &[RtValue],
+) -> Result<SmallVec<[RtValue; 2]>, RunError> {
+    let ctx = it.ctx;
+    let c = args
+        .first()
+        .and_then(|a| a.as_bool())
+        .ok_or_else(|| RunError::at(ctx, op, "condition is not a boolean"))?;
+    let r = ctx.regions(op)[if c { 0 } else { 1 }];
+    it.run_region(r, &[])
+}
+
+pub(super) fn print(p: &mut Printer, op: OpId) -> std::fmt::Result {
+    let ctx = p.ctx();
+    let (Some(&c), [then_r, else_r]) = (ctx.operands(op).first(), ctx.regions(op)) else {
+        p.w(" <<malformed scf.if>>");
+        return Ok(());
+    };
+    let (then_r, else_r) = (*then_r, *else_r);
+    p.w(" ");
+    p.value(c);
+    let rts: Vec<Type> = ctx.results(op).iter().map(|&v| ctx.ty(v).clone()).collect();
+    if !rts.is_empty() {
+        p.w(" -> (");
+        p.types(&rts);
+        p.w(")");
+    }
+    p.w(" ");
+    p.region(then_r, false);
+    if !(rts.is_empty() && is_empty_yield_region(ctx, else_r)) {
+        p.w(" else ");
+        p.region(else_r, false);
+    }
+    p.attr_dict(op, &[]);
+    Ok(())
+}
+
+pub(super) fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
+    let c = cp.expect_value()?;
+    let result_types = if cp.try_punct("->") {
+        cp.type_list()?
+    } else {
+        vec![]
+    };
+    let mut then_r = expect_region_or_empty(cp)?;
+    let mut else_r = if cp.try_keyword("else") {
+        expect_region_or_empty(cp)?
+    } else {
+        ir::ast::AstRegion {
+            blocks: vec![],
+            loc: cp.loc(),
+        }
+    };
+    if result_types.is_empty() {
+        ensure_yield(&mut then_r);
+        ensure_yield(&mut else_r);
+    }
+    let mut attrs = Vec::new();
+    cp.optional_attr_dict(&mut attrs);
+    Ok(ParsedOp {
+        operands: vec![(c, None)],
+        result_types,
+        attrs,
+        regions: vec![
+            ParsedRegion {
+                region: then_r,
+                entry_args: None,
+            },
+            ParsedRegion {
+                region: else_r,
+                entry_args: None,
+            },
+        ],
+    })
+}

@@ -1,0 +1,83 @@
+//! Helpers shared by the dialects' custom forms, verifiers and semantics.
+
+use ir::ast::{AstValueRef, SyntaxError};
+use ir::custom::{CustomParser, ParsedOp};
+use ir::interp::{RtValue, RunError};
+use ir::printer::Printer;
+use ir::{Attribute, Context, OpId, Type};
+
+/// Prints ` %a, %b : T` (operands, then the type of the first operand) and
+/// the attribute dictionary without `skip`.
+pub fn print_operands_colon_type(p: &mut Printer, op: OpId, skip: &[&str]) -> std::fmt::Result {
+    let ctx = p.ctx();
+    p.w(" ");
+    p.values(ctx.operands(op));
+    p.attr_dict(op, skip);
+    p.w(" : ");
+    let t = match ctx.operands(op).first() {
+        Some(&v) => ctx.ty(v).clone(),
+        None => ctx.ty(ctx.result(op, 0)).clone(),
+    };
+    p.ty(&t);
+    Ok(())
+}
+
+/// Parses `%a, %b {attrs} : T` where every operand has type `T`; the result
+/// type is `T` unless `result` overrides it.
+pub fn parse_operands_colon_type(
+    cp: &mut CustomParser,
+    result: Option<Type>,
+) -> Result<ParsedOp, SyntaxError> {
+    let vals: Vec<AstValueRef> = cp.value_list()?;
+    let mut attrs = Vec::new();
+    cp.optional_attr_dict(&mut attrs);
+    cp.expect_punct(":")?;
+    let t = cp.expect_type()?;
+    let results = if cp.num_results == 0 {
+        vec![]
+    } else {
+        vec![result.unwrap_or_else(|| t.clone())]
+    };
+    Ok(ParsedOp {
+        operands: vals.into_iter().map(|v| (v, Some(t.clone()))).collect(),
+        result_types: results,
+        attrs,
+        regions: vec![],
+    })
+}
+
+/// The string attribute `name` of `op`.
+pub fn str_attr<'a>(ctx: &'a Context, op: OpId, name: &str) -> Option<&'a str> {
+    ctx.attr(op, name).and_then(|a| a.as_str())
+}
+
+/// The zero value of scalar type `ty` as a run-time value.
+pub fn zero_value(ty: &Type) -> RtValue {
+    match ty {
+        Type::I1 => RtValue::Bool(false),
+        Type::F32 => RtValue::F32(0.0),
+        Type::F64 => RtValue::F64(0.0),
+        _ => RtValue::Int(0),
+    }
+}
+
+/// Converts a constant attribute to a run-time value.
+pub fn attr_to_value(a: &Attribute) -> Option<RtValue> {
+    Some(match a {
+        Attribute::Int(v, Type::I1) => RtValue::Bool(*v != 0),
+        Attribute::Int(v, _) => RtValue::Int(*v),
+        Attribute::Bool(b) => RtValue::Bool(*b),
+        Attribute::Float(v, Type::F32) => RtValue::F32(*v as f32),
+        Attribute::Float(v, _) => RtValue::F64(*v),
+        _ => return None,
+    })
+}
+
+/// Reads an `index` run-time value as a non-negative size, or faults.
+pub fn as_size(ctx: &Context, op: OpId, v: &RtValue) -> Result<usize, RunError> {
+    match v.as_int() {
+        Some(n) if n >= 0 => Ok(n as usize),
+        Some(n) => Err(RunError::at(ctx, op, format!("negative size {n}"))),
+        None => Err(RunError::at(ctx, op, "expected an integer size")),
+    }
+}

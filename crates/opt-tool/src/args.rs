@@ -1,0 +1,93 @@
+//! Parsing `--arg` values (IR-SPEC §4) against a function's parameter types:
+//! numbers, booleans, inline vectors `[1.0, 2.0]`, nested `[[1, 2], [3, 4]]`
+//! for matrices, and `@path.npy`.
+
+use std::path::Path;
+use std::rc::Rc;
+
+use ir::interp::{MatValue, RtValue};
+use ir::Type;
+
+/// Parses one `--arg` text as a value of type `ty`.
+pub fn parse_arg(text: &str, ty: &Type) -> Result<RtValue, String> {
+    let t = text.trim();
+    if let Some(path) = t.strip_prefix('@') {
+        return crate::npy::read(Path::new(path), ty);
+    }
+    match ty {
+        Type::Vec(elem) => {
+            let items = split_list(t).ok_or_else(|| format!("expected a vector like [1, 2] for '{ty}', got '{t}'"))?;
+            let vals = items
+                .iter()
+                .map(|s| parse_arg(s, elem))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(RtValue::Vec(Rc::new(vals)))
+        }
+        Type::Mat(elem) => {
+            let rows = split_list(t).ok_or_else(|| format!("expected a matrix like [[1, 2], [3, 4]] for '{ty}'"))?;
+            let mut data = Vec::new();
+            let mut cols = None;
+            for r in &rows {
+                let items = split_list(r).ok_or_else(|| format!("expected a matrix row like [1, 2], got '{r}'"))?;
+                if *cols.get_or_insert(items.len()) != items.len() {
+                    return Err("matrix rows have different lengths".into());
+                }
+                for s in items {
+                    data.push(parse_arg(&s, elem)?);
+                }
+            }
+            Ok(RtValue::Mat(Rc::new(MatValue {
+                rows: rows.len(),
+                cols: cols.unwrap_or(0),
+                data,
+            })))
+        }
+        _ => parse_scalar(t, ty),
+    }
+}
+
+fn parse_scalar(t: &str, ty: &Type) -> Result<RtValue, String> {
+    let bad = || format!("cannot parse '{t}' as '{ty}'");
+    match ty {
+        Type::I1 => match t {
+            "true" | "1" => Ok(RtValue::Bool(true)),
+            "false" | "0" => Ok(RtValue::Bool(false)),
+            _ => Err(bad()),
+        },
+        Type::I32 => t.parse::<i32>().map(|v| RtValue::Int(v as i64)).map_err(|_| bad()),
+        Type::I64 | Type::Index => t.parse::<i64>().map(RtValue::Int).map_err(|_| bad()),
+        Type::F32 => t.parse::<f32>().map(RtValue::F32).map_err(|_| bad()),
+        Type::F64 => t.parse::<f64>().map(RtValue::F64).map_err(|_| bad()),
+        _ => Err(format!("arguments of type '{ty}' cannot be given on the command line")),
+    }
+}
+
+/// Splits `[a, b, [c, d]]` into its top-level items; `None` if not bracketed.
+fn split_list(t: &str) -> Option<Vec<String>> {
+    let inner = t.strip_prefix('[')?.strip_suffix(']')?;
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for c in inner.chars() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut cur).trim().to_string());
+                continue;
+            }
+            _ => {}
+        }
+        if depth < 0 {
+            return None;
+        }
+        cur.push(c);
+    }
+    if depth != 0 {
+        return None;
+    }
+    if !cur.trim().is_empty() || !out.is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    Some(out)
+}

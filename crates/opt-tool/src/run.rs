@@ -1,0 +1,94 @@
+//! `--run`: argument parsing against the function signature, execution on the
+//! chosen backend, result printing and `--bench`.
+
+use std::time::Instant;
+
+use ir::interp::{Interp, RtValue};
+use ir::{Attribute, Context, Loc, Type};
+
+use crate::{Backend, Cli, Failure};
+
+/// The parameter and result types of function `name`.
+pub fn signature(ctx: &Context, name: &str) -> Option<(Vec<Type>, Vec<Type>)> {
+    let f = ctx.lookup_symbol(name)?;
+    match ctx.attr(f, "function_type") {
+        Some(Attribute::Type(Type::Function(ft))) => Some((ft.inputs.clone(), ft.results.clone())),
+        _ => None,
+    }
+}
+
+fn median(mut xs: Vec<u128>) -> u128 {
+    xs.sort_unstable();
+    xs.get(xs.len() / 2).copied().unwrap_or(0)
+}
+
+/// Runs `func` with the command-line arguments and prints its results.
+pub fn run(cli: &Cli, ctx: &Context, func: &str) -> Result<(), Failure> {
+    let Some((params, results)) = signature(ctx, func) else {
+        return Err(Failure::Usage(format!("no function named '@{func}' to run")));
+    };
+    if cli.args.len() != params.len() {
+        return Err(Failure::Usage(format!(
+            "function '@{func}' takes {} argument(s), but {} --arg given",
+            params.len(),
+            cli.args.len()
+        )));
+    }
+    let mut args = Vec::with_capacity(params.len());
+    for (i, (a, t)) in cli.args.iter().zip(&params).enumerate() {
+        args.push(crate::args::parse_arg(a, t).map_err(|e| Failure::Usage(format!("--arg #{}: {e}", i + 1)))?);
+    }
+    let out: Vec<RtValue> = match cli.backend {
+        Backend::Interp => {
+            let mut call = || -> Result<Vec<RtValue>, Failure> {
+                let mut it = Interp::new(ctx);
+                it.call(func, &args, Loc::UNKNOWN).map_err(|e| e.into_diagnostic().into())
+            };
+            let r = call()?;
+            if let Some(n) = cli.bench {
+                let mut times = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let t = Instant::now();
+                    call()?;
+                    times.push(t.elapsed().as_nanos());
+                }
+                eprintln!("median_ns={}", median(times));
+            }
+            r
+        }
+        Backend::Cranelift => {
+            let module = codegen::JitModule::compile(ctx)?;
+            let prepared = module.prepare(func, &args).map_err(|e| Failure::Usage(e))?;
+            let r = module.call(&prepared).map_err(|e| Failure::Diags(vec![e.into_diagnostic()]))?;
+            if let Some(n) = cli.bench {
+                let mut times = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let t = Instant::now();
+                    module.call(&prepared).map_err(|e| Failure::Diags(vec![e.into_diagnostic()]))?;
+                    times.push(t.elapsed().as_nanos());
+                }
+                eprintln!("median_ns={}", median(times));
+            }
+            r
+        }
+        Backend::Llvm => {
+            return Err(Failure::Diags(vec![ir::pass::pass_error(
+                "--backend=llvm is not built yet; use --backend=cranelift or --backend=interp",
+            )]))
+        }
+    };
+    if let Some(path) = &cli.output {
+        if out.len() != 1 {
+            return Err(Failure::Usage("-o FILE.npy needs a function with exactly one result".into()));
+        }
+        crate::npy::write(path, &out[0], &results[0]).map_err(|e| Failure::Diags(vec![ir::pass::pass_error(e)]))?;
+        return Ok(());
+    }
+    let mut text = String::new();
+    for v in &out {
+        text.push_str(&v.to_string());
+        text.push('\n');
+    }
+    print!("{text}");
+    Ok(())
+}

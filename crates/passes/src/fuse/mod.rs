@@ -1,0 +1,430 @@
+//! `fuse`: loop fusion at the generator level (IR-SPEC §4).
+//!
+//! Every `vec`/`mat` op is first viewed as the `gen.loop` it stands for (the
+//! `gen` lowering phase). Then, per block, pairs of loops `A` (earlier) and
+//! `B` are merged into one loop, following Delite's rules (Rompf et al.,
+//! "Loop fusion" figure in the Delite compiler chapter):
+//! - *horizontal*: `B` does not read `A`, and their sizes are provably equal;
+//! - *vertical*: `B` reads `A`'s collect outputs only as `vec.get(out, i_B)`
+//!   (its own index). With an exact producer (one unconditional emit per
+//!   index) `B`'s body follows `A`'s body and each read becomes the emitted
+//!   value; with a filtering producer (the emit sits under `scf.if` or in a
+//!   nested loop) `B`'s body is placed right after the emit, inside its
+//!   context, so `B`'s generators see exactly the emitted elements.
+//!   An output of `A` still used elsewhere stays a generator of the fused
+//!   loop ("diagonal" fusion), so the producer's work is never duplicated.
+//!
+//! Merging pairs repeatedly fuses a producer into several consumers without
+//! duplicating work: the first merge keeps the producer's output alive, the
+//! second consumes it, and the now-unused generator is removed (the effect of
+//! L0's T2 graph reduction, Henriksen 2014, ch. 5). Refused: reads at another
+//! index or of the whole vector, sizes not provably equal, dependencies
+//! through ops between the loops, effects between them, and consumers in
+//! other blocks (e.g. inside a sequential `scf.for`, which would redo the
+//! producer each iteration) — except trivial producers (`iota`/`fill`-like
+//! loops), whose reads are substituted anywhere. Afterwards CSE and
+//! canonicalization run inside the fused bodies.
+
+mod loops;
+
+use std::collections::HashSet;
+
+use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
+use ir::{BlockId, Context, Diagnostic, OpId, ValueId};
+
+use crate::lower::{lower_phase, simplify};
+use loops::{body_ops, emits, emitted_value, exact_emit, view, LoopView};
+
+/// The pass.
+pub struct Fuse {
+    pub vertical: bool,
+    pub horizontal: bool,
+}
+
+impl Pass for Fuse {
+    fn name(&self) -> &'static str {
+        "fuse"
+    }
+    fn run(&mut self, ctx: &mut Context, stats: &mut PassStats) -> Result<(), Diagnostic> {
+        fuse(ctx, self.vertical, self.horizontal, stats);
+        Ok(())
+    }
+}
+
+/// Runs fusion on the whole module.
+pub fn fuse(ctx: &mut Context, vertical: bool, horizontal: bool, stats: &mut PassStats) {
+    lower_phase(ctx, "gen", stats);
+    normalize_lens(ctx);
+    substitute_trivial(ctx, stats);
+    simplify(ctx, stats);
+    loop {
+        let mut changed = false;
+        for b in all_blocks(ctx) {
+            while fuse_block(ctx, b, vertical, horizontal, stats) {
+                changed = true;
+                normalize_lens(ctx);
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    remove_dead_generators(ctx, stats);
+    simplify(ctx, stats);
+}
+
+fn all_blocks(ctx: &Context) -> Vec<BlockId> {
+    let mut out = vec![ctx.top];
+    for op in ctx.walk_all() {
+        for &r in ctx.regions(op) {
+            out.extend(ctx.region(r).blocks.iter().copied());
+        }
+    }
+    out
+}
+
+/// The loop and generator index defining `v`, if `v` is a loop result.
+fn producer_of(ctx: &Context, v: ValueId) -> Option<(LoopView, usize)> {
+    let op = ctx.def_op_named(v, "gen.loop")?;
+    let lv = view(ctx, op)?;
+    let k = lv.gens.iter().position(|g| g.results.contains(&v))?;
+    Some((lv, k))
+}
+
+/// `vec.len(out)` of an exact collect becomes the loop's size.
+fn normalize_lens(ctx: &mut Context) {
+    for op in ctx.walk_all() {
+        if !ctx.alive(op) || !ctx.is(op, "vec.len") {
+            continue;
+        }
+        let v = ctx.operand(op, 0);
+        let Some((lv, k)) = producer_of(ctx, v) else {
+            continue;
+        };
+        if lv.gens[k].kind == "collect" && exact_emit(ctx, lv.body, lv.gens[k].handle).is_some() {
+            let r = ctx.result(op, 0);
+            ctx.replace_all_uses(r, lv.size);
+            ctx.erase_op(op);
+        }
+    }
+}
+
+/// Loops whose only work is emitting their index or a loop-invariant value
+/// (what `vec.iota` and `vec.fill` become): reads `vec.get(out, j)` anywhere
+/// become `j` or the value, so such producers fuse even into consumers in
+/// other blocks at no cost.
+fn substitute_trivial(ctx: &mut Context, stats: &mut PassStats) {
+    for op in ctx.walk_all() {
+        if !ctx.alive(op) {
+            continue;
+        }
+        let Some(lv) = view(ctx, op) else { continue };
+        if lv.gens.len() != 1 || lv.gens[0].kind != "collect" {
+            continue;
+        }
+        let ops = body_ops(ctx, lv.body);
+        let [e] = ops.as_slice() else { continue };
+        if exact_emit(ctx, lv.body, lv.gens[0].handle) != Some(*e) {
+            continue;
+        }
+        let x = emitted_value(ctx, *e);
+        let is_index = x == lv.index;
+        let invariant = ctx.value_block(x).is_some_and(|b| !ctx.block_in_op(b, op)) && !is_index;
+        if !is_index && !invariant {
+            continue;
+        }
+        let out = lv.gens[0].results[0];
+        for u in ctx.uses(out).to_vec() {
+            if ctx.is(u.op, "vec.get") && u.index == 0 {
+                let j = ctx.operand(u.op, 1);
+                let r = ctx.result(u.op, 0);
+                ctx.replace_all_uses(r, if is_index { j } else { x });
+                ctx.erase_op(u.op);
+                stats.add("substituted-reads", 1);
+            }
+        }
+    }
+}
+
+fn sizes_equal(ctx: &Context, a: ValueId, b: ValueId) -> bool {
+    if a == b {
+        return true;
+    }
+    let ca = ctx.def_op_named(a, "arith.constant").and_then(|o| ctx.attr(o, "value"));
+    let cb = ctx.def_op_named(b, "arith.constant").and_then(|o| ctx.attr(o, "value"));
+    matches!((ca, cb), (Some(x), Some(y)) if x == y)
+}
+
+/// The ancestor of `op` (or `op` itself) that sits directly in `block`.
+fn ancestor_in(ctx: &Context, mut op: OpId, block: BlockId) -> Option<OpId> {
+    loop {
+        let p = ctx.op(op).parent?;
+        if p == block {
+            return Some(op);
+        }
+        op = ctx.block_parent_op(p)?;
+    }
+}
+
+/// Whether `op` or an op nested in it uses a value in `defs` (by defining op).
+fn uses_any(ctx: &Context, op: OpId, defs: &HashSet<OpId>) -> bool {
+    std::iter::once(op)
+        .chain(ctx.walk_nested(op))
+        .any(|o| ctx.operands(o).iter().any(|&v| ctx.def_op(v).is_some_and(|d| defs.contains(&d))))
+}
+
+/// How `B`'s body reads `A`.
+enum Mode {
+    Horizontal,
+    /// Exact producer: reads and `vec.len`s to replace.
+    Aligned(Vec<(OpId, usize)>),
+    /// Filtering producer: the emit `B`'s body goes after, and the reads.
+    Filter(OpId, Vec<OpId>),
+}
+
+fn classify(ctx: &Context, a: &LoopView, b: &LoopView) -> Option<Mode> {
+    // B's own operands (size, inits) must not be A's results.
+    let size_from_filter = |k: usize| -> bool {
+        ctx.def_op_named(b.size, "vec.len")
+            .is_some_and(|l| a.gens[k].results[0] == ctx.operand(l, 0))
+    };
+    for &v in &ctx.operands(b.op)[1..] {
+        if ctx.def_op(v) == Some(a.op) {
+            return None;
+        }
+    }
+    if ctx.def_op(b.size) == Some(a.op) {
+        return None;
+    }
+    let mut reads: Vec<(OpId, usize)> = Vec::new();
+    for op in ctx.walk_nested(b.op) {
+        for &v in ctx.operands(op) {
+            if ctx.def_op(v) != Some(a.op) {
+                continue;
+            }
+            let k = a.gens.iter().position(|g| g.results.contains(&v))?;
+            if a.gens[k].kind != "collect" {
+                return None;
+            }
+            let aligned_get = ctx.is(op, "vec.get")
+                && ctx.operand(op, 0) == v
+                && ctx.operand(op, 1) == b.index;
+            if !aligned_get {
+                return None;
+            }
+            reads.push((op, k));
+        }
+    }
+    if reads.is_empty() {
+        return sizes_equal(ctx, a.size, b.size).then_some(Mode::Horizontal);
+    }
+    let ks: HashSet<usize> = reads.iter().map(|&(_, k)| k).collect();
+    let all_exact = ks
+        .iter()
+        .all(|&k| exact_emit(ctx, a.body, a.gens[k].handle).is_some());
+    if all_exact {
+        let same = sizes_equal(ctx, a.size, b.size) || ks.iter().any(|&k| size_from_filter(k));
+        return same.then_some(Mode::Aligned(reads));
+    }
+    // A filtering producer: one output, consumed over its own length, with
+    // B's index used for nothing but those reads, and a single emit site.
+    if ks.len() != 1 {
+        return None;
+    }
+    let k = *ks.iter().next().unwrap();
+    if !size_from_filter(k) {
+        return None;
+    }
+    if ctx.uses(b.index).len() != reads.len() {
+        return None;
+    }
+    let [e] = emits(ctx, a.gens[k].handle)[..] else {
+        return None;
+    };
+    Some(Mode::Filter(e, reads.into_iter().map(|(o, _)| o).collect()))
+}
+
+/// Tries to merge loop `b_op` into the earlier loop `a_op` of the same block.
+fn try_merge(ctx: &mut Context, a_op: OpId, b_op: OpId, vertical: bool, horizontal: bool, stats: &mut PassStats) -> bool {
+    let (Some(a), Some(b)) = (view(ctx, a_op), view(ctx, b_op)) else {
+        return false;
+    };
+    let Some(mode) = classify(ctx, &a, &b) else {
+        return false;
+    };
+    match mode {
+        Mode::Horizontal if !horizontal => return false,
+        Mode::Aligned(_) | Mode::Filter(..) if !vertical => return false,
+        _ => {}
+    }
+    let block = ctx.op(a_op).parent.unwrap();
+    // Ops between A and B.
+    let mut between = Vec::new();
+    let mut cur = ctx.op(a_op).next;
+    while let Some(op) = cur {
+        if op == b_op {
+            break;
+        }
+        between.push(op);
+        cur = ctx.op(op).next;
+    }
+    // D_A: ops between that depend on A.
+    let mut d_a: HashSet<OpId> = HashSet::from([a_op]);
+    for &op in &between {
+        if uses_any(ctx, op, &d_a) {
+            d_a.insert(op);
+        }
+    }
+    // D_B: ops between that B depends on (asserts are kept before B too).
+    let mut d_b: HashSet<OpId> = HashSet::from([b_op]);
+    for &op in between.iter().rev() {
+        let needed = ctx.is(op, "scf.assert")
+            || ctx.results(op).iter().any(|&r| {
+                ctx.uses(r)
+                    .iter()
+                    .any(|u| ancestor_in(ctx, u.op, block).is_some_and(|x| d_b.contains(&x)))
+            });
+        if needed {
+            d_b.insert(op);
+        }
+    }
+    for &op in &between {
+        let pure = ir::rewrite::is_side_effect_free(ctx, op);
+        if !pure && !ctx.is(op, "scf.assert") {
+            return false;
+        }
+        if d_a.contains(&op) && d_b.contains(&op) {
+            return false;
+        }
+    }
+    // Hoist B's dependencies above A, in order.
+    for &op in &between {
+        if d_b.contains(&op) {
+            ctx.move_op(op, block, Some(a_op));
+        }
+    }
+    let b_ops = body_ops(ctx, b.body);
+    match &mode {
+        Mode::Horizontal => {
+            stats.add("fused-horizontal", 1);
+            append_body(ctx, &a, &b_ops);
+        }
+        Mode::Aligned(reads) => {
+            stats.add("fused-vertical", 1);
+            for &(get, k) in reads {
+                let e = exact_emit(ctx, a.body, a.gens[k].handle).unwrap();
+                let x = emitted_value(ctx, e);
+                let r = ctx.result(get, 0);
+                ctx.replace_all_uses(r, x);
+                ctx.erase_op(get);
+            }
+            append_body(ctx, &a, &b_ops);
+        }
+        Mode::Filter(e, reads) => {
+            stats.add("fused-filter", 1);
+            let x = emitted_value(ctx, *e);
+            for &get in reads {
+                let r = ctx.result(get, 0);
+                ctx.replace_all_uses(r, x);
+                ctx.erase_op(get);
+            }
+            let eb = ctx.op(*e).parent.unwrap();
+            let after = ctx.op(*e).next;
+            for op in b_ops {
+                ctx.move_op(op, eb, after);
+            }
+        }
+    }
+    let mut gens = a.gens.clone();
+    gens.extend(b.gens.iter().cloned());
+    let ops = body_ops(ctx, a.body);
+    loops::build_loop(ctx, a_op, a.size, &gens, &[a.index, b.index], &ops);
+    ctx.erase_op(a_op);
+    ctx.erase_op(b_op);
+    true
+}
+
+fn append_body(ctx: &mut Context, a: &LoopView, b_ops: &[OpId]) {
+    let end = ctx.terminator(a.body);
+    for &op in b_ops {
+        ctx.move_op(op, a.body, end);
+    }
+}
+
+fn fuse_block(ctx: &mut Context, block: BlockId, vertical: bool, horizontal: bool, stats: &mut PassStats) -> bool {
+    let loops: Vec<OpId> = ctx
+        .iter_block(block)
+        .filter(|&op| loops::is_loop(ctx, op))
+        .collect();
+    for bi in 1..loops.len() {
+        for ai in (0..bi).rev() {
+            if try_merge(ctx, loops[ai], loops[bi], vertical, horizontal, stats) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Drops generators whose results are unused (erasing their emits), and
+/// loops left with no generators and no emits to outer handles.
+fn remove_dead_generators(ctx: &mut Context, stats: &mut PassStats) {
+    for op in ctx.walk_all() {
+        if !ctx.alive(op) {
+            continue;
+        }
+        let Some(lv) = view(ctx, op) else { continue };
+        let dead: Vec<bool> = lv
+            .gens
+            .iter()
+            .map(|g| g.results.iter().all(|&r| ctx.unused(r)))
+            .collect();
+        if !dead.iter().any(|&d| d) {
+            continue;
+        }
+        for (g, &d) in lv.gens.iter().zip(&dead) {
+            if d {
+                for e in emits(ctx, g.handle) {
+                    ctx.erase_op(e);
+                }
+                stats.add("dead-generators", 1);
+            }
+        }
+        let live: Vec<loops::Gen> = lv
+            .gens
+            .iter()
+            .zip(&dead)
+            .filter(|(_, &d)| !d)
+            .map(|(g, _)| g.clone())
+            .collect();
+        let has_emits = ctx.walk_nested(op).into_iter().any(|o| ctx.is(o, "gen.emit"));
+        if live.is_empty() && !has_emits {
+            ctx.erase_op(op);
+            continue;
+        }
+        let ops = body_ops(ctx, lv.body);
+        loops::build_loop(ctx, op, lv.size, &live, &[lv.index], &ops);
+        ctx.erase_op(op);
+    }
+}
+
+fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    opts.check_known("fuse", &["vertical", "horizontal"])?;
+    Ok(Box::new(Fuse {
+        vertical: opts.get_bool("vertical", true)?,
+        horizontal: opts.get_bool("horizontal", true)?,
+    }))
+}
+
+/// Registration record.
+pub fn info() -> PassInfo {
+    PassInfo {
+        name: "fuse",
+        description: "view vec/mat ops as generator loops and fuse them (vertical, horizontal, filters)",
+        options: &[
+            ("vertical", "fuse producers into consumers (default true)"),
+            ("horizontal", "fuse sibling loops of equal size (default true)"),
+        ],
+        create,
+    }
+}

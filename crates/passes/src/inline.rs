@@ -1,0 +1,113 @@
+//! `inline`: replaces each `func.call` of a non-recursive function by a copy
+//! of the callee's body. Recursion is found as the strongly connected
+//! components of the call graph (petgraph's Tarjan SCC): a function in a
+//! cycle, or calling itself, is never inlined. Callees are inlined bottom-up
+//! so that one pass flattens a whole call tree.
+
+use std::collections::HashMap;
+
+use petgraph::algo::tarjan_scc;
+use petgraph::graph::{DiGraph, NodeIndex};
+
+use ir::clone::{clone_block_into, ValueMap};
+use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
+use ir::{Builder, Context, Diagnostic, OpId};
+
+/// The pass.
+pub struct Inline;
+
+impl Pass for Inline {
+    fn name(&self) -> &'static str {
+        "inline"
+    }
+    fn run(&mut self, ctx: &mut Context, stats: &mut PassStats) -> Result<(), Diagnostic> {
+        stats.add("inlined", inline(ctx));
+        Ok(())
+    }
+}
+
+fn callee_of(ctx: &Context, call: OpId) -> Option<&str> {
+    ctx.attr(call, "callee").and_then(|a| a.as_symbol())
+}
+
+/// Inlines every call to a non-recursive function; returns the number of
+/// call sites inlined.
+pub fn inline(ctx: &mut Context) -> u64 {
+    let funcs: Vec<OpId> = ctx
+        .iter_block(ctx.top)
+        .filter(|&op| ctx.is(op, "func.func"))
+        .collect();
+    let mut graph: DiGraph<OpId, ()> = DiGraph::new();
+    let mut node: HashMap<OpId, NodeIndex> = HashMap::new();
+    for &f in &funcs {
+        node.insert(f, graph.add_node(f));
+    }
+    let mut calls: HashMap<OpId, Vec<(OpId, OpId)>> = HashMap::new();
+    for &f in &funcs {
+        for op in ctx.walk_nested(f) {
+            if !ctx.is(op, "func.call") {
+                continue;
+            }
+            let Some(callee) = callee_of(ctx, op).and_then(|c| ctx.lookup_symbol(c)) else {
+                continue;
+            };
+            if let Some(&n) = node.get(&callee) {
+                graph.add_edge(node[&f], n, ());
+                calls.entry(f).or_default().push((op, callee));
+            }
+        }
+    }
+    // Tarjan returns SCCs in reverse topological order: callees first.
+    let sccs = tarjan_scc(&graph);
+    let mut recursive = std::collections::HashSet::new();
+    for scc in &sccs {
+        let self_loop = scc.len() == 1 && graph.contains_edge(scc[0], scc[0]);
+        if scc.len() > 1 || self_loop {
+            for n in scc {
+                recursive.insert(graph[*n]);
+            }
+        }
+    }
+    let mut count = 0;
+    for scc in sccs {
+        for n in scc {
+            let f = graph[n];
+            for &(call, callee) in calls.get(&f).map(|v| v.as_slice()).unwrap_or(&[]) {
+                if recursive.contains(&callee) || !ctx.alive(call) {
+                    continue;
+                }
+                inline_call(ctx, call, callee);
+                count += 1;
+            }
+        }
+    }
+    count
+}
+
+/// Inlines one call of `callee` at `call`.
+pub fn inline_call(ctx: &mut Context, call: OpId, callee: OpId) {
+    let body = ctx.op_block(callee, 0);
+    let mut map = ValueMap::new();
+    for (&a, &v) in ctx.block_args(body).to_vec().iter().zip(ctx.operands(call).to_vec().iter()) {
+        map.insert(a, v);
+    }
+    let mut b = Builder::before(ctx, call);
+    b.smart = false;
+    let rets = clone_block_into(&mut b, body, &mut map);
+    ctx.replace_op(call, &rets);
+}
+
+fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    opts.check_known("inline", &[])?;
+    Ok(Box::new(Inline))
+}
+
+/// Registration record.
+pub fn info() -> PassInfo {
+    PassInfo {
+        name: "inline",
+        description: "inline calls to non-recursive functions",
+        options: &[],
+        create,
+    }
+}

@@ -1,0 +1,73 @@
+//! `lower`: delayed rewriting (Delite's `atPhase(lowering)`). Each op spec
+//! may register lowerings per phase; this pass applies the registry's phases
+//! in order (`gen`: vec/mat ops become generator loops; `arr`: generator
+//! loops become buffers and `scf` loops), and after each phase re-runs
+//! canonicalize, CSE and DCE, so high-level simplifications happen before an
+//! op is lowered and the lowered code is simplified before the next phase.
+
+use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
+use ir::rewrite::{apply_greedily, GreedyConfig, Patterns};
+use ir::{Context, Diagnostic};
+
+use crate::canonicalize::canonicalize;
+
+/// The pass.
+pub struct Lower {
+    /// Stop after this phase (inclusive); `None` runs every phase.
+    pub until: Option<String>,
+}
+
+/// Runs `canonicalize`, `cse` and `dce`.
+pub fn simplify(ctx: &mut Context, stats: &mut PassStats) {
+    canonicalize(ctx, GreedyConfig::default(), stats);
+    stats.add("cse-eliminated", crate::cse::cse(ctx));
+    stats.add("dce-erased", crate::dce::dce(ctx));
+}
+
+/// Applies the lowerings of one phase, then simplifies.
+pub fn lower_phase(ctx: &mut Context, phase: &str, stats: &mut PassStats) {
+    let s = apply_greedily(
+        ctx,
+        Patterns::Phase(phase),
+        GreedyConfig {
+            max_iterations: 50,
+            remove_dead: true,
+        },
+    );
+    stats.add("lowered", s.rewritten);
+    simplify(ctx, stats);
+}
+
+impl Pass for Lower {
+    fn name(&self) -> &'static str {
+        "lower"
+    }
+    fn run(&mut self, ctx: &mut Context, stats: &mut PassStats) -> Result<(), Diagnostic> {
+        simplify(ctx, stats);
+        let phases = ctx.registry().phases.clone();
+        for p in phases {
+            lower_phase(ctx, p, stats);
+            if self.until.as_deref() == Some(p) {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    opts.check_known("lower", &["until"])?;
+    Ok(Box::new(Lower {
+        until: opts.get("until").map(|s| s.to_string()),
+    }))
+}
+
+/// Registration record.
+pub fn info() -> PassInfo {
+    PassInfo {
+        name: "lower",
+        description: "apply delayed lowerings phase by phase (vec -> gen -> arr+scf), simplifying after each",
+        options: &[("until", "last phase to apply (e.g. gen)")],
+        create,
+    }
+}
