@@ -101,7 +101,7 @@ pub fn zero_of(ty: &Type) -> RtValue {
 
 // ----- verifiers ------------------------------------------------------------
 
-fn arr_elem<'a>(ctx: &'a Context, op: OpId, i: usize) -> Result<&'a Type, String> {
+fn arr_elem(ctx: &Context, op: OpId, i: usize) -> Result<&Type, String> {
     match ctx.ty(ctx.operand(op, i)) {
         Type::Arr(t) => Ok(t),
         t => Err(format!("operand #{i} must be an 'arr<T>', got '{t}'")),
@@ -208,12 +208,20 @@ fn interp_alloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
     let ctx = it.ctx;
     let n = as_size(ctx, op, &args[0])?;
     if n > MAX_ALLOC {
-        return Err(RunError::at(ctx, op, format!("allocation of {n} elements is too large")));
+        return Err(RunError::at(
+            ctx,
+            op,
+            format!("allocation of {n} elements is too large"),
+        ));
     }
     let elem = elem_of(ctx, ctx.result(op, 0));
     let mut data = Vec::new();
     if data.try_reserve_exact(n).is_err() {
-        return Err(RunError::at(ctx, op, format!("cannot allocate {n} elements")));
+        return Err(RunError::at(
+            ctx,
+            op,
+            format!("cannot allocate {n} elements"),
+        ));
     }
     if matches!(elem, Type::Arr(_)) {
         data.extend((0..n).map(|_| zero_of(&elem)));
@@ -300,12 +308,15 @@ fn interp_free(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
 pub fn register(r: &mut Registry) {
     let one = Arity::Exactly(1);
     r.register(
-        OpSpec::new("arr.alloc", "allocates a zero-initialised buffer of n elements")
-            .operands(one)
-            .results(one)
-            .traits(Traits::ALLOCATES)
-            .verify(verify_alloc)
-            .interpret(interp_alloc),
+        OpSpec::new(
+            "arr.alloc",
+            "allocates a zero-initialised buffer of n elements",
+        )
+        .operands(one)
+        .results(one)
+        .traits(Traits::ALLOCATES)
+        .verify(verify_alloc)
+        .interpret(interp_alloc),
     );
     r.register(
         OpSpec::new("arr.load", "reads element i of a buffer")

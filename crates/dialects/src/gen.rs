@@ -88,7 +88,10 @@ impl Monoid {
     }
     /// Whether the monoid is defined on `ty` (`i32`, `i64`, `index`, `f32`, `f64`).
     pub fn supports(ty: &Type) -> bool {
-        matches!(ty, Type::I32 | Type::I64 | Type::Index | Type::F32 | Type::F64)
+        matches!(
+            ty,
+            Type::I32 | Type::I64 | Type::Index | Type::F32 | Type::F64
+        )
     }
     /// The identity element as a constant attribute of type `ty`: add 0,
     /// mul 1, min +inf / INT_MAX, max -inf / INT_MIN.
@@ -212,14 +215,18 @@ impl GenKind {
     }
     /// Parses an entry of `gens`.
     pub fn from_attr(a: &Attribute) -> Result<GenKind, String> {
-        let bad = || format!("'{a}' is not a generator (#gen.collect, #gen.reduce<op>, #gen.scan<op>, #gen.bucket<G>)");
-        let d = a.as_dialect().filter(|d| d.dialect == "gen").ok_or_else(bad)?;
+        let bad = || {
+            format!("'{a}' is not a generator (#gen.collect, #gen.reduce<op>, #gen.scan<op>, #gen.bucket<G>)")
+        };
+        let d = a
+            .as_dialect()
+            .filter(|d| d.dialect == "gen")
+            .ok_or_else(bad)?;
         let monoid = |d: &ir::attributes::DialectAttr| -> Result<Monoid, String> {
             match d.params.as_slice() {
-                [p] => p
-                    .as_str()
-                    .and_then(Monoid::from_name)
-                    .ok_or_else(|| format!("unknown reduction operator '{p}' (expected add, mul, min or max)")),
+                [p] => p.as_str().and_then(Monoid::from_name).ok_or_else(|| {
+                    format!("unknown reduction operator '{p}' (expected add, mul, min or max)")
+                }),
                 _ => Err(format!("'{a}' needs one operator: add, mul, min or max")),
             }
         };
@@ -243,9 +250,7 @@ impl GenKind {
     /// The monoid of a reduce, scan or bucket-reduce.
     pub fn monoid(self) -> Option<Monoid> {
         match self {
-            GenKind::Reduce(m) | GenKind::Scan(m) | GenKind::Bucket(BucketOf::Reduce(m)) => {
-                Some(m)
-            }
+            GenKind::Reduce(m) | GenKind::Scan(m) | GenKind::Bucket(BucketOf::Reduce(m)) => Some(m),
             _ => None,
         }
     }
@@ -468,8 +473,10 @@ pub fn try_generators(ctx: &Context, op: OpId) -> Result<Vec<Generator>, String>
         .zip(&args[1..])
         .enumerate()
         .map(|(i, (&k, &a))| {
-            let g = Generator::from_handle(k, ctx.ty(a)).map_err(|e| format!("generator #{i}: {e}"))?;
-            g.check_types().map_err(|e| format!("generator #{i}: {e}"))?;
+            let g =
+                Generator::from_handle(k, ctx.ty(a)).map_err(|e| format!("generator #{i}: {e}"))?;
+            g.check_types()
+                .map_err(|e| format!("generator #{i}: {e}"))?;
             Ok(g)
         })
         .collect()
@@ -626,7 +633,9 @@ fn verify_loop(ctx: &Context, op: OpId) -> Result<(), String> {
     }
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
         if *g != w {
-            return Err(format!("result #{i} has type '{g}', but its generator produces '{w}'"));
+            return Err(format!(
+                "result #{i} has type '{g}', but its generator produces '{w}'"
+            ));
         }
     }
     let b = body(ctx, op);
@@ -865,10 +874,9 @@ impl GenState {
             GenData::Bucket { keys, vals, .. } => {
                 out.push(RtValue::Vec(Rc::new(keys)));
                 let per_key: Vec<RtValue> = match self.gen.kind {
-                    GenKind::Bucket(BucketOf::Collect) => vals
-                        .into_iter()
-                        .map(|v| RtValue::Vec(Rc::new(v)))
-                        .collect(),
+                    GenKind::Bucket(BucketOf::Collect) => {
+                        vals.into_iter().map(|v| RtValue::Vec(Rc::new(v))).collect()
+                    }
                     _ => vals
                         .into_iter()
                         .map(|mut v| v.pop().unwrap_or(RtValue::Int(0)))

@@ -110,10 +110,14 @@ fn render_one(out: &mut String, source: Option<&Source>, loc: Loc, sev: Severity
     if let (Some(s), Some(off)) = (source, loc.offset()) {
         let (line, col) = line_col(s, off);
         if let Some(text) = s.text.lines().nth(line - 1) {
-            let text: String = text.chars().map(|c| if c == '\t' { ' ' } else { c }).collect();
-            out.push_str(&text);
+            // Show at most 120 characters of the line, around the column.
+            let chars: Vec<char> = text.chars().map(|c| if c == '\t' { ' ' } else { c }).collect();
+            let start = col.saturating_sub(80).min(chars.len());
+            let end = (start + 120).min(chars.len());
+            let shown: String = chars[start..end].iter().collect();
+            out.push_str(&shown);
             out.push('\n');
-            out.push_str(&" ".repeat(col.saturating_sub(1)));
+            out.push_str(&" ".repeat(col.saturating_sub(1) - start));
             out.push_str("^\n");
         }
     }

@@ -17,7 +17,7 @@
 //! Every pattern is wrapped in `$()...$()` so the crate adds no implicit word boundaries, and
 //! literal `$` becomes `$$`. Whitespace is canonicalized in both files beforehand.
 //! `CHECK-NEXT: P` also emits `not: P` so that, as in LLVM, P matching again later on the
-//! previous match's line is an error (skipped after `CHECK-DAG:` and when P defines variables).
+//! previous match's line is an error (skipped right after `CHECK-DAG:`).
 
 use crate::checkfile::{canonicalize, Directive, Kind, Piece};
 use filecheck::{CheckerBuilder, Value, VariableMap};
@@ -110,6 +110,11 @@ pub fn label_regex(pieces: &[Piece]) -> Result<Regex, String> {
 
 const RX_VAR: &str = "L0FC_rx";
 
+fn push2(a: &mut String, b: &mut String, s: &str) {
+    a.push_str(s);
+    b.push_str(s);
+}
+
 /// Translate a block's directives into crate directive lines. Returns the lines and, for each
 /// line, the index into `dirs` it came from (`None` for helper `regex:` lines).
 pub fn translate_block(dirs: &[&Directive]) -> (Vec<String>, Vec<Option<usize>>) {
@@ -123,37 +128,40 @@ pub fn translate_block(dirs: &[&Directive]) -> (Vec<String>, Vec<Option<usize>>)
         format!("{RX_VAR}{n}")
     };
     for (i, d) in dirs.iter().enumerate() {
+        // `pat` is the translation; `probe` the same without definitions (for `not:`).
         let mut pat = String::from("$()");
+        let mut probe = String::from("$()");
         if d.kind == Kind::Empty {
             // The rest of the previous match's line, its newline, then an empty line or EOF.
             let v = regex_var(r"\A[^\n]*\n$", &mut lines, &mut origin);
-            pat.push_str(&format!("$({v})"));
+            push2(&mut pat, &mut probe, &format!("$({v})"));
         }
         for p in &d.pieces {
             match p {
-                Piece::Lit(l) => pat.push_str(&l.replace('$', "$$")),
+                Piece::Lit(l) => push2(&mut pat, &mut probe, &l.replace('$', "$$")),
                 Piece::Regex(r) => {
                     let v = regex_var(r, &mut lines, &mut origin);
-                    pat.push_str(&format!("$({v})"));
+                    push2(&mut pat, &mut probe, &format!("$({v})"));
                 }
                 Piece::Def(name, r) => {
                     let v = regex_var(r, &mut lines, &mut origin);
                     pat.push_str(&format!("$({name}=${v})"));
+                    probe.push_str(&format!("$({v})"));
                 }
-                Piece::Use(name) => pat.push_str(&format!("$({name})")),
+                Piece::Use(name) => push2(&mut pat, &mut probe, &format!("$({name})")),
             }
         }
         pat.push_str("$()");
+        probe.push_str("$()");
         let after_dag = dirs[..i]
             .iter()
             .rev()
             .find(|p| p.kind != Kind::Not)
             .is_some_and(|p| p.kind == Kind::Dag);
-        let defines = d.pieces.iter().any(|p| matches!(p, Piece::Def(..)));
-        if d.kind == Kind::Next && !after_dag && !defines {
+        if d.kind == Kind::Next && !after_dag {
             // LLVM takes the first match after the previous one and then requires it to be on
             // the next line: the pattern must not match earlier, e.g. later on the same line.
-            lines.push(format!("not: {pat}"));
+            lines.push(format!("not: {probe}"));
             origin.push(Some(i));
         }
         let kw = match d.kind {

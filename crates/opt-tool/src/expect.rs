@@ -32,7 +32,7 @@ fn parse_expectations(text: &str) -> Vec<Expected> {
             };
             let mut target = i + 1;
             let mut a = after;
-            if let Some(off) = a.strip_prefix('@') {
+            if let Some(off) = a.trim_start().strip_prefix('@') {
                 let end = off.find(|c: char| c.is_whitespace() || c == '{').unwrap_or(off.len());
                 let spec = &off[..end];
                 a = &off[end..];

@@ -54,7 +54,7 @@ fn constant(a: Attribute) -> Folded {
 }
 
 /// The operand defining op's kind name and its operands, if `v` is a result.
-fn producer<'c>(ctx: &'c Context, v: ValueId) -> Option<(&'static str, &'c [ValueId])> {
+fn producer(ctx: &Context, v: ValueId) -> Option<(&'static str, &[ValueId])> {
     let op = ctx.def_op(v)?;
     ctx.alive(op).then(|| (ctx.op_name(op), ctx.operands(op)))
 }

@@ -52,7 +52,7 @@ pub fn lower_loop(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]
     if !lowerable(b.ctx, op) {
         return None;
     }
-    Some(lower_loop_op(b, op))
+    Some(lower_loop_op(b, op, None))
 }
 
 /// Whether `op` and every loop nested in it are well formed enough to lower
@@ -69,8 +69,9 @@ fn lowerable(ctx: &Context, op: OpId) -> bool {
             n >= 1
                 && (n == 1 || n == 1 + ninit)
                 && gens.iter().all(|g| {
-                    g.monoid()
-                        .is_none_or(|m| m.identity(&g.elem).is_some() && m.combine_op(&g.elem).is_some())
+                    g.monoid().is_none_or(|m| {
+                        m.identity(&g.elem).is_some() && m.combine_op(&g.elem).is_some()
+                    })
                 })
         })
 }
@@ -85,7 +86,12 @@ fn const_index(b: &mut Builder, v: i64) -> ValueId {
 }
 
 fn constant(b: &mut Builder, a: Attribute, ty: &Type) -> ValueId {
-    b.op1("arith.constant", &[], ty.clone(), vec![("value".to_string(), a)])
+    b.op1(
+        "arith.constant",
+        &[],
+        ty.clone(),
+        vec![("value".to_string(), a)],
+    )
 }
 
 fn identity(b: &mut Builder, g: &Generator) -> ValueId {
@@ -115,16 +121,23 @@ fn if_then(b: &mut Builder, cond: ValueId, then: impl FnOnce(&mut Builder)) {
 }
 
 /// Lowers `op` (checked by [`lowerable`]) before itself; returns the values
-/// replacing its results. The caller replaces and erases `op`.
-fn lower_loop_op(b: &mut Builder, op: OpId) -> SmallVec<[ValueId; 2]> {
+/// replacing its results. The caller replaces and erases `op`. `consts` are
+/// the index constants 0 and 1 when an enclosing lowering already has them.
+fn lower_loop_op(
+    b: &mut Builder,
+    op: OpId,
+    consts: Option<(ValueId, ValueId)>,
+) -> SmallVec<[ValueId; 2]> {
     let gens = try_generators(b.ctx, op).expect("checked by lowerable");
     let body = b.ctx.op_block(op, 0);
     let args = b.ctx.block_args(body).to_vec();
     let (iv, handles) = (args[0], args[1..].to_vec());
     let size = b.ctx.operand(op, 0);
     let given_inits = b.ctx.operands(op)[1..].to_vec();
-    let c0 = const_index(b, 0);
-    let c1 = const_index(b, 1);
+    let (c0, c1) = match consts {
+        Some(c) => c,
+        None => (const_index(b, 0), const_index(b, 1)),
+    };
 
     // Plans and the buffers they need, built before the loop.
     let mut init_it = given_inits.iter();
@@ -224,7 +237,7 @@ fn lower_loop_op(b: &mut Builder, op: OpId) -> SmallVec<[ValueId; 2]> {
         for l in b.ctx.walk_block(nb) {
             if b.ctx.alive(l) && b.ctx.is(l, LOOP) {
                 b.set_before(l);
-                let vals = lower_loop_op(b, l);
+                let vals = lower_loop_op(b, l, Some((c0, c1)));
                 b.ctx.replace_op(l, &vals);
             }
         }

@@ -9,7 +9,7 @@ use ir::printer::Printer;
 use ir::{Builder, Context, OpId, OpState, Type, ValueId};
 
 use super::{
-    constant_int, ensure_yield, expect_region_or_empty, fmt_types, inline_region,
+    constant_int, ensure_yield, expect_region_or_empty, fmt_types, inline_region, region_at,
     region_is_pure, single_block, terminator_named, types_of, yield_of, Values,
 };
 
@@ -18,7 +18,9 @@ pub(super) fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
     for (i, what) in ["lower bound", "upper bound", "step"].iter().enumerate() {
         let t = ctx.ty(operands[i]);
         if *t != Type::Index {
-            return Err(format!("{what} (operand #{i}) must be of index type, but got '{t}'"));
+            return Err(format!(
+                "{what} (operand #{i}) must be of index type, but got '{t}'"
+            ));
         }
     }
     let init_types = types_of(ctx, &operands[3..]);
@@ -35,7 +37,9 @@ pub(super) fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
     };
     let args = types_of(ctx, ctx.block_args(b));
     if args.first() != Some(&Type::Index) {
-        return Err("the body's first argument (the induction variable) must be of index type".into());
+        return Err(
+            "the body's first argument (the induction variable) must be of index type".into(),
+        );
     }
     if args[1..] != init_types[..] {
         return Err(format!(
@@ -84,8 +88,23 @@ pub(super) fn inline_single_iteration(b: &mut Builder, st: &OpState) -> Option<V
     inline_region(b, st.regions[0], &args)
 }
 
+/// Whether `a` and `b` are the same value or equal constants.
+fn same_value(ctx: &Context, a: ValueId, b: ValueId) -> bool {
+    if a == b {
+        return true;
+    }
+    let constant = |v: ValueId| {
+        let op = ctx.def_op(v)?;
+        if !ctx.alive(op) || !ctx.has_traits(op, ir::Traits::CONSTANT_LIKE) {
+            return None;
+        }
+        Some((ctx.attr(op, "value")?, ctx.ty(v)))
+    };
+    matches!((constant(a), constant(b)), (Some(x), Some(y)) if x == y)
+}
+
 /// Iter_args whose yielded value is their own block argument or their init
-/// never change: they are removed and their result is the init.
+/// (or a constant equal to it) never change: they are removed and their result is the init.
 pub(super) fn remove_invariant_iter_args(b: &mut Builder, st: &OpState) -> Option<Values> {
     let y = body_yield(b.ctx, st)?;
     let blk = single_block(b.ctx, st.regions[0])?;
@@ -94,7 +113,7 @@ pub(super) fn remove_invariant_iter_args(b: &mut Builder, st: &OpState) -> Optio
     let old_args: Values = SmallVec::from_slice(b.ctx.block_args(blk));
     let yielded: Values = SmallVec::from_slice(b.ctx.operands(y));
     let keep: Vec<bool> = (0..n)
-        .map(|i| yielded[i] != old_args[i + 1] && yielded[i] != inits[i])
+        .map(|i| yielded[i] != old_args[i + 1] && !same_value(b.ctx, yielded[i], inits[i]))
         .collect();
     if keep.iter().all(|&k| k) {
         return None;
@@ -107,7 +126,8 @@ pub(super) fn remove_invariant_iter_args(b: &mut Builder, st: &OpState) -> Optio
     arg_types.extend(kept_types.iter().cloned());
     let (nr, nb) = b.ctx.new_region_with_block(&arg_types);
     let new_args: Values = SmallVec::from_slice(b.ctx.block_args(nb));
-    b.ctx.replace_uses_where(old_args[0], new_args[0], |_, _| true);
+    b.ctx
+        .replace_uses_where(old_args[0], new_args[0], |_, _| true);
     let mut k = 1;
     for i in 0..n {
         let to = if keep[i] {
@@ -173,9 +193,13 @@ pub(super) fn interpret(
         return Ok(accs);
     }
     if step <= 0 {
-        return Err(RunError::at(ctx, op, format!("step must be positive, but is {step}")));
+        return Err(RunError::at(
+            ctx,
+            op,
+            format!("step must be positive, but is {step}"),
+        ));
     }
-    let body = ctx.regions(op)[0];
+    let body = region_at(ctx, op, 0)?;
     let mut argv: Vec<RtValue> = Vec::with_capacity(args.len() - 2);
     let mut i = lb;
     loop {
@@ -300,7 +324,11 @@ pub(super) fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
         entry.push(plain_arg(a, t.clone())?);
     }
     let mut operands = vec![(lb, None), (ub, None), (step, None)];
-    operands.extend(inits.into_iter().zip(result_types.iter().cloned().map(Some)));
+    operands.extend(
+        inits
+            .into_iter()
+            .zip(result_types.iter().cloned().map(Some)),
+    );
     Ok(ParsedOp {
         operands,
         result_types,

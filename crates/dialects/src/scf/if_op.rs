@@ -10,13 +10,15 @@ use ir::{Builder, Context, OpId, OpState, Type};
 
 use super::{
     constant_int, ensure_yield, expect_region_or_empty, inline_region, is_empty_yield_region,
-    region_is_pure, single_block, terminator_named, yield_of, Values,
+    region_at, region_is_pure, single_block, terminator_named, yield_of, Values,
 };
 
 pub(super) fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
     let c = ctx.ty(ctx.operand(op, 0));
     if *c != Type::I1 {
-        return Err(format!("operand #0 (the condition) must be i1, but got '{c}'"));
+        return Err(format!(
+            "operand #0 (the condition) must be i1, but got '{c}'"
+        ));
     }
     for (i, &r) in ctx.regions(op).iter().enumerate() {
         let what = if i == 0 { "'then'" } else { "'else'" };
@@ -125,7 +127,7 @@ pub(super) fn interpret(
         .first()
         .and_then(|a| a.as_bool())
         .ok_or_else(|| RunError::at(ctx, op, "condition is not a boolean"))?;
-    let r = ctx.regions(op)[if c { 0 } else { 1 }];
+    let r = region_at(ctx, op, if c { 0 } else { 1 })?;
     it.run_region(r, &[])
 }
 

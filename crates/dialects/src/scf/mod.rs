@@ -149,6 +149,15 @@ fn inline_region(b: &mut Builder, r: RegionId, args: &[ValueId]) -> Option<Value
     Some(SmallVec::from_slice(b.ctx.operands(y)))
 }
 
+/// Region `i` of `op`, or a run-time fault for a malformed op.
+fn region_at(ctx: &Context, op: OpId, i: usize) -> Result<RegionId, ir::RunError> {
+    ctx.regions(op)
+        .get(i)
+        .copied()
+        .filter(|&r| single_block(ctx, r).is_some())
+        .ok_or_else(|| ir::RunError::at(ctx, op, format!("region #{i} is missing or malformed")))
+}
+
 /// Types of `vals`.
 fn types_of(ctx: &Context, vals: &[ValueId]) -> Vec<Type> {
     vals.iter().map(|&v| ctx.ty(v).clone()).collect()
@@ -283,7 +292,12 @@ pub fn build_while(
 
 /// Smart-builds `scf.assert %cond, "msg"` (nothing when `cond` is the constant true).
 pub fn build_assert(b: &mut Builder, cond: ValueId, msg: &str) {
-    b.op("scf.assert", &[cond], &[], vec![("msg".to_string(), Attribute::Str(msg.to_string()))]);
+    b.op(
+        "scf.assert",
+        &[cond],
+        &[],
+        vec![("msg".to_string(), Attribute::Str(msg.to_string()))],
+    );
 }
 
 // ----- registration -------------------------------------------------------------
@@ -291,48 +305,60 @@ pub fn build_assert(b: &mut Builder, cond: ValueId, msg: &str) {
 /// Registers `scf.if`, `scf.for`, `scf.while`, `scf.yield`, `scf.condition`, `scf.assert`.
 pub fn register(r: &mut Registry) {
     r.register(
-        OpSpec::new("scf.if", "if-then-else with results yielded by the taken branch")
-            .operands(Arity::Exactly(1))
-            .results(Arity::AtLeast(0))
-            .regions(Arity::Exactly(2))
-            .traits(Traits::RECURSIVELY_PURE | Traits::REGIONS_NEED_TERMINATOR)
-            .verify(if_op::verify)
-            .rewrite(if_op::fold_constant_condition)
-            .rewrite(if_op::simplify_results)
-            .interpret(if_op::interpret)
-            .custom_form(if_op::print, if_op::parse),
+        OpSpec::new(
+            "scf.if",
+            "if-then-else with results yielded by the taken branch",
+        )
+        .operands(Arity::Exactly(1))
+        .results(Arity::AtLeast(0))
+        .regions(Arity::Exactly(2))
+        .traits(Traits::RECURSIVELY_PURE | Traits::REGIONS_NEED_TERMINATOR)
+        .verify(if_op::verify)
+        .rewrite(if_op::fold_constant_condition)
+        .rewrite(if_op::simplify_results)
+        .interpret(if_op::interpret)
+        .custom_form(if_op::print, if_op::parse),
     );
     r.register(
-        OpSpec::new("scf.for", "counted loop with loop-carried values (iter_args)")
-            .operands(Arity::AtLeast(3))
-            .results(Arity::AtLeast(0))
-            .regions(Arity::Exactly(1))
-            .traits(Traits::RECURSIVELY_PURE | Traits::REGIONS_NEED_TERMINATOR)
-            .verify(for_op::verify)
-            .rewrite(for_op::fold_zero_trip)
-            .rewrite(for_op::inline_single_iteration)
-            .rewrite(for_op::remove_invariant_iter_args)
-            .rewrite(for_op::remove_dead)
-            .interpret(for_op::interpret)
-            .custom_form(for_op::print, for_op::parse),
+        OpSpec::new(
+            "scf.for",
+            "counted loop with loop-carried values (iter_args)",
+        )
+        .operands(Arity::AtLeast(3))
+        .results(Arity::AtLeast(0))
+        .regions(Arity::Exactly(1))
+        .traits(Traits::RECURSIVELY_PURE | Traits::REGIONS_NEED_TERMINATOR)
+        .verify(for_op::verify)
+        .rewrite(for_op::fold_zero_trip)
+        .rewrite(for_op::inline_single_iteration)
+        .rewrite(for_op::remove_invariant_iter_args)
+        .rewrite(for_op::remove_dead)
+        .interpret(for_op::interpret)
+        .custom_form(for_op::print, for_op::parse),
     );
     r.register(
-        OpSpec::new("scf.while", "general loop: 'before' region tests, 'after' region steps")
-            .operands(Arity::AtLeast(0))
-            .results(Arity::AtLeast(0))
-            .regions(Arity::Exactly(2))
-            .traits(Traits::RECURSIVELY_PURE | Traits::REGIONS_NEED_TERMINATOR)
-            .verify(while_op::verify)
-            .interpret(while_op::interpret)
-            .custom_form(while_op::print, while_op::parse),
+        OpSpec::new(
+            "scf.while",
+            "general loop: 'before' region tests, 'after' region steps",
+        )
+        .operands(Arity::AtLeast(0))
+        .results(Arity::AtLeast(0))
+        .regions(Arity::Exactly(2))
+        .traits(Traits::RECURSIVELY_PURE | Traits::REGIONS_NEED_TERMINATOR)
+        .verify(while_op::verify)
+        .interpret(while_op::interpret)
+        .custom_form(while_op::print, while_op::parse),
     );
     r.register(
-        OpSpec::new("scf.yield", "ends an scf region, yielding values to the parent op")
-            .operands(Arity::AtLeast(0))
-            .traits(Traits::TERMINATOR | Traits::PURE)
-            .verify(terminators::verify_yield)
-            .interpret(crate::func::interp_terminator)
-            .custom_form(crate::func::print_terminator, crate::func::parse_terminator),
+        OpSpec::new(
+            "scf.yield",
+            "ends an scf region, yielding values to the parent op",
+        )
+        .operands(Arity::AtLeast(0))
+        .traits(Traits::TERMINATOR | Traits::PURE)
+        .verify(terminators::verify_yield)
+        .interpret(crate::func::interp_terminator)
+        .custom_form(crate::func::print_terminator, crate::func::parse_terminator),
     );
     r.register(
         OpSpec::new("scf.condition", "ends the 'before' region of scf.while")
@@ -343,12 +369,15 @@ pub fn register(r: &mut Registry) {
             .custom_form(terminators::print_condition, terminators::parse_condition),
     );
     r.register(
-        OpSpec::new("scf.assert", "run-time check: faults with 'msg' when the condition is false")
-            .operands(Arity::Exactly(1))
-            .traits(Traits::READS | Traits::WRITES)
-            .verify(terminators::verify_assert)
-            .rewrite(terminators::fold_assert)
-            .interpret(terminators::interpret_assert)
-            .custom_form(terminators::print_assert, terminators::parse_assert),
+        OpSpec::new(
+            "scf.assert",
+            "run-time check: faults with 'msg' when the condition is false",
+        )
+        .operands(Arity::Exactly(1))
+        .traits(Traits::READS | Traits::WRITES)
+        .verify(terminators::verify_assert)
+        .rewrite(terminators::fold_assert)
+        .interpret(terminators::interpret_assert)
+        .custom_form(terminators::print_assert, terminators::parse_assert),
     );
 }

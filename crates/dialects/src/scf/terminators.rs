@@ -36,12 +36,27 @@ pub(super) fn verify_yield(ctx: &Context, op: OpId) -> Result<(), String> {
     };
     let got = types_of(ctx, ctx.operands(op));
     match ctx.op_name(p) {
-        "scf.if" => check_types("operand", &got, &types_of(ctx, ctx.results(p)), "scf.if result types"),
-        "scf.for" => check_types("operand", &got, &types_of(ctx, ctx.results(p)), "scf.for result types"),
-        "scf.while" if region == 1 => {
-            check_types("operand", &got, &types_of(ctx, ctx.operands(p)), "scf.while operand types")
+        "scf.if" => check_types(
+            "operand",
+            &got,
+            &types_of(ctx, ctx.results(p)),
+            "scf.if result types",
+        ),
+        "scf.for" => check_types(
+            "operand",
+            &got,
+            &types_of(ctx, ctx.results(p)),
+            "scf.for result types",
+        ),
+        "scf.while" if region == 1 => check_types(
+            "operand",
+            &got,
+            &types_of(ctx, ctx.operands(p)),
+            "scf.while operand types",
+        ),
+        "scf.while" => {
+            Err("the 'before' region of 'scf.while' must end with 'scf.condition'".into())
         }
-        "scf.while" => Err("the 'before' region of 'scf.while' must end with 'scf.condition'".into()),
         other => Err(format!(
             "expects parent op to be one of 'scf.if, scf.for, scf.while', but got '{other}'"
         )),
@@ -54,10 +69,17 @@ pub(super) fn verify_condition(ctx: &Context, op: OpId) -> Result<(), String> {
     };
     let c = ctx.ty(ctx.operand(op, 0));
     if *c != Type::I1 {
-        return Err(format!("operand #0 (the condition) must be i1, but got '{c}'"));
+        return Err(format!(
+            "operand #0 (the condition) must be i1, but got '{c}'"
+        ));
     }
     let got = types_of(ctx, &ctx.operands(op)[1..]);
-    check_types("forwarded value", &got, &types_of(ctx, ctx.results(p)), "scf.while result types")
+    check_types(
+        "forwarded value",
+        &got,
+        &types_of(ctx, ctx.results(p)),
+        "scf.while result types",
+    )
 }
 
 pub(super) fn print_condition(p: &mut Printer, op: OpId) -> std::fmt::Result {
@@ -93,7 +115,9 @@ const DEFAULT_MSG: &str = "assertion failed";
 pub(super) fn verify_assert(ctx: &Context, op: OpId) -> Result<(), String> {
     let c = ctx.ty(ctx.operand(op, 0));
     if *c != Type::I1 {
-        return Err(format!("operand #0 (the condition) must be i1, but got '{c}'"));
+        return Err(format!(
+            "operand #0 (the condition) must be i1, but got '{c}'"
+        ));
     }
     match ctx.attr(op, "msg") {
         None | Some(Attribute::Str(_)) => Ok(()),

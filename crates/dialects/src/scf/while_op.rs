@@ -8,7 +8,9 @@ use ir::interp::{Interp, RtValue, RunError};
 use ir::printer::Printer;
 use ir::{Context, OpId};
 
-use super::{expect_region_or_empty, fmt_types, single_block, terminator_named, types_of};
+use super::{
+    expect_region_or_empty, fmt_types, region_at, single_block, terminator_named, types_of,
+};
 
 pub(super) fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
     let init_types = types_of(ctx, ctx.operands(op));
@@ -51,7 +53,7 @@ pub(super) fn interpret(
     args: &[RtValue],
 ) -> Result<SmallVec<[RtValue; 2]>, RunError> {
     let ctx = it.ctx;
-    let (before, after) = (ctx.regions(op)[0], ctx.regions(op)[1]);
+    let (before, after) = (region_at(ctx, op, 0)?, region_at(ctx, op, 1)?);
     let mut cur: SmallVec<[RtValue; 2]> = args.iter().cloned().collect();
     loop {
         let r = it.run_region(before, &cur)?;
@@ -158,7 +160,10 @@ pub(super) fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
         })
         .collect();
     Ok(ParsedOp {
-        operands: inits.into_iter().zip(in_types.into_iter().map(Some)).collect(),
+        operands: inits
+            .into_iter()
+            .zip(in_types.into_iter().map(Some))
+            .collect(),
         result_types,
         attrs,
         regions: vec![

@@ -562,6 +562,7 @@ fn truncated_inputs_are_errors() {
     assert!(parse_module(src).is_ok());
     // Every strict prefix either parses (cut between ops) or fails cleanly.
     for (i, _) in src.char_indices() {
+        assert_eq!(parse_module(&src[..i]), parse_module_pest_only(&src[..i]));
         if let Err(e) = parse_module(&src[..i]) {
             assert!(e.offset <= i, "offset {} past end {i}", e.offset);
             assert!(!e.message.is_empty());
@@ -631,7 +632,7 @@ fn garbage_never_panics() {
         let _ = parse_attribute(s);
     }
     // Deterministic pseudo-random byte soup built from grammar characters.
-    let alphabet: Vec<char> = "%^@#!\"(){}[]<>,:=-> \n0x1.5e9abfvecif64t.op/\\é".chars().collect();
+    let alphabet: Vec<char> = "%%%^@#!\"(){}[]<>,,:=-> \n\n0x1.5e9abfvecif64t.op/\\é".chars().collect();
     let mut state = 0x2545F4914F6CDD1Du64;
     for _ in 0..3000 {
         let len = (state % 40) as usize;
@@ -642,7 +643,7 @@ fn garbage_never_panics() {
             state ^= state << 17;
             s.push(alphabet[(state % alphabet.len() as u64) as usize]);
         }
-        let _ = parse_module(&s);
+        assert_eq!(parse_module(&s), parse_module_pest_only(&s), "{s:?}");
         let _ = parse_type(&s);
         let _ = parse_attribute(&s);
     }
@@ -707,4 +708,37 @@ fn offsets_on_later_lines() {
     assert_eq!(items(&ops[1])[0].loc, src.find("%a :").unwrap());
     assert_eq!(r.blocks[0].loc, src.find("%a =").unwrap());
     assert_eq!(r.loc, src.find('{').unwrap());
+}
+
+// ------------------------------------------------------------ fast path
+
+#[test]
+fn fast_path_matches_pest() {
+    let cases = [
+        "%a = \"arith.addf\"(%x, %y) : (f64, f64) -> f64",
+        "%a, %b = \"t.x\"(%x#1, %y) : (vec<vec<f64>>, mat<i32>) -> (arr<i1>, index)",
+        "\"t.x\"() : () -> ()\n\"t.y\"( ) : ( ) -> ( )",
+        "%a = \"t.x\"() : () -> f64x",
+        "%a = \"t.x\"() : () -> f64.y",
+        "%a = \"t.x\"() : () -> vec <f64>",
+        "%a=\"t.x\"(%b)//c\n:(f64)->(f64)",
+        "%a:2 = \"t.x\"() : () -> (f64, f64)",
+        "%a = \"t\\\"x\"() : () -> f64",
+        "%a = \"t.x\"(%b#99999999999999999999999) : () -> f64",
+        "%a = arith.addf %v3, %v7 : f64\n%b = arith.addf %a, %a : f64\n",
+        "t.op %a, %b = t.z\nt.op %a %b = t.z\nt.q %x : 2\nt.op %a = %b\nt.op %a, %b = \"t.g\"() : () -> ()",
+        "t.op %a#1, %b#x f64 f64x f64.q i1 index vec<f64> -> - * < > := to.x",
+        "t.op a,b.c , d.e f",
+        "t.op (%a, f64 -> i32) [x, y] {a = 1} %q %r:2 = t.x",
+        "t.op %a#",
+        "t.op %",
+        "%a = t.op %x : f64 }",
+        "t.op %a, \"s\"(x)",
+        "t.op %a : 3 = t.x",
+    ];
+    for src in cases {
+        let fast = parse_module(src);
+        let slow = parse_module_pest_only(src);
+        assert_eq!(fast, slow, "{src}");
+    }
 }

@@ -1,0 +1,196 @@
+//! The run-time support that compiled code calls (registered into the JIT by
+//! address; `runtime/l0rt.c` implements the same ABI for object files).
+//!
+//! Every buffer comes from the C allocator (`malloc`/`calloc`/`realloc`), so
+//! a C caller frees returned vectors with `free` and the JIT host with
+//! [`l0rt_free`]. An `arr` is a pointer to a [`ArrHeader`].
+
+use std::cell::Cell;
+use std::ffi::c_void;
+
+/// The heap header of an `arr<T>` (C layout: data at 0, len at 8, cap at 16).
+#[repr(C)]
+pub struct ArrHeader {
+    pub data: *mut u8,
+    pub len: i64,
+    pub cap: i64,
+}
+
+extern "C" {
+    fn malloc(n: usize) -> *mut c_void;
+    fn calloc(n: usize, size: usize) -> *mut c_void;
+    fn realloc(p: *mut c_void, n: usize) -> *mut c_void;
+    fn free(p: *mut c_void);
+    fn exp(x: f64) -> f64;
+    fn log(x: f64) -> f64;
+    fn pow(x: f64, y: f64) -> f64;
+    fn sin(x: f64) -> f64;
+    fn cos(x: f64) -> f64;
+    fn expf(x: f32) -> f32;
+    fn logf(x: f32) -> f32;
+    fn powf(x: f32, y: f32) -> f32;
+    fn sinf(x: f32) -> f32;
+    fn cosf(x: f32) -> f32;
+}
+
+thread_local! {
+    static FAULT: Cell<Option<(i64, [i64; 3])>> = const { Cell::new(None) };
+}
+
+/// Records fault `id` with its payloads; the generated code then returns
+/// status 1 up to the host.
+pub extern "C" fn l0rt_fault(id: i64, a: i64, b: i64, c: i64) {
+    FAULT.with(|f| f.set(Some((id, [a, b, c]))));
+}
+
+/// Takes the last recorded fault of this thread.
+pub fn take_fault() -> Option<(i64, [i64; 3])> {
+    FAULT.with(|f| f.take())
+}
+
+/// `malloc(max(bytes, 1))`; null when `bytes < 0` or out of memory.
+pub extern "C" fn l0rt_alloc(bytes: i64) -> *mut u8 {
+    match usize::try_from(bytes) {
+        Ok(n) => unsafe { malloc(n.max(1)) as *mut u8 },
+        Err(_) => std::ptr::null_mut(),
+    }
+}
+
+/// Frees a buffer from this runtime (null is ignored).
+pub extern "C" fn l0rt_free(p: *mut u8) {
+    if !p.is_null() {
+        unsafe { free(p as *mut c_void) }
+    }
+}
+
+/// A fresh copy of `bytes` bytes at `src`; null when out of memory.
+///
+/// # Safety
+/// `src` must be readable for `bytes` bytes.
+pub unsafe extern "C" fn l0rt_copy(src: *const u8, bytes: i64) -> *mut u8 {
+    let p = l0rt_alloc(bytes);
+    if !p.is_null() && bytes > 0 {
+        std::ptr::copy_nonoverlapping(src, p, bytes as usize);
+    }
+    p
+}
+
+/// A new `arr` of `n` zeroed elements of `es` bytes; null when out of memory.
+pub extern "C" fn l0rt_arr_new(n: i64, es: i64) -> *mut ArrHeader {
+    let (Ok(n), Ok(es)) = (usize::try_from(n), usize::try_from(es)) else {
+        return std::ptr::null_mut();
+    };
+    unsafe {
+        let data = calloc(n.max(1), es.max(1)) as *mut u8;
+        if data.is_null() {
+            return std::ptr::null_mut();
+        }
+        let h = malloc(std::mem::size_of::<ArrHeader>()) as *mut ArrHeader;
+        if h.is_null() {
+            free(data as *mut c_void);
+            return h;
+        }
+        h.write(ArrHeader {
+            data,
+            len: n as i64,
+            cap: n.max(1) as i64,
+        });
+        h
+    }
+}
+
+/// A new `arr` holding a copy of `n` elements of `es` bytes at `src`.
+///
+/// # Safety
+/// `src` must be readable for `n * es` bytes.
+pub unsafe extern "C" fn l0rt_arr_from(src: *const u8, n: i64, es: i64) -> *mut ArrHeader {
+    let h = l0rt_arr_new(n, es);
+    if !h.is_null() && n > 0 {
+        std::ptr::copy_nonoverlapping(src, (*h).data, (n * es) as usize);
+    }
+    h
+}
+
+/// Makes room for one more element (doubling the capacity); 1 on success,
+/// 0 when out of memory.
+///
+/// # Safety
+/// `h` must be a live header from this runtime.
+pub unsafe extern "C" fn l0rt_arr_grow(h: *mut ArrHeader, es: i64) -> i8 {
+    let hdr = &mut *h;
+    if hdr.len < hdr.cap {
+        return 1;
+    }
+    let cap = (hdr.cap.max(4)).saturating_mul(2);
+    let Some(bytes) = cap.checked_mul(es).and_then(|b| usize::try_from(b).ok()) else {
+        return 0;
+    };
+    let p = realloc(hdr.data as *mut c_void, bytes) as *mut u8;
+    if p.is_null() {
+        return 0;
+    }
+    hdr.data = p;
+    hdr.cap = cap;
+    1
+}
+
+/// Frees an `arr` and its data.
+///
+/// # Safety
+/// `h` must be a live header from this runtime (or null).
+pub unsafe extern "C" fn l0rt_arr_free(h: *mut ArrHeader) {
+    if !h.is_null() {
+        free((*h).data as *mut c_void);
+        free(h as *mut c_void);
+    }
+}
+
+/// The position of the key whose low `es` bytes are those of `key` in the
+/// `arr` `h`, appending it if absent; -1 when out of memory. Keys compare
+/// by bit pattern, like the interpreter's run-time values.
+///
+/// # Safety
+/// `h` must be a live header from this runtime with elements of `es` bytes.
+pub unsafe extern "C" fn l0rt_find_or_insert(h: *mut ArrHeader, key: i64, es: i64) -> i64 {
+    let es_u = es as usize;
+    let kb = key.to_le_bytes();
+    let hdr = &*h;
+    for i in 0..hdr.len as usize {
+        let e = std::slice::from_raw_parts(hdr.data.add(i * es_u), es_u);
+        if e == &kb[..es_u] {
+            return i as i64;
+        }
+    }
+    if l0rt_arr_grow(h, es) == 0 {
+        return -1;
+    }
+    let hdr = &mut *h;
+    std::ptr::copy_nonoverlapping(kb.as_ptr(), hdr.data.add(hdr.len as usize * es_u), es_u);
+    hdr.len += 1;
+    hdr.len - 1
+}
+
+/// Every symbol compiled code may import, with its address.
+pub fn symbols() -> Vec<(&'static str, *const u8)> {
+    vec![
+        ("l0rt_fault", l0rt_fault as *const u8),
+        ("l0rt_alloc", l0rt_alloc as *const u8),
+        ("l0rt_free", l0rt_free as *const u8),
+        ("l0rt_copy", l0rt_copy as *const u8),
+        ("l0rt_arr_new", l0rt_arr_new as *const u8),
+        ("l0rt_arr_from", l0rt_arr_from as *const u8),
+        ("l0rt_arr_grow", l0rt_arr_grow as *const u8),
+        ("l0rt_arr_free", l0rt_arr_free as *const u8),
+        ("l0rt_find_or_insert", l0rt_find_or_insert as *const u8),
+        ("exp", exp as *const u8),
+        ("log", log as *const u8),
+        ("pow", pow as *const u8),
+        ("sin", sin as *const u8),
+        ("cos", cos as *const u8),
+        ("expf", expf as *const u8),
+        ("logf", logf as *const u8),
+        ("powf", powf as *const u8),
+        ("sinf", sinf as *const u8),
+        ("cosf", cosf as *const u8),
+    ]
+}

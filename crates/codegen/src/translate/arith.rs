@@ -1,0 +1,252 @@
+//! `arith` ops, matching `dialects::arith::eval` bit for bit:
+//! integers wrap at their width; an `i1` is read as signed (`true` = -1) by
+//! the arithmetic and signed ops, so it is negated to an `i8` 0/-1 first and
+//! masked back to 0/1; `divsi`/`remsi` fault on zero and are guarded against
+//! `MIN / -1`; `minf`/`maxf` are IEEE `minimum`/`maximum` built from compares
+//! and selects (Cranelift's `fmin` may change a NaN's payload); `fptosi`
+//! saturates; `exp log pow sin cos` call libm.
+
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::immediates::{Ieee32, Ieee64};
+use cranelift_codegen::ir::types::{F32, F64, I32, I64, I8};
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type as CType, Value};
+
+use ir::{Attribute, Diagnostic, OpId, Type};
+
+use super::{FnCx, Vals};
+use crate::abi;
+
+pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic> {
+    let ctx = cx.ctx;
+    let opnd: Vec<_> = ctx.operands(op).to_vec();
+    let Some(&res) = ctx.results(op).first() else {
+        return Err(cx.unsupported(op));
+    };
+    let rty = ctx.ty(res).clone();
+    let short = &name["arith.".len()..];
+    let r: Value = match short {
+        "constant" => constant(cx, op, &rty)?,
+        "select" => {
+            let c = cx.get1(opnd[0]);
+            let (a, b) = (cx.get(opnd[1]), cx.get(opnd[2]));
+            let parts: Vals = a.iter().zip(&b).map(|(&x, &y)| cx.b.ins().select(c, x, y)).collect();
+            cx.set(res, &parts);
+            return Ok(());
+        }
+        "addi" | "subi" | "muli" | "andi" | "ori" | "xori" | "mini" | "maxi" => {
+            let (a, b) = int_operands(cx, &rty, opnd[0], opnd[1]);
+            let r = match short {
+                "addi" => cx.b.ins().iadd(a, b),
+                "subi" => cx.b.ins().isub(a, b),
+                "muli" => cx.b.ins().imul(a, b),
+                "andi" => cx.b.ins().band(a, b),
+                "ori" => cx.b.ins().bor(a, b),
+                "xori" => cx.b.ins().bxor(a, b),
+                "mini" => cx.b.ins().smin(a, b),
+                _ => cx.b.ins().smax(a, b),
+            };
+            int_result(cx, &rty, r)
+        }
+        "divsi" | "remsi" => {
+            let (a, b) = int_operands(cx, &rty, opnd[0], opnd[1]);
+            let nz = cx.b.ins().icmp_imm_s(IntCC::NotEqual, b, 0);
+            cx.check(nz, op, format!("'{name}' op {}", dialects::arith::eval::DIV_BY_ZERO), &[])?;
+            let ct = cx.b.func.dfg.value_type(b);
+            let m1 = cx.b.ins().icmp_imm_s(IntCC::Equal, b, -1);
+            let one = cx.iconst(ct, 1);
+            let safe = cx.b.ins().select(m1, one, b);
+            let r = if short == "divsi" {
+                let q = cx.b.ins().sdiv(a, safe);
+                let neg = cx.b.ins().ineg(a);
+                cx.b.ins().select(m1, neg, q)
+            } else {
+                cx.b.ins().srem(a, safe)
+            };
+            int_result(cx, &rty, r)
+        }
+        "addf" | "subf" | "mulf" | "divf" => {
+            let (a, b) = (cx.get1(opnd[0]), cx.get1(opnd[1]));
+            match short {
+                "addf" => cx.b.ins().fadd(a, b),
+                "subf" => cx.b.ins().fsub(a, b),
+                "mulf" => cx.b.ins().fmul(a, b),
+                _ => cx.b.ins().fdiv(a, b),
+            }
+        }
+        "minf" | "maxf" => {
+            let (a, b) = (cx.get1(opnd[0]), cx.get1(opnd[1]));
+            min_max(cx, a, b, short == "minf")
+        }
+        "pow" => {
+            let ct = cx.b.func.dfg.value_type(cx.get1(opnd[0]));
+            let f = if ct == F32 { "powf" } else { "pow" };
+            let args = [cx.get1(opnd[0]), cx.get1(opnd[1])];
+            cx.call_rt(f, &[ct, ct], &[ct], &args)?[0]
+        }
+        "negf" => {
+            let a = cx.get1(opnd[0]);
+            cx.b.ins().fneg(a)
+        }
+        "sqrt" => {
+            let a = cx.get1(opnd[0]);
+            cx.b.ins().sqrt(a)
+        }
+        "abs" => {
+            let a = cx.get1(opnd[0]);
+            match rty {
+                Type::I1 => a,
+                t if t.is_integer() => cx.b.ins().iabs(a),
+                _ => cx.b.ins().fabs(a),
+            }
+        }
+        "exp" | "log" | "sin" | "cos" => {
+            let a = cx.get1(opnd[0]);
+            let ct = cx.b.func.dfg.value_type(a);
+            let f = match (short, ct == F32) {
+                ("exp", false) => "exp",
+                ("log", false) => "log",
+                ("sin", false) => "sin",
+                ("cos", false) => "cos",
+                ("exp", true) => "expf",
+                ("log", true) => "logf",
+                ("sin", true) => "sinf",
+                _ => "cosf",
+            };
+            cx.call_rt(f, &[ct], &[ct], &[a])?[0]
+        }
+        "cmpi" => {
+            let ity = ctx.ty(opnd[0]).clone();
+            let (a, b) = int_operands(cx, &ity, opnd[0], opnd[1]);
+            let cc = match pred(cx, op) {
+                "eq" => IntCC::Equal,
+                "ne" => IntCC::NotEqual,
+                "slt" => IntCC::SignedLessThan,
+                "sle" => IntCC::SignedLessThanOrEqual,
+                "sgt" => IntCC::SignedGreaterThan,
+                "sge" => IntCC::SignedGreaterThanOrEqual,
+                "ult" => IntCC::UnsignedLessThan,
+                "ule" => IntCC::UnsignedLessThanOrEqual,
+                "ugt" => IntCC::UnsignedGreaterThan,
+                "uge" => IntCC::UnsignedGreaterThanOrEqual,
+                _ => return Err(cx.unsupported(op)),
+            };
+            cx.b.ins().icmp(cc, a, b)
+        }
+        "cmpf" => {
+            let (a, b) = (cx.get1(opnd[0]), cx.get1(opnd[1]));
+            let cc = match pred(cx, op) {
+                p @ ("false" | "true") => {
+                    let v = cx.iconst(I8, (p == "true") as i64);
+                    return set1(cx, res, v);
+                }
+                "oeq" => FloatCC::Equal,
+                "ogt" => FloatCC::GreaterThan,
+                "oge" => FloatCC::GreaterThanOrEqual,
+                "olt" => FloatCC::LessThan,
+                "ole" => FloatCC::LessThanOrEqual,
+                "one" => FloatCC::OrderedNotEqual,
+                "ord" => FloatCC::Ordered,
+                "ueq" => FloatCC::UnorderedOrEqual,
+                "ugt" => FloatCC::UnorderedOrGreaterThan,
+                "uge" => FloatCC::UnorderedOrGreaterThanOrEqual,
+                "ult" => FloatCC::UnorderedOrLessThan,
+                "ule" => FloatCC::UnorderedOrLessThanOrEqual,
+                "une" => FloatCC::NotEqual,
+                "uno" => FloatCC::Unordered,
+                _ => return Err(cx.unsupported(op)),
+            };
+            cx.b.ins().fcmp(cc, a, b)
+        }
+        "sitofp" | "fptosi" | "index_cast" | "extf" | "truncf" => {
+            let a = cx.get1(opnd[0]);
+            let from = cx.b.func.dfg.value_type(a);
+            let Some(to) = abi::scalar(&rty) else {
+                return Err(cx.unsupported(op));
+            };
+            match short {
+                "sitofp" => cx.b.ins().fcvt_from_sint(to, a),
+                "fptosi" => cx.b.ins().fcvt_to_sint_sat(to, a),
+                "extf" => cx.b.ins().fpromote(to, a),
+                "truncf" => cx.b.ins().fdemote(to, a),
+                _ if from == to => a,
+                _ if from.bits() > to.bits() => cx.b.ins().ireduce(to, a),
+                _ => cx.b.ins().sextend(to, a),
+            }
+        }
+        _ => return Err(cx.unsupported(op)),
+    };
+    set1(cx, res, r)
+}
+
+fn set1(cx: &mut FnCx, res: ir::ValueId, v: Value) -> Result<(), Diagnostic> {
+    cx.set(res, &[v]);
+    Ok(())
+}
+
+fn pred<'c>(cx: &FnCx<'c, '_>, op: OpId) -> &'c str {
+    cx.ctx.attr(op, "predicate").and_then(|a| a.as_str()).unwrap_or("")
+}
+
+/// The two operands of an integer op at type `ty`, with `i1` as 0/-1.
+fn int_operands(cx: &mut FnCx, ty: &Type, a: ir::ValueId, b: ir::ValueId) -> (Value, Value) {
+    let (mut x, mut y) = (cx.get1(a), cx.get1(b));
+    if *ty == Type::I1 {
+        x = cx.b.ins().ineg(x);
+        y = cx.b.ins().ineg(y);
+    }
+    (x, y)
+}
+
+/// Masks an `i1` result back to 0/1.
+fn int_result(cx: &mut FnCx, ty: &Type, r: Value) -> Value {
+    if *ty == Type::I1 {
+        let one = cx.iconst(I8, 1);
+        cx.b.ins().band(r, one)
+    } else {
+        r
+    }
+}
+
+fn constant(cx: &mut FnCx, op: OpId, ty: &Type) -> Result<Value, Diagnostic> {
+    let a = cx.ctx.attr(op, "value").cloned();
+    Ok(match (ty, a) {
+        (Type::I1, Some(Attribute::Bool(b))) => cx.iconst(I8, b as i64),
+        (Type::I1, Some(Attribute::Int(v, _))) => cx.iconst(I8, v & 1),
+        (Type::I32, Some(Attribute::Int(v, _))) => cx.iconst(I32, v),
+        (Type::I64 | Type::Index, Some(Attribute::Int(v, _))) => cx.iconst(I64, v),
+        (Type::F32, Some(Attribute::Float(v, _))) => cx.b.ins().f32const(Ieee32::with_bits((v as f32).to_bits())),
+        (Type::F64, Some(Attribute::Float(v, _))) => cx.b.ins().f64const(Ieee64::with_bits(v.to_bits())),
+        _ => {
+            return Err(Diagnostic::at_op(
+                cx.ctx,
+                op,
+                "this constant is not supported by the Cranelift backend",
+            ))
+        }
+    })
+}
+
+/// IEEE `minimum`/`maximum` exactly as `eval::min_f64`/`max_f64`: the first
+/// NaN operand (payload kept), else the smaller/larger, else (equal values)
+/// `a` when its sign bit is set (min) or clear (max), else `b`.
+fn min_max(cx: &mut FnCx, a: Value, b: Value, min: bool) -> Value {
+    let ct = cx.b.func.dfg.value_type(a);
+    let ity: CType = if ct == F64 { I64 } else { I32 };
+    let bits = cx.b.ins().bitcast(ity, MemFlagsData::new(), a);
+    let neg = cx.b.ins().icmp_imm_s(IntCC::SignedLessThan, bits, 0);
+    let a_on_tie = if min { neg } else { cx.b.ins().icmp_imm_s(IntCC::Equal, neg, 0) };
+    let (first, second) = if min {
+        (FloatCC::LessThan, FloatCC::GreaterThan)
+    } else {
+        (FloatCC::GreaterThan, FloatCC::LessThan)
+    };
+    let mut r = cx.b.ins().select(a_on_tie, a, b);
+    let b_wins = cx.b.ins().fcmp(second, a, b);
+    r = cx.b.ins().select(b_wins, b, r);
+    let a_wins = cx.b.ins().fcmp(first, a, b);
+    r = cx.b.ins().select(a_wins, a, r);
+    let b_nan = cx.b.ins().fcmp(FloatCC::Unordered, b, b);
+    r = cx.b.ins().select(b_nan, b, r);
+    let a_nan = cx.b.ins().fcmp(FloatCC::Unordered, a, a);
+    cx.b.ins().select(a_nan, a, r)
+}

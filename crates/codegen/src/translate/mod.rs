@@ -1,0 +1,438 @@
+//! Translation of one `func.func` body to Cranelift IR.
+//!
+//! L0 values map to one or more Cranelift values ([`crate::abi`]). Nested
+//! single-block regions become Cranelift blocks; values of enclosing blocks
+//! dominate them, so they are used directly (no variables). Every fault site
+//! branches to a cold block that calls `l0rt_fault` and jumps to the
+//! function's `fault_exit`, which returns status 1.
+//!
+//! Ownership of `vec`/`mat` buffers (no IR op frees them, so the backend
+//! does): a buffer value is *owned* by the block that defines it when it is
+//! the result of `arr.to_vec`, `func.call` or an `scf` op, or a loop-carried
+//! block argument; every other buffer value (parameters, `mat.from`,
+//! `mat.row` and `select` results) is a borrowed view. At a block's
+//! terminator each buffer operand is *moved* when the block owns it (first
+//! occurrence only) and *copied* otherwise, so what a terminator passes on
+//! is always owned by the receiver; then the block frees the owned buffers
+//! it did not move. Loop inits are copied. On a fault, temporaries leak.
+
+mod arith;
+mod mem;
+mod scf;
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{self, I64, I8};
+use cranelift_codegen::ir::{
+    AbiParam, Block, BlockArg, FuncRef, InstBuilder, MemFlagsData, Signature, Type as CType, UserFuncName, Value,
+};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_module::{FuncId, Linkage, Module};
+use rustc_hash::{FxHashMap, FxHashSet};
+use smallvec::{smallvec, SmallVec};
+
+use ir::spec::Traits;
+use ir::{BlockId, Context, Diagnostic, OpId, Type, ValueId};
+
+use crate::abi::{self, Layout, PTR};
+use crate::faults::FaultTable;
+
+/// The Cranelift values of one L0 value, or of a list of them.
+pub(crate) type Vals = SmallVec<[Value; 4]>;
+
+/// The interpreter's call depth limit, enforced at each `func.call`.
+pub const MAX_DEPTH: i64 = ir::interp::MAX_CALL_DEPTH as i64;
+
+/// What the module knows about one L0 function.
+pub(crate) struct FuncInfo {
+    pub op: OpId,
+    pub name: String,
+    pub body: BlockId,
+    /// The internal function `l0i_<name>`.
+    pub id: FuncId,
+    pub param_tys: Vec<Type>,
+    pub result_tys: Vec<Type>,
+    /// Flattened parameter types.
+    pub params: Vec<CType>,
+    /// Layout of the flattened results behind the out-pointer.
+    pub out: Layout,
+}
+
+/// The functions of a module, by name.
+#[derive(Default)]
+pub(crate) struct Funcs {
+    pub list: Vec<FuncInfo>,
+    pub by_name: FxHashMap<String, usize>,
+}
+
+/// The internal signature: `(params..., out: ptr, depth: i64) -> i8 status`.
+pub(crate) fn internal_sig(m: &dyn Module, f: &FuncInfo) -> Signature {
+    let mut s = m.make_signature();
+    s.params.extend(f.params.iter().map(|&t| AbiParam::new(t)));
+    s.params.push(AbiParam::new(PTR));
+    s.params.push(AbiParam::new(I64));
+    s.returns.push(AbiParam::new(I8));
+    s
+}
+
+/// Memory flags of every access the backend emits (in bounds by construction).
+pub(crate) fn trusted() -> MemFlagsData {
+    MemFlagsData::trusted()
+}
+
+/// Per-function translation state.
+pub(crate) struct FnCx<'a, 'f> {
+    pub ctx: &'a Context,
+    pub m: &'a mut dyn Module,
+    pub b: FunctionBuilder<'f>,
+    pub funcs: &'a Funcs,
+    pub faults: &'a mut FaultTable,
+    vals: FxHashMap<ValueId, Vals>,
+    owned: FxHashSet<ValueId>,
+    imports: FxHashMap<&'static str, FuncRef>,
+    callees: FxHashMap<FuncId, FuncRef>,
+    fault_exit: Block,
+    depth: Value,
+}
+
+/// Translates and defines function `fi`.
+pub(crate) fn define(
+    m: &mut dyn Module,
+    cl: &mut cranelift_codegen::Context,
+    fctx: &mut FunctionBuilderContext,
+    ctx: &Context,
+    funcs: &Funcs,
+    faults: &mut FaultTable,
+    fi: &FuncInfo,
+) -> Result<(), Diagnostic> {
+    m.clear_context(cl);
+    cl.func.signature = internal_sig(m, fi);
+    cl.func.name = UserFuncName::user(0, fi.id.as_u32());
+    {
+        let mut b = FunctionBuilder::new(&mut cl.func, fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let params = b.block_params(entry).to_vec();
+        let fault_exit = b.create_block();
+        b.set_cold_block(fault_exit);
+        let n = params.len();
+        let (out, depth) = (params[n - 2], params[n - 1]);
+        let mut cx = FnCx {
+            ctx,
+            m: &mut *m,
+            b,
+            funcs,
+            faults,
+            vals: FxHashMap::default(),
+            owned: FxHashSet::default(),
+            imports: FxHashMap::default(),
+            callees: FxHashMap::default(),
+            fault_exit,
+            depth,
+        };
+        let mut k = 0;
+        for &a in ctx.block_args(fi.body) {
+            let w = cx.flat(ctx.ty(a)).len();
+            cx.set(a, &params[k..k + w]);
+            k += w;
+        }
+        let (_, vals) = cx.emit_block(fi.body)?;
+        if vals.len() != fi.out.offsets.len() {
+            return Err(Diagnostic::at_op(ctx, fi.op, "function results do not match its type"));
+        }
+        for (v, &off) in vals.iter().zip(&fi.out.offsets) {
+            cx.b.ins().store(trusted(), *v, out, off as i32);
+        }
+        let zero = cx.b.ins().iconst(I8, 0);
+        cx.b.ins().return_(&[zero]);
+        cx.b.switch_to_block(fault_exit);
+        let one = cx.b.ins().iconst(I8, 1);
+        cx.b.ins().return_(&[one]);
+        let mut b = cx.b;
+        b.seal_all_blocks();
+        b.finalize(m.target_config());
+    }
+    let r = m.define_function(fi.id, cl);
+    r.map_err(|e| {
+        let detail = match &e {
+            cranelift_module::ModuleError::Compilation(ce) => {
+                cranelift_codegen::print_errors::pretty_error(&cl.func, ce.clone())
+            }
+            other => other.to_string(),
+        };
+        Diagnostic::at_op(
+            ctx,
+            fi.op,
+            format!("the Cranelift backend failed to compile '@{}': {detail}", fi.name),
+        )
+    })
+}
+
+impl<'a, 'f> FnCx<'a, 'f> {
+    // ----- values --------------------------------------------------------
+
+    /// The Cranelift values of `v`.
+    pub fn get(&self, v: ValueId) -> Vals {
+        self.vals.get(&v).cloned().unwrap_or_default()
+    }
+    /// The single Cranelift value of scalar `v`.
+    pub fn get1(&self, v: ValueId) -> Value {
+        self.vals[&v][0]
+    }
+    /// Binds `v`.
+    pub fn set(&mut self, v: ValueId, parts: &[Value]) {
+        self.vals.insert(v, SmallVec::from_slice(parts));
+    }
+    /// Binds `v` and records that the current block owns it if it is a buffer.
+    pub fn set_owned(&mut self, v: ValueId, parts: &[Value]) {
+        self.set(v, parts);
+        if abi::is_buffer(self.ctx.ty(v)) {
+            self.owned.insert(v);
+        }
+    }
+    /// The flattened types of `t` (checked supported before translation).
+    pub fn flat(&self, t: &Type) -> abi::Flat {
+        abi::flatten(t).unwrap_or_default()
+    }
+    /// The flattened types of a list of values.
+    pub fn flat_all(&self, vs: &[ValueId]) -> Vec<CType> {
+        vs.iter().flat_map(|&v| self.flat(self.ctx.ty(v))).collect()
+    }
+    /// Binds `vs` to consecutive chunks of `parts`; `owned` marks buffers owned.
+    pub fn bind(&mut self, vs: &[ValueId], parts: &[Value], owned: bool) {
+        let mut k = 0;
+        for &v in vs {
+            let w = self.flat(self.ctx.ty(v)).len();
+            if owned {
+                self.set_owned(v, &parts[k..k + w]);
+            } else {
+                self.set(v, &parts[k..k + w]);
+            }
+            k += w;
+        }
+    }
+    /// A new block with parameters of `tys`.
+    pub fn block_with(&mut self, tys: &[CType]) -> Block {
+        let blk = self.b.create_block();
+        for &t in tys {
+            self.b.append_block_param(blk, t);
+        }
+        blk
+    }
+    /// `jump blk(vals)`.
+    pub fn jump(&mut self, blk: Block, vals: &[Value]) {
+        let args: Vec<BlockArg> = vals.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(blk, &args);
+    }
+    /// `brif c, t(tv), e(ev)`.
+    pub fn brif(&mut self, c: Value, t: Block, tv: &[Value], e: Block, ev: &[Value]) {
+        let ta: Vec<BlockArg> = tv.iter().map(|&v| v.into()).collect();
+        let ea: Vec<BlockArg> = ev.iter().map(|&v| v.into()).collect();
+        self.b.ins().brif(c, t, &ta, e, &ea);
+    }
+    /// An integer constant of type `ty` (masked to its width, as the verifier wants).
+    pub fn iconst(&mut self, ty: CType, v: i64) -> Value {
+        let bits = ty.bits();
+        let v = if bits >= 64 { v } else { v & ((1i64 << bits) - 1) };
+        self.b.ins().iconst(ty, v)
+    }
+    /// `v` sign-extended to i64.
+    pub fn to_i64(&mut self, v: Value) -> Value {
+        match self.b.func.dfg.value_type(v) {
+            types::I64 => v,
+            _ => self.b.ins().sextend(I64, v),
+        }
+    }
+    /// `ptr + i * size`.
+    pub fn elem_addr(&mut self, ptr: Value, i: Value, size: u32) -> Value {
+        let off = if size == 1 {
+            i
+        } else {
+            let sh = self.iconst(I64, size.trailing_zeros() as i64);
+            self.b.ins().ishl(i, sh)
+        };
+        self.b.ins().iadd(ptr, off)
+    }
+
+    // ----- calls ---------------------------------------------------------
+
+    /// A reference to the imported function `name` (runtime or libm).
+    pub fn import(&mut self, name: &'static str, params: &[CType], rets: &[CType]) -> Result<FuncRef, Diagnostic> {
+        if let Some(&f) = self.imports.get(name) {
+            return Ok(f);
+        }
+        let mut sig = self.m.make_signature();
+        sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+        sig.returns.extend(rets.iter().map(|&t| AbiParam::new(t)));
+        let id = self
+            .m
+            .declare_function(name, Linkage::Import, &sig)
+            .map_err(|e| ir::pass::pass_error(format!("cannot import '{name}': {e}")))?;
+        let f = self.m.declare_func_in_func(id, self.b.func);
+        self.imports.insert(name, f);
+        Ok(f)
+    }
+    /// Calls an imported function; returns its results.
+    pub fn call_rt(
+        &mut self,
+        name: &'static str,
+        params: &[CType],
+        rets: &[CType],
+        args: &[Value],
+    ) -> Result<Vals, Diagnostic> {
+        let f = self.import(name, params, rets)?;
+        let inst = self.b.ins().call(f, args);
+        Ok(SmallVec::from_slice(self.b.inst_results(inst)))
+    }
+    /// A reference to the internal function `id`.
+    pub fn callee(&mut self, id: FuncId) -> FuncRef {
+        if let Some(&f) = self.callees.get(&id) {
+            return f;
+        }
+        let f = self.m.declare_func_in_func(id, self.b.func);
+        self.callees.insert(id, f);
+        f
+    }
+    /// The current function's call depth.
+    pub fn depth(&self) -> Value {
+        self.depth
+    }
+
+    // ----- faults --------------------------------------------------------
+
+    /// Continues when `ok` is non-zero; otherwise reports a fault at `op`
+    /// with `template` (formatted with `payload` when it is not empty).
+    pub fn check(&mut self, ok: Value, op: OpId, template: String, payload: &[Value]) -> Result<(), Diagnostic> {
+        let cont = self.b.create_block();
+        let fail = self.b.create_block();
+        self.b.set_cold_block(fail);
+        self.brif(ok, cont, &[], fail, &[]);
+        self.b.switch_to_block(fail);
+        let id = self.faults.add(self.ctx.loc(op), template, !payload.is_empty());
+        let mut args: Vals = smallvec![self.iconst(I64, id)];
+        for k in 0..3 {
+            let a = match payload.get(k) {
+                Some(&v) => self.to_i64(v),
+                None => self.iconst(I64, 0),
+            };
+            args.push(a);
+        }
+        self.call_rt("l0rt_fault", &[I64; 4], &[], &args)?;
+        self.jump(self.fault_exit, &[]);
+        self.b.switch_to_block(cont);
+        Ok(())
+    }
+    /// Faults at `op` with "out of memory" when pointer `p` is null.
+    pub fn check_alloc(&mut self, p: Value, op: OpId) -> Result<(), Diagnostic> {
+        let ok = self.b.ins().icmp_imm_s(IntCC::NotEqual, p, 0);
+        let msg = format!("'{}' op out of memory", self.ctx.op_name(op));
+        self.check(ok, op, msg, &[])
+    }
+    /// Returns status 1 from this function when `status` (of a call) is non-zero.
+    pub fn propagate(&mut self, status: Value) {
+        let cont = self.b.create_block();
+        self.brif(status, self.fault_exit, &[], cont, &[]);
+        self.b.switch_to_block(cont);
+    }
+    /// The message of an unsupported op.
+    pub fn unsupported(&self, op: OpId) -> Diagnostic {
+        Diagnostic::at_op(
+            self.ctx,
+            op,
+            format!("'{}' is not supported by the Cranelift backend", self.ctx.op_name(op)),
+        )
+    }
+
+    // ----- buffers -------------------------------------------------------
+
+    /// Number of elements of buffer value `v` (`len` or `rows * cols`).
+    fn buffer_len(&mut self, v: ValueId) -> Value {
+        let p = self.get(v);
+        match self.ctx.ty(v) {
+            Type::Mat(_) => self.b.ins().imul(p[1], p[2]),
+            _ => p[1],
+        }
+    }
+    /// A fresh owned copy of buffer value `v`, made at `op`.
+    pub fn copy_buffer(&mut self, v: ValueId, op: OpId) -> Result<Vals, Diagnostic> {
+        let es = abi::elem(self.ctx.ty(v)).map(|t| t.bytes()).unwrap_or(1);
+        let n = self.buffer_len(v);
+        let bytes = self.b.ins().imul_imm_s(n, es as i64);
+        let mut p = self.get(v);
+        let r = self.call_rt("l0rt_copy", &[PTR, I64], &[PTR], &[p[0], bytes])?;
+        self.check_alloc(r[0], op)?;
+        p[0] = r[0];
+        Ok(p)
+    }
+    /// The values of `vs` passed into a loop: buffers are copied.
+    pub fn copy_in(&mut self, vs: &[ValueId], op: OpId) -> Result<Vals, Diagnostic> {
+        let mut out = Vals::new();
+        for &v in vs {
+            if abi::is_buffer(self.ctx.ty(v)) {
+                let c = self.copy_buffer(v, op)?;
+                out.extend(c);
+            } else {
+                out.extend(self.get(v));
+            }
+        }
+        Ok(out)
+    }
+
+    // ----- blocks --------------------------------------------------------
+
+    /// Emits the ops of `blk` before its terminator, then the terminator's
+    /// ownership transfer and frees; returns the terminator and the
+    /// flattened values it passes on (the caller emits the branch).
+    pub fn emit_block(&mut self, blk: BlockId) -> Result<(OpId, Vals), Diagnostic> {
+        let ctx = self.ctx;
+        let mut term = None;
+        for op in ctx.iter_block(blk) {
+            if ctx.has_traits(op, Traits::TERMINATOR) {
+                term = Some(op);
+                break;
+            }
+            self.emit_op(op)?;
+        }
+        let Some(term) = term else {
+            return Err(ir::pass::pass_error("a block has no terminator"));
+        };
+        let mut moved = FxHashSet::default();
+        let mut out = Vals::new();
+        for &v in ctx.operands(term) {
+            if abi::is_buffer(ctx.ty(v)) {
+                let mine = self.owned.contains(&v) && ctx.value_block(v) == Some(blk);
+                if mine && moved.insert(v) {
+                    out.extend(self.get(v));
+                } else {
+                    let c = self.copy_buffer(v, term)?;
+                    out.extend(c);
+                }
+            } else {
+                out.extend(self.get(v));
+            }
+        }
+        let defined = ctx
+            .block_args(blk)
+            .iter()
+            .copied()
+            .chain(ctx.iter_block(blk).flat_map(|op| ctx.results(op).iter().copied()));
+        let to_free: Vec<ValueId> = defined.filter(|v| self.owned.contains(v) && !moved.contains(v)).collect();
+        for v in to_free {
+            let p = self.get(v)[0];
+            self.call_rt("l0rt_free", &[PTR], &[], &[p])?;
+        }
+        Ok((term, out))
+    }
+
+    /// Emits one non-terminator op.
+    fn emit_op(&mut self, op: OpId) -> Result<(), Diagnostic> {
+        let name = self.ctx.op_name(op);
+        match name.split('.').next().unwrap_or("") {
+            "arith" => arith::emit(self, op, name),
+            "scf" => scf::emit(self, op, name),
+            "func" if name == "func.call" => scf::call(self, op),
+            "vec" | "mat" | "arr" => mem::emit(self, op, name),
+            _ => Err(self.unsupported(op)),
+        }
+    }
+}
