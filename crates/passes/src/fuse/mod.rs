@@ -303,10 +303,10 @@ fn try_merge(ctx: &mut Context, a_op: OpId, b_op: OpId, vertical: bool, horizont
             ctx.move_op(op, block, Some(a_op));
         }
     }
-    let b_ops = body_ops(ctx, b.body);
     match &mode {
         Mode::Horizontal => {
             stats.add("fused-horizontal", 1);
+            let b_ops = body_ops(ctx, b.body);
             append_body(ctx, &a, &b_ops);
         }
         Mode::Aligned(reads) => {
@@ -318,6 +318,7 @@ fn try_merge(ctx: &mut Context, a_op: OpId, b_op: OpId, vertical: bool, horizont
                 ctx.replace_all_uses(r, x);
                 ctx.erase_op(get);
             }
+            let b_ops = body_ops(ctx, b.body);
             append_body(ctx, &a, &b_ops);
         }
         Mode::Filter(e, reads) => {
@@ -330,7 +331,7 @@ fn try_merge(ctx: &mut Context, a_op: OpId, b_op: OpId, vertical: bool, horizont
             }
             let eb = ctx.op(*e).parent.unwrap();
             let after = ctx.op(*e).next;
-            for op in b_ops {
+            for op in body_ops(ctx, b.body) {
                 ctx.move_op(op, eb, after);
             }
         }

@@ -1,0 +1,66 @@
+//! Before anything is compiled: every op and every value type of every
+//! function must be one the backend translates, so that an unsupported
+//! program is a clean diagnostic at the op, never a half-built module.
+
+use ir::{Context, Diagnostic, OpId};
+
+use crate::abi;
+
+/// The ops the backend translates (besides `func.func` itself).
+pub const SUPPORTED: &[&str] = &[
+    "func.return",
+    "func.call",
+    "scf.if",
+    "scf.for",
+    "scf.while",
+    "scf.yield",
+    "scf.condition",
+    "scf.assert",
+    "vec.len",
+    "vec.get",
+    "mat.from",
+    "mat.rows",
+    "mat.cols",
+    "mat.get",
+    "mat.row",
+    "arr.alloc",
+    "arr.load",
+    "arr.store",
+    "arr.len",
+    "arr.push",
+    "arr.from_vec",
+    "arr.to_vec",
+    "arr.find_or_insert",
+    "arr.free",
+];
+
+/// Checks every op nested in function `f`.
+pub fn check_function(ctx: &Context, f: OpId) -> Result<(), Diagnostic> {
+    for op in ctx.walk_nested(f) {
+        let name = ctx.op_name(op);
+        if !(name.starts_with("arith.") || SUPPORTED.contains(&name)) {
+            return Err(Diagnostic::at_op(
+                ctx,
+                op,
+                format!("'{name}' is not supported by the Cranelift backend (run --pass=lower first)"),
+            ));
+        }
+        let block_args = ctx
+            .regions(op)
+            .iter()
+            .flat_map(|&r| ctx.region(r).blocks.iter().flat_map(|&b| ctx.block_args(b).iter()));
+        for &v in ctx.operands(op).iter().chain(ctx.results(op)).chain(block_args) {
+            if abi::flatten(ctx.ty(v)).is_none() {
+                return Err(Diagnostic::at_op(
+                    ctx,
+                    op,
+                    format!(
+                        "'{name}' on a value of type '{}' is not supported by the Cranelift backend",
+                        ctx.ty(v)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,112 @@
+//! Host-side conversion between [`RtValue`]s and the flattened machine
+//! representation ([`crate::abi`]): arguments become 8-byte words (scalars
+//! in the low bytes) plus element buffers; results are read from the
+//! out-struct and returned buffers are freed.
+
+use std::rc::Rc;
+
+use ir::interp::{MatValue, RtValue};
+use ir::Type;
+
+use crate::abi::{self, Layout};
+use crate::runtime;
+
+/// The word of scalar `v` of type `t`.
+fn scalar_word(v: &RtValue, t: &Type) -> Option<u64> {
+    Some(match (t, v) {
+        (Type::I1, RtValue::Bool(b)) => *b as u64,
+        (Type::I32 | Type::I64 | Type::Index, RtValue::Int(i)) => *i as u64,
+        (Type::F32, RtValue::F32(x)) => x.to_bits() as u64,
+        (Type::F64, RtValue::F64(x)) => x.to_bits(),
+        _ => return None,
+    })
+}
+
+/// Dense element bytes of `items` of scalar type `t`, in an 8-byte aligned buffer.
+fn elems(items: &[RtValue], t: &Type) -> Option<Vec<u64>> {
+    let es = abi::scalar(t)?.bytes() as usize;
+    let mut buf = vec![0u64; (items.len() * es).div_ceil(8).max(1)];
+    let bytes = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr() as *mut u8, items.len() * es) };
+    for (k, x) in items.iter().enumerate() {
+        let w = scalar_word(x, t)?.to_le_bytes();
+        bytes[k * es..(k + 1) * es].copy_from_slice(&w[..es]);
+    }
+    Some(buf)
+}
+
+/// Appends the words of argument `v` of type `t` to `words`, keeping element
+/// buffers alive in `bufs`. `Err` names what does not match.
+pub fn marshal(v: &RtValue, t: &Type, words: &mut Vec<u64>, bufs: &mut Vec<Vec<u64>>) -> Result<(), String> {
+    let bad = || format!("expected a value of type '{t}', got {v}");
+    match (t, v) {
+        (Type::Vec(e), RtValue::Vec(items)) => {
+            let b = elems(items, e).ok_or_else(bad)?;
+            words.extend([b.as_ptr() as u64, items.len() as u64]);
+            bufs.push(b);
+        }
+        (Type::Mat(e), RtValue::Mat(m)) => {
+            let b = elems(&m.data, e).ok_or_else(bad)?;
+            words.extend([b.as_ptr() as u64, m.rows as u64, m.cols as u64]);
+            bufs.push(b);
+        }
+        (Type::Arr(_), _) => return Err(format!("'{t}' arguments are not supported by the Cranelift backend")),
+        _ => words.push(scalar_word(v, t).ok_or_else(bad)?),
+    }
+    Ok(())
+}
+
+/// Reads scalar `t` at `p`.
+///
+/// # Safety
+/// `p` must be readable for the scalar's size.
+unsafe fn read_scalar(p: *const u8, t: &Type) -> RtValue {
+    match t {
+        Type::I1 => RtValue::Bool(p.read() != 0),
+        Type::I32 => RtValue::Int((p as *const i32).read_unaligned() as i64),
+        Type::F32 => RtValue::F32((p as *const f32).read_unaligned()),
+        Type::F64 => RtValue::F64((p as *const f64).read_unaligned()),
+        _ => RtValue::Int((p as *const i64).read_unaligned()),
+    }
+}
+
+/// Reads `n` elements of `t` at `p`, then frees `p`.
+unsafe fn take_elems(p: *mut u8, n: usize, t: &Type) -> Vec<RtValue> {
+    let es = abi::scalar(t).map(|c| c.bytes() as usize).unwrap_or(8);
+    let out = (0..n).map(|k| read_scalar(p.add(k * es), t)).collect();
+    runtime::l0rt_free(p);
+    out
+}
+
+/// Converts the results in the out-struct `out` (laid out as `layout`) to
+/// run-time values, freeing returned buffers (the caller owns them).
+///
+/// # Safety
+/// `out` must hold results written by a successful call.
+pub unsafe fn unmarshal(out: *const u8, layout: &Layout, types: &[Type]) -> Vec<RtValue> {
+    let mut k = 0;
+    let mut res = Vec::with_capacity(types.len());
+    let field = |k: usize| out.add(layout.offsets[k] as usize);
+    for t in types {
+        match t {
+            Type::Vec(e) => {
+                let p = (field(k) as *const *mut u8).read_unaligned();
+                let n = (field(k + 1) as *const i64).read_unaligned() as usize;
+                res.push(RtValue::Vec(Rc::new(take_elems(p, n, e))));
+                k += 2;
+            }
+            Type::Mat(e) => {
+                let p = (field(k) as *const *mut u8).read_unaligned();
+                let rows = (field(k + 1) as *const i64).read_unaligned() as usize;
+                let cols = (field(k + 2) as *const i64).read_unaligned() as usize;
+                let data = take_elems(p, rows * cols, e);
+                res.push(RtValue::Mat(Rc::new(MatValue { rows, cols, data })));
+                k += 3;
+            }
+            _ => {
+                res.push(read_scalar(field(k), t));
+                k += 1;
+            }
+        }
+    }
+    res
+}

@@ -1,0 +1,42 @@
+//! Object files: the same functions as the JIT, each exported as
+//! `int8_t l0_<name>(params..., void *out)`, plus the data symbol
+//! `l0_fault_messages`: one NUL-terminated `file:line:col: template` per
+//! fault id, then an empty string. Link with `runtime/l0rt.c` and `-lm`.
+
+use cranelift_module::{default_libcall_names, DataDescription, Linkage, Module};
+use cranelift_object::{ObjectBuilder, ObjectModule};
+
+use ir::{Context, Diagnostic};
+
+use crate::isa;
+use crate::module::{self, Wrapper};
+
+fn err(e: impl std::fmt::Display) -> Diagnostic {
+    ir::pass::pass_error(format!("Cranelift: {e}"))
+}
+
+/// Compiles `ctx` (at the `arr` + `scf` level) into a relocatable object
+/// file for the host (position independent).
+pub fn emit_object(ctx: &Context) -> Result<Vec<u8>, Diagnostic> {
+    let isa = isa::native_isa(true).map_err(ir::pass::pass_error)?;
+    let builder = ObjectBuilder::new(isa, "l0", default_libcall_names()).map_err(err)?;
+    let mut om = ObjectModule::new(builder);
+    let c = module::compile(&mut om, ctx)?;
+    for fi in &c.funcs.list {
+        module::define_wrapper(&mut om, fi, Wrapper::Export)?;
+    }
+    let mut bytes = Vec::new();
+    for s in &c.faults.sites {
+        let prefix = ir::diag::location_prefix(ctx.source.as_deref(), s.loc);
+        bytes.extend(format!("{prefix}: {}", s.template).replace('\0', " ").into_bytes());
+        bytes.push(0);
+    }
+    bytes.push(0);
+    let mut desc = DataDescription::new();
+    desc.define(bytes.into_boxed_slice());
+    let id = om
+        .declare_data("l0_fault_messages", Linkage::Export, false, false)
+        .map_err(err)?;
+    om.define_data(id, &desc).map_err(err)?;
+    om.finish().emit().map_err(err)
+}
