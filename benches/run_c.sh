@@ -7,7 +7,7 @@
 # Generates (once; reused if present) 10^7 f64 for sumsq and 10^6 options for
 # Black-Scholes with examples/gen_*_data.py, builds benches/c/*.c with
 # gcc -O3 -march=native (no fast-math) -lm, and prints for each benchmark the
-# expected value (numpy, correctly rounded), the C result and a `median_ns=` line.
+# expected value (numpy, correctly rounded), the C result, `median_ns=`, `min_ns=` and `cpu_median_ns=`.
 set -eu
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"

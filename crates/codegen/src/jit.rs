@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{default_libcall_names, Module};
+use cranelift_module::default_libcall_names;
 
 use ir::interp::{RtValue, RunError};
 use ir::{Context, Diagnostic, Loc, Type};

@@ -35,20 +35,22 @@ pub(crate) fn compile(m: &mut dyn Module, ctx: &Context) -> Result<Compiled, Dia
         let Some((ins, outs)) = dialects::func::function_type(ctx, f) else {
             return Err(Diagnostic::at_op(ctx, f, "function has no function type"));
         };
-        let mut params = Vec::new();
-        let mut results = Vec::new();
-        for (t, dst) in ins.iter().map(|t| (t, &mut params)).chain(outs.iter().map(|t| (t, &mut results))) {
-            match abi::flatten(t) {
-                Some(fl) => dst.extend(fl),
-                None => {
-                    return Err(Diagnostic::at_op(
+        let flat_all = |ts: &[ir::Type]| -> Result<Vec<_>, Diagnostic> {
+            let mut out = Vec::new();
+            for t in ts {
+                let fl = abi::flatten(t).ok_or_else(|| {
+                    Diagnostic::at_op(
                         ctx,
                         f,
                         format!("values of type '{t}' are not supported by the Cranelift backend"),
-                    ))
-                }
+                    )
+                })?;
+                out.extend(fl);
             }
-        }
+            Ok(out)
+        };
+        let params = flat_all(ins)?;
+        let results = flat_all(outs)?;
         crate::check::check_function(ctx, f)?;
         let mut fi = FuncInfo {
             op: f,

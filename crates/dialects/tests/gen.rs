@@ -764,3 +764,39 @@ func.func @f(%a: arr<f64>, %i: index, %x: i64) {
     );
     assert!(m.contains("stored value has type 'i64'"), "{m}");
 }
+
+// ----- end to end: vec -> gen -> arr ------------------------------------------------
+
+#[test]
+fn vec_program_through_both_phases() {
+    let src = r#"
+func.func @sumsq(%x: vec<f64>) -> (f64, vec<f64>, vec<f64>) {
+  %sq = "vec.map"(%x) ({
+  ^bb0(%e: f64):
+    %m = "arith.mulf"(%e, %e) : (f64, f64) -> f64
+    "vec.yield"(%m) : (f64) -> ()
+  }) : (vec<f64>) -> vec<f64>
+  %s = "vec.sum"(%sq) : (vec<f64>) -> f64
+  %t = "arith.constant"() {value = 2.0 : f64} : () -> f64
+  %big = "vec.filter"(%sq) ({
+  ^bb0(%e: f64):
+    %c = "arith.cmpf"(%e, %t) {predicate = "ogt"} : (f64, f64) -> i1
+    "vec.yield"(%c) : (i1) -> ()
+  }) : (vec<f64>) -> vec<f64>
+  %z = "arith.constant"() {value = 0.0 : f64} : () -> f64
+  %sc = "vec.scan"(%x, %z) {kind = #gen.scan<add>} : (vec<f64>, f64) -> vec<f64>
+  "func.return"(%s, %big, %sc) : (f64, vec<f64>, vec<f64>) -> ()
+}
+"#;
+    let mut ctx = parse(src);
+    verify_ok(&ctx);
+    let args = [f64s(&[1.0, 2.0, 3.0])];
+    let expected = ["14", "[4, 9]", "[1, 3, 6]"];
+    assert_eq!(show(&run(&ctx, "sumsq", &args)), expected);
+    apply_greedily(&mut ctx, Patterns::Phase("gen"), Default::default());
+    verify_ok(&ctx);
+    assert_eq!(show(&run(&ctx, "sumsq", &args)), expected);
+    lower(&mut ctx);
+    assert_eq!(count(&ctx, "vec.map"), 0);
+    assert_eq!(show(&run(&ctx, "sumsq", &args)), expected);
+}

@@ -118,6 +118,10 @@ impl PartialEq for Attribute {
     fn eq(&self, other: &Self) -> bool {
         use Attribute::*;
         match (self, other) {
+            // `true : i1` prints as `true` and parses back as a Bool: the same constant.
+            (Int(a, crate::types::Type::I1), Bool(b)) | (Bool(b), Int(a, crate::types::Type::I1)) => {
+                (*a != 0) == *b
+            }
             (Int(a, t), Int(b, u)) => a == b && t == u,
             (Float(a, t), Float(b, u)) => a.to_bits() == b.to_bits() && t == u,
             (Bool(a), Bool(b)) => a == b,
@@ -136,6 +140,10 @@ impl Eq for Attribute {}
 
 impl Hash for Attribute {
     fn hash<H: Hasher>(&self, state: &mut H) {
+        if let Attribute::Int(v, Type::I1) = self {
+            // Hash like the equal Bool.
+            return Attribute::Bool(*v != 0).hash(state);
+        }
         std::mem::discriminant(self).hash(state);
         match self {
             Attribute::Int(v, t) => {

@@ -9,6 +9,8 @@
 //! The binaries `l0-filecheck` and `l0-not` and the integration test `tests/lit.rs` are built on
 //! these modules; see the crate README for how to write a test.
 
+#![warn(missing_docs)]
+
 pub mod checkfile;
 pub mod runlines;
 pub mod translate;

@@ -154,9 +154,9 @@ pub(crate) fn define(
     }
     let r = m.define_function(fi.id, cl);
     r.map_err(|e| {
-        let detail = match &e {
+        let detail = match e {
             cranelift_module::ModuleError::Compilation(ce) => {
-                cranelift_codegen::print_errors::pretty_error(&cl.func, ce.clone())
+                cranelift_codegen::print_errors::pretty_error(&cl.func, ce)
             }
             other => other.to_string(),
         };

@@ -39,9 +39,9 @@
 //!   regions are pure. A result-less `scf.if` with pure regions is removed.
 //! - `scf.for` with constant `lb >= ub`: results are the inits, no loop.
 //!   Constant bounds with exactly one iteration: the body is inlined.
-//!   Iter_args whose yielded value is the block argument itself or the init
-//!   are removed (their result is the init). A result-less `scf.for` with a
-//!   pure body is removed.
+//!   Iter_args whose yielded value is the block argument itself, the init,
+//!   or a constant equal to the init are removed (their result is the
+//!   init). A result-less `scf.for` with a pure body is removed.
 //! - `scf.assert` of the constant `true` is removed.
 //!
 //! # Custom forms (MLIR's)

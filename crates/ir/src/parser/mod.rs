@@ -14,6 +14,11 @@
 //!   and attributes do recurse, bounded by [`check_nesting`], which rejects
 //!   any input whose `( [ { <` nesting exceeds [`MAX_NESTING`] before pest
 //!   runs.
+//! * pest costs about 10 µs per op line (it works char by char through
+//!   closures), so the common shapes (a generic op without regions or
+//!   attributes; a custom op's name and simple item runs) go through the
+//!   hand-written `fast` path first. It accepts a strict subset and yields
+//!   to the grammar on anything else; tests check both agree.
 //!
 //! # Custom forms
 //!
@@ -44,8 +49,8 @@ use pest::iterators::Pair;
 use pest::Parser as _;
 
 use crate::ast::{
-    AstArg, AstAttrEntry, AstBlock, AstGeneric, AstItem, AstItemKind, AstModule, AstOp,
-    AstOpBody, AstRegion, AstResult, AstValueRef, Offset, SyntaxError,
+    AstArg, AstAttrEntry, AstBlock, AstGeneric, AstItem, AstItemKind, AstModule, AstOp, AstOpBody,
+    AstRegion, AstResult, AstValueRef, Offset, SyntaxError,
 };
 use crate::attributes::Attribute;
 use crate::types::{Type, TypeParam};
@@ -132,10 +137,7 @@ pub fn check_nesting(src: &str) -> Result<(), SyntaxError> {
             b'(' | b'[' | b'{' | b'<' => {
                 depth += 1;
                 if depth > MAX_NESTING {
-                    return Err(error(
-                        i,
-                        format!("nesting too deep (limit {MAX_NESTING})"),
-                    ));
+                    return Err(error(i, format!("nesting too deep (limit {MAX_NESTING})")));
                 }
             }
             b')' | b']' | b'}' => depth = depth.saturating_sub(1),
@@ -586,9 +588,12 @@ impl<'s> Driver<'s> {
     fn op_head(&mut self, in_region: bool) -> PResult<Head> {
         let base = self.pos;
         if self.fast_path {
-            if let Some((op, end)) = fast::generic_op(self.src.as_bytes(), base) {
+            if let Some((op, end)) = fast::op_head(self.src.as_bytes(), base) {
                 self.pos = end;
-                return Ok(Head::Complete(op));
+                return Ok(match op.body {
+                    AstOpBody::Custom(_) => Head::Custom(op),
+                    AstOpBody::Generic(_) => Head::Complete(op),
+                });
             }
         }
         let pair = match self.run(Rule::op_head) {
@@ -759,11 +764,7 @@ impl<'s> Driver<'s> {
 
     /// `ty` for a pair from a run that started at `base` (offsets in errors).
     fn ty_at(&self, base: Offset, p: Pair<'s, Rule>) -> PResult<Type> {
-        Driver {
-            pos: base,
-            ..*self
-        }
-        .ty(p)
+        Driver { pos: base, ..*self }.ty(p)
     }
 
     /// Converts a type pair; `self.pos` is the base of the pair's run.
@@ -855,11 +856,7 @@ impl<'s> Driver<'s> {
     }
 
     fn attribute_at(&self, base: Offset, p: Pair<'s, Rule>) -> PResult<Attribute> {
-        Driver {
-            pos: base,
-            ..*self
-        }
-        .attribute(p)
+        Driver { pos: base, ..*self }.attribute(p)
     }
 
     /// Converts an attribute pair; `self.pos` is the base of the pair's run.
@@ -1028,7 +1025,10 @@ fn unescape(raw: &str, loc: Offset) -> PResult<String> {
             Some(h) if h.is_ascii_hexdigit() => {
                 let l = b.get(i + 2).copied().filter(u8::is_ascii_hexdigit);
                 let Some(l) = l else {
-                    return Err(error(at, "invalid escape: expected two hex digits after '\\'"));
+                    return Err(error(
+                        at,
+                        "invalid escape: expected two hex digits after '\\'",
+                    ));
                 };
                 out.push(hex_val(h) * 16 + hex_val(l));
                 i += 3;
@@ -1125,10 +1125,7 @@ fn number_attr(text: &str, ty: Option<Type>, loc: Offset) -> PResult<Attribute> 
         ));
     };
     if float {
-        return Err(error(
-            loc,
-            format!("float literal with integer type {ty}"),
-        ));
+        return Err(error(loc, format!("float literal with integer type {ty}")));
     }
     let v: i128 = match hex {
         Some(h) => {
@@ -1154,7 +1151,6 @@ fn number_attr(text: &str, ty: Option<Type>, loc: Offset) -> PResult<Attribute> 
     }
     Ok(Attribute::int(v as i64, ty))
 }
-
 
 /// A hand-written fast path for the most common line shape, a generic op
 /// without regions or attributes whose types are scalars or `vec/mat/arr`
@@ -1292,7 +1288,10 @@ mod fast {
         }
         /// Does the grammar's `dotted_ident` match here?
         fn dotted(&self) -> bool {
-            let mut c = Cursor { b: self.b, i: self.i };
+            let mut c = Cursor {
+                b: self.b,
+                i: self.i,
+            };
             if !c.word() || c.peek() != Some(b'.') {
                 return false;
             }
@@ -1301,7 +1300,10 @@ mod fast {
         }
         /// Does the grammar's `op_start` match at a `%`? `None`: not sure.
         fn op_start(&self) -> Option<bool> {
-            let mut c = Cursor { b: self.b, i: self.i };
+            let mut c = Cursor {
+                b: self.b,
+                i: self.i,
+            };
             loop {
                 if c.value_name().is_none() {
                     return Some(false);
@@ -1392,7 +1394,10 @@ mod fast {
                 b'(' | b'[' | b'{' | b')' | b']' | b'}' | b'^' => break,
                 ch if is_word_start(ch) => {
                     let rest = &b[c.i..];
-                    if [&b"vec"[..], b"mat", b"arr"].iter().any(|k| rest.starts_with(k)) {
+                    if [&b"vec"[..], b"mat", b"arr"]
+                        .iter()
+                        .any(|k| rest.starts_with(k))
+                    {
                         return None;
                     }
                     if let Some(t) = c.ty(0) {
@@ -1401,7 +1406,6 @@ mod fast {
                         c.word();
                         if c.peek() == Some(b'.') {
                             // A dotted name: no item; pest's run stops here too.
-                            c.i = loc;
                             break;
                         }
                         let w = std::str::from_utf8(&b[loc..c.i]).ok()?;
@@ -1416,8 +1420,9 @@ mod fast {
         Some((out, end))
     }
 
-    /// The op at `pos` and the offset just past it, or `None` to use pest.
-    pub(super) fn generic_op(b: &[u8], pos: Offset) -> Option<(AstOp, Offset)> {
+    /// The op at `pos` (a complete generic op, or a custom op's head with an
+    /// empty item list) and the offset just past it, or `None` to use pest.
+    pub(super) fn op_head(b: &[u8], pos: Offset) -> Option<(AstOp, Offset)> {
         let mut c = Cursor { b, i: pos };
         let mut results = Vec::new();
         if c.peek() == Some(b'%') {
@@ -1438,9 +1443,30 @@ mod fast {
             }
             c.ws();
         }
+        if c.dotted() {
+            let start = c.i;
+            c.word();
+            while c.peek() == Some(b'.') {
+                c.i += 1;
+                while c.peek().is_some_and(is_word_char) {
+                    c.i += 1;
+                }
+            }
+            let name = std::str::from_utf8(&b[start..c.i]).ok()?.to_string();
+            let op = AstOp {
+                results,
+                name,
+                loc: pos,
+                body: AstOpBody::Custom(Vec::new()),
+            };
+            return Some((op, c.i));
+        }
         c.eat(b'"')?;
         let start = c.i;
-        while c.peek().is_some_and(|ch| !matches!(ch, b'"' | b'\\' | b'\n')) {
+        while c
+            .peek()
+            .is_some_and(|ch| !matches!(ch, b'"' | b'\\' | b'\n'))
+        {
             c.i += 1;
         }
         let name = std::str::from_utf8(&b[start..c.i]).ok()?.to_string();

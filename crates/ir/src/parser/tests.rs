@@ -60,11 +60,22 @@ fn strip(items: &[AstItem]) -> Vec<K> {
     items
         .iter()
         .map(|i| match &i.kind {
-            K::Value(v) => K::Value(AstValueRef { loc: 0, ..v.clone() }),
-            K::Paren(v) => K::Paren(strip(v).into_iter().map(|kind| AstItem { kind, loc: 0 }).collect()),
-            K::Square(v) => {
-                K::Square(strip(v).into_iter().map(|kind| AstItem { kind, loc: 0 }).collect())
-            }
+            K::Value(v) => K::Value(AstValueRef {
+                loc: 0,
+                ..v.clone()
+            }),
+            K::Paren(v) => K::Paren(
+                strip(v)
+                    .into_iter()
+                    .map(|kind| AstItem { kind, loc: 0 })
+                    .collect(),
+            ),
+            K::Square(v) => K::Square(
+                strip(v)
+                    .into_iter()
+                    .map(|kind| AstItem { kind, loc: 0 })
+                    .collect(),
+            ),
             k => k.clone(),
         })
         .collect()
@@ -82,7 +93,14 @@ fn generic_op() {
     let op = one_op(src);
     assert_eq!(op.name, "arith.addf");
     assert_eq!(op.loc, 0);
-    assert_eq!(op.results, vec![AstResult { name: "a".into(), count: 1, loc: 0 }]);
+    assert_eq!(
+        op.results,
+        vec![AstResult {
+            name: "a".into(),
+            count: 1,
+            loc: 0
+        }]
+    );
     let g = generic(&op);
     assert_eq!(g.operands.len(), 2);
     assert_eq!(g.operands[1].name, "y");
@@ -139,7 +157,10 @@ fn generic_regions_and_attrs() {
     assert_eq!(b.loc, src.find("^bb0").unwrap());
     assert_eq!(b.args.len(), 3);
     assert_eq!(b.args[0].ty, Type::Index);
-    assert_eq!(b.args[1].ty, Type::dialect("gen", "collect", vec![TypeParam::Type(Type::F64)]));
+    assert_eq!(
+        b.args[1].ty,
+        Type::dialect("gen", "collect", vec![TypeParam::Type(Type::F64)])
+    );
     assert_eq!(b.args[2].loc, src.find("%g1").unwrap());
     assert_eq!(b.ops.len(), 3);
     assert_eq!(b.ops[0].loc, src.find("%v =").unwrap());
@@ -221,7 +242,10 @@ module {
     assert_eq!(it[0].kind, K::Symbol("sumsq".into()));
     match &it[1].kind {
         K::Paren(args) => {
-            assert_eq!(strip(args), vec![val("x"), K::Punct(":"), K::Type(Type::vec(Type::F64))]);
+            assert_eq!(
+                strip(args),
+                vec![val("x"), K::Punct(":"), K::Type(Type::vec(Type::F64))]
+            );
         }
         k => panic!("{k:?}"),
     }
@@ -242,20 +266,30 @@ fn custom_ops_terminate_at_next_op() {
     let src = "func.func @f(%a: f64, %b: f64) -> f64 {\n  %c = arith.addf %a, %b : f64\n  %d = \"arith.mulf\"(%c, %c) : (f64, f64) -> f64\n  arith.negf %d : f64\n  func.return %d : f64\n}\nfunc.func @g() {\n  func.return\n}";
     let m = module(src);
     assert_eq!(m.ops.len(), 2);
-    let K::Region(r) = &items(&m.ops[0]).last().unwrap().kind else { panic!() };
+    let K::Region(r) = &items(&m.ops[0]).last().unwrap().kind else {
+        panic!()
+    };
     let ops = &r.blocks[0].ops;
     assert_eq!(ops.len(), 4);
     assert_eq!(ops[0].name, "arith.addf");
     assert_eq!(ops[0].loc, src.find("%c =").unwrap());
     assert_eq!(
         strip(items(&ops[0])),
-        vec![val("a"), K::Punct(","), val("b"), K::Punct(":"), K::Type(Type::F64)]
+        vec![
+            val("a"),
+            K::Punct(","),
+            val("b"),
+            K::Punct(":"),
+            K::Type(Type::F64)
+        ]
     );
     assert_eq!(ops[1].name, "arith.mulf");
     assert_eq!(ops[2].name, "arith.negf");
     assert!(ops[2].results.is_empty());
     assert_eq!(ops[3].name, "func.return");
-    let K::Region(r) = &items(&m.ops[1]).last().unwrap().kind else { panic!() };
+    let K::Region(r) = &items(&m.ops[1]).last().unwrap().kind else {
+        panic!()
+    };
     assert_eq!(r.blocks[0].ops[0].name, "func.return");
     assert!(items(&r.blocks[0].ops[0]).is_empty());
 }
@@ -284,7 +318,9 @@ fn custom_scf_for_and_if() {
             p(vec![K::Type(Type::F64)]),
         ]
     );
-    let K::Region(body) = &it.last().unwrap().kind else { panic!() };
+    let K::Region(body) = &it.last().unwrap().kind else {
+        panic!()
+    };
     let ops = &body.blocks[0].ops;
     assert_eq!(ops.len(), 3);
     assert_eq!(
@@ -303,7 +339,9 @@ fn custom_scf_for_and_if() {
     assert_eq!(if_items.len(), 6);
     assert!(matches!(&if_items[3].kind, K::Region(_)));
     assert_eq!(if_items[4].kind, K::Keyword("else".into()));
-    let K::Region(els) = &if_items[5].kind else { panic!() };
+    let K::Region(els) = &if_items[5].kind else {
+        panic!()
+    };
     assert_eq!(els.loc, src.find("else {").unwrap() + 5);
     assert_eq!(els.blocks[0].ops[0].name, "scf.yield");
 }
@@ -317,7 +355,11 @@ fn custom_item_lexing() {
     let k = kinds(it);
     assert_eq!(
         k[0],
-        K::Value(AstValueRef { name: "a".into(), index: Some(2), loc: 5 })
+        K::Value(AstValueRef {
+            name: "a".into(),
+            index: Some(2),
+            loc: 5
+        })
     );
     assert_eq!(
         &k[1..7],
@@ -359,7 +401,11 @@ fn custom_item_lexing() {
     assert_eq!(k[19], K::Symbol("sym".into()));
     assert_eq!(
         k[20],
-        K::Attr(Attribute::dialect("gen", "reduce", vec![Attribute::Keyword("add".into())]))
+        K::Attr(Attribute::dialect(
+            "gen",
+            "reduce",
+            vec![Attribute::Keyword("add".into())]
+        ))
     );
     assert_eq!(
         &k[21..28],
@@ -373,11 +419,15 @@ fn custom_item_lexing() {
             K::Punct(">")
         ]
     );
-    let K::Square(sq) = &k[28] else { panic!("{:?}", k[28]) };
+    let K::Square(sq) = &k[28] else {
+        panic!("{:?}", k[28])
+    };
     assert_eq!(kinds(sq), vec![K::Int(1), K::Punct(","), K::Int(2)]);
     assert_eq!(it[28].loc, src.find("[1").unwrap());
     assert_eq!(strip(&it[29..30])[0], p(vec![K::Keyword("x".into())]));
-    let K::AttrDict(d) = &k[30] else { panic!("{:?}", k[30]) };
+    let K::AttrDict(d) = &k[30] else {
+        panic!("{:?}", k[30])
+    };
     assert_eq!(d.len(), 2);
     assert_eq!(d[0].value, Attribute::Int(1, Type::I64));
     assert_eq!(d[1].value, Attribute::Unit);
@@ -394,13 +444,20 @@ fn function_type_items_are_not_one_type() {
     let op = one_op("t.call @f(%a) : (f64) -> f64");
     assert_eq!(
         strip(&items(&op)[2..]),
-        vec![K::Punct(":"), p(vec![K::Type(Type::F64)]), K::Punct("->"), K::Type(Type::F64)]
+        vec![
+            K::Punct(":"),
+            p(vec![K::Type(Type::F64)]),
+            K::Punct("->"),
+            K::Type(Type::F64)
+        ]
     );
 }
 
 #[test]
 fn custom_op_ends_at_generic_op_and_result_lists() {
-    let m = module("t.a %x\n\"t.b\"() : () -> ()\nt.c\n%p, %q:2 = t.d\nt.e %v, %w\n%z = \"t.f\"() : () -> i1");
+    let m = module(
+        "t.a %x\n\"t.b\"() : () -> ()\nt.c\n%p, %q:2 = t.d\nt.e %v, %w\n%z = \"t.f\"() : () -> i1",
+    );
     let names: Vec<_> = m.ops.iter().map(|o| o.name.as_str()).collect();
     assert_eq!(names, ["t.a", "t.b", "t.c", "t.d", "t.e", "t.f"]);
     assert_eq!(m.ops[3].results[1].count, 2);
@@ -423,9 +480,15 @@ fn attr_dict_vs_region() {
 fn types() {
     assert_eq!(ty("f64"), Type::F64);
     assert_eq!(ty(" vec< vec<f64> > "), Type::vec(Type::vec(Type::F64)));
-    assert_eq!(ty("(f64, i32) -> f64"), Type::function(vec![Type::F64, Type::I32], vec![Type::F64]));
+    assert_eq!(
+        ty("(f64, i32) -> f64"),
+        Type::function(vec![Type::F64, Type::I32], vec![Type::F64])
+    );
     assert_eq!(ty("() -> ()"), Type::function(vec![], vec![]));
-    assert_eq!(ty("(i1) -> (i1, f32)"), Type::function(vec![Type::I1], vec![Type::I1, Type::F32]));
+    assert_eq!(
+        ty("(i1) -> (i1, f32)"),
+        Type::function(vec![Type::I1], vec![Type::I1, Type::F32])
+    );
     assert_eq!(
         ty("!gen.bucket<index, #gen.reduce<add>>"),
         Type::dialect(
@@ -433,12 +496,21 @@ fn types() {
             "bucket",
             vec![
                 TypeParam::Type(Type::Index),
-                TypeParam::Attr(Attribute::dialect("gen", "reduce", vec![Attribute::Keyword("add".into())]))
+                TypeParam::Attr(Attribute::dialect(
+                    "gen",
+                    "reduce",
+                    vec![Attribute::Keyword("add".into())]
+                ))
             ]
         )
     );
     assert_eq!(ty("!gen.reduce<f64>").to_string(), "!gen.reduce<f64>");
-    for s in ["vec<f64>", "(f64, f64) -> f64", "(vec<f64>) -> (f64, index)", "!gen.collect<mat<f32>>"] {
+    for s in [
+        "vec<f64>",
+        "(f64, f64) -> f64",
+        "(vec<f64>) -> (f64, index)",
+        "!gen.collect<mat<f32>>",
+    ] {
         assert_eq!(ty(s).to_string(), s);
     }
     assert!(parse_type("f64 f64").is_err());
@@ -454,8 +526,14 @@ fn attributes() {
     assert_eq!(attr("-3 : i32"), Attribute::Int(-3, Type::I32));
     assert_eq!(attr("4294967295 : i32"), Attribute::Int(-1, Type::I32));
     assert_eq!(attr("0xFFFFFFFF : i32"), Attribute::Int(-1, Type::I32));
-    assert_eq!(attr("0xFFFFFFFFFFFFFFFF : i64"), Attribute::Int(-1, Type::I64));
-    assert_eq!(attr("-9223372036854775808"), Attribute::Int(i64::MIN, Type::I64));
+    assert_eq!(
+        attr("0xFFFFFFFFFFFFFFFF : i64"),
+        Attribute::Int(-1, Type::I64)
+    );
+    assert_eq!(
+        attr("-9223372036854775808"),
+        Attribute::Int(i64::MIN, Type::I64)
+    );
     assert_eq!(attr("1 : i1"), Attribute::Int(1, Type::I1));
     assert_eq!(attr("7 : index"), Attribute::Int(7, Type::Index));
     assert_eq!(attr("2.5 : f64"), Attribute::Float(2.5, Type::F64));
@@ -467,14 +545,20 @@ fn attributes() {
     let nan32 = attr("0x7FC00000 : f32");
     assert!(nan32.as_float().unwrap().is_nan());
     assert_eq!(nan32.value_type(), Some(&Type::F32));
-    assert_eq!(attr("0x7FF0000000000000 : f64").as_float(), Some(f64::INFINITY));
+    assert_eq!(
+        attr("0x7FF0000000000000 : f64").as_float(),
+        Some(f64::INFINITY)
+    );
     let nz = attr("-0.0 : f64");
     assert_eq!(nz.as_float().unwrap().to_bits(), (-0.0f64).to_bits());
     assert_eq!(nz.to_string(), "-0.0 : f64");
     assert_eq!(attr("true"), Attribute::Bool(true));
     assert_eq!(attr("false"), Attribute::Bool(false));
     assert_eq!(attr("unit"), Attribute::Unit);
-    assert_eq!(attr(r#""a\"b\\c\n\t\41""#), Attribute::Str("a\"b\\c\n\tA".into()));
+    assert_eq!(
+        attr(r#""a\"b\\c\n\t\41""#),
+        Attribute::Str("a\"b\\c\n\tA".into())
+    );
     assert_eq!(attr(r#""\C3\A9""#), Attribute::Str("é".into()));
     assert_eq!(attr("\"héllo\""), Attribute::Str("héllo".into()));
     assert_eq!(attr("@main"), Attribute::SymbolRef("main".into()));
@@ -489,13 +573,20 @@ fn attributes() {
             Attribute::Array(vec![])
         ])
     );
-    assert_eq!(attr("#gen.collect"), Attribute::dialect("gen", "collect", vec![]));
+    assert_eq!(
+        attr("#gen.collect"),
+        Attribute::dialect("gen", "collect", vec![])
+    );
     assert_eq!(
         attr("#gen.bucket<#gen.reduce<add>>"),
         Attribute::dialect(
             "gen",
             "bucket",
-            vec![Attribute::dialect("gen", "reduce", vec![Attribute::Keyword("add".into())])]
+            vec![Attribute::dialect(
+                "gen",
+                "reduce",
+                vec![Attribute::Keyword("add".into())]
+            )]
         )
     );
     // Display round trip.
@@ -518,22 +609,40 @@ fn attributes() {
 #[test]
 fn attribute_errors() {
     let e = parse_attribute("9223372036854775808").unwrap_err();
-    assert!(e.message.contains("integer literal out of range"), "{}", e.message);
+    assert!(
+        e.message.contains("integer literal out of range"),
+        "{}",
+        e.message
+    );
     assert_eq!(e.offset, 0);
-    assert!(parse_attribute("99999999999999999999999999999999999999999999999")
+    assert!(
+        parse_attribute("99999999999999999999999999999999999999999999999")
+            .unwrap_err()
+            .message
+            .contains("out of range")
+    );
+    assert!(parse_attribute("4294967296 : i32")
         .unwrap_err()
         .message
         .contains("out of range"));
-    assert!(parse_attribute("4294967296 : i32").unwrap_err().message.contains("out of range"));
-    assert!(parse_attribute("-2147483649 : i32").unwrap_err().message.contains("out of range"));
-    assert!(parse_attribute("2 : i1").unwrap_err().message.contains("out of range"));
+    assert!(parse_attribute("-2147483649 : i32")
+        .unwrap_err()
+        .message
+        .contains("out of range"));
+    assert!(parse_attribute("2 : i1")
+        .unwrap_err()
+        .message
+        .contains("out of range"));
     assert!(parse_attribute("0x10000000000000000 : i64").is_err());
     assert!(parse_attribute("0x1FFFFFFFF : f32").is_err());
     assert!(parse_attribute("1.5 : i32").is_err());
     assert!(parse_attribute("1 : vec<f64>").is_err());
     let e = parse_attribute("\"bad \\q\"").unwrap_err();
     assert_eq!(e.offset, 5);
-    assert!(parse_attribute("\"\\FF\"").unwrap_err().message.contains("UTF-8"));
+    assert!(parse_attribute("\"\\FF\"")
+        .unwrap_err()
+        .message
+        .contains("UTF-8"));
     assert!(parse_attribute("\"unterminated").is_err());
     assert!(parse_attribute("add").is_err());
     assert!(parse_attribute("[1, 2").is_err());
@@ -620,11 +729,53 @@ fn error_offsets_and_messages() {
 #[test]
 fn garbage_never_panics() {
     let samples = [
-        "", "(", ")", "{", "}", "[", "]", "<", ">", "%", "%a", "%a =", "%a = \"", "\"", "^", "^bb",
-        "module", "module {", "#", "#gen.", "!gen.x<", "@", "0x", "-", "->", "//", "\u{0}", "é",
-        "\u{FEFF}", "t.x {", "t.x {a =", "t.x (", "t.x [", "t.x {}}", "\"a\"(", "\"a\"()",
-        "\"a\"() (", "\"a\"() ({", "\"a\"() ({}", "\"a\"() ({})", "\"a\"() ({}) :", "%a:",
-        "%a:99999999999999999999999 = t.x", "t.x \"\\", "t.x \"\\4", "\"a\"() ({^", "\"a\"() ({^b(",
+        "",
+        "(",
+        ")",
+        "{",
+        "}",
+        "[",
+        "]",
+        "<",
+        ">",
+        "%",
+        "%a",
+        "%a =",
+        "%a = \"",
+        "\"",
+        "^",
+        "^bb",
+        "module",
+        "module {",
+        "#",
+        "#gen.",
+        "!gen.x<",
+        "@",
+        "0x",
+        "-",
+        "->",
+        "//",
+        "\u{0}",
+        "é",
+        "\u{FEFF}",
+        "t.x {",
+        "t.x {a =",
+        "t.x (",
+        "t.x [",
+        "t.x {}}",
+        "\"a\"(",
+        "\"a\"()",
+        "\"a\"() (",
+        "\"a\"() ({",
+        "\"a\"() ({}",
+        "\"a\"() ({})",
+        "\"a\"() ({}) :",
+        "%a:",
+        "%a:99999999999999999999999 = t.x",
+        "t.x \"\\",
+        "t.x \"\\4",
+        "\"a\"() ({^",
+        "\"a\"() ({^b(",
     ];
     for s in samples {
         let _ = parse_module(s);
@@ -632,7 +783,9 @@ fn garbage_never_panics() {
         let _ = parse_attribute(s);
     }
     // Deterministic pseudo-random byte soup built from grammar characters.
-    let alphabet: Vec<char> = "%%%^@#!\"(){}[]<>,,:=-> \n\n0x1.5e9abfvecif64t.op/\\é".chars().collect();
+    let alphabet: Vec<char> = "%%%^@#!\"(){}[]<>,,:=-> \n\n0x1.5e9abfvecif64t.op/\\é"
+        .chars()
+        .collect();
     let mut state = 0x2545F4914F6CDD1Du64;
     for _ in 0..3000 {
         let len = (state % 40) as usize;
@@ -654,8 +807,16 @@ fn deep_nesting_is_rejected() {
     let n = 10_000;
     let src = format!("{}{}", "\"t.a\"() ({".repeat(n), "})".repeat(n));
     let e = err(&src);
-    assert!(e.message.contains("nesting too deep (limit 200)"), "{}", e.message);
-    let src = format!("%a = \"t.a\"() : () -> {}f64{}", "vec<".repeat(n), ">".repeat(n));
+    assert!(
+        e.message.contains("nesting too deep (limit 200)"),
+        "{}",
+        e.message
+    );
+    let src = format!(
+        "%a = \"t.a\"() : () -> {}f64{}",
+        "vec<".repeat(n),
+        ">".repeat(n)
+    );
     let e = err(&src);
     assert!(e.message.contains("nesting too deep"));
     assert_eq!(e.offset, src.find('<').unwrap() + 4 * 200);
@@ -665,7 +826,11 @@ fn deep_nesting_is_rejected() {
     let e = err(&format!("t.op {}", "(".repeat(n)));
     assert_eq!(e.offset, 5 + 200);
     // Brackets inside strings and comments do not count.
-    let deep = format!("\"t.a\"() {{s = \"{}\"}} : () -> () // {}", "(".repeat(500), "[".repeat(500));
+    let deep = format!(
+        "\"t.a\"() {{s = \"{}\"}} : () -> () // {}",
+        "(".repeat(500),
+        "[".repeat(500)
+    );
     assert!(parse_module(&deep).is_ok());
 }
 
@@ -673,7 +838,11 @@ fn deep_nesting_is_rejected() {
 fn nesting_at_the_limit_parses() {
     // 199 levels of region nesting plus the op's own brackets.
     let n = 95;
-    let src = format!("{}\"t.z\"() : () -> (){}", "\"t.a\"() ({".repeat(n), "}) : () -> ()".repeat(n));
+    let src = format!(
+        "{}\"t.z\"() : () -> (){}",
+        "\"t.a\"() ({".repeat(n),
+        "}) : () -> ()".repeat(n)
+    );
     let m = module(&src);
     assert_eq!(m.ops.len(), 1);
     let ty_src = format!("{}f64{}", "vec<".repeat(200), ">".repeat(200));
@@ -689,7 +858,11 @@ fn long_lists_are_linear() {
     // A custom op with a very long operand list and a generic op with many operands.
     let n = 50_000;
     let list: Vec<String> = (0..n).map(|i| format!("%v{i}")).collect();
-    let src = format!("t.op {}\n%r = \"t.g\"({}) : () -> ()", list.join(", "), list.join(", "));
+    let src = format!(
+        "t.op {}\n%r = \"t.g\"({}) : () -> ()",
+        list.join(", "),
+        list.join(", ")
+    );
     let t = std::time::Instant::now();
     let m = module(&src);
     assert_eq!(items(&m.ops[0]).len(), 2 * n - 1);
@@ -701,7 +874,9 @@ fn long_lists_are_linear() {
 fn offsets_on_later_lines() {
     let src = "func.func @f() {\n  %a = \"t.c\"() : () -> f64\n    %b = arith.negf %a : f64\n}";
     let m = module(src);
-    let K::Region(r) = &items(&m.ops[0]).last().unwrap().kind else { panic!() };
+    let K::Region(r) = &items(&m.ops[0]).last().unwrap().kind else {
+        panic!()
+    };
     let ops = &r.blocks[0].ops;
     assert_eq!(ops[1].loc, src.find("%b").unwrap());
     assert_eq!(ops[1].results[0].loc, src.find("%b").unwrap());

@@ -69,6 +69,7 @@ pub fn fuse(ctx: &mut Context, vertical: bool, horizontal: bool, stats: &mut Pas
             break;
         }
     }
+    simplify(ctx, stats);
     remove_dead_generators(ctx, stats);
     simplify(ctx, stats);
 }
@@ -276,13 +277,18 @@ fn try_merge(ctx: &mut Context, a_op: OpId, b_op: OpId, vertical: bool, horizont
         }
     }
     // D_B: ops between that B depends on (asserts are kept before B too).
+    // With a filtering producer B's size (the filter's length) is replaced
+    // by A's size, so that use does not count.
+    let filter = matches!(mode, Mode::Filter(..));
     let mut d_b: HashSet<OpId> = HashSet::from([b_op]);
     for &op in between.iter().rev() {
         let needed = ctx.is(op, "scf.assert")
             || ctx.results(op).iter().any(|&r| {
-                ctx.uses(r)
-                    .iter()
-                    .any(|u| ancestor_in(ctx, u.op, block).is_some_and(|x| d_b.contains(&x)))
+                ctx.uses(r).iter().any(|u| {
+                    let b_size = u.op == b_op && u.index == 0;
+                    !(filter && b_size)
+                        && ancestor_in(ctx, u.op, block).is_some_and(|x| d_b.contains(&x))
+                })
             });
         if needed {
             d_b.insert(op);

@@ -1,0 +1,103 @@
+/* L0 runtime for object files: the same ABI as crates/codegen/src/runtime.rs. */
+#include "l0rt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Thread_local int64_t fault_id = -1;
+static _Thread_local int64_t fault_payload[3];
+
+void l0rt_fault(int64_t id, int64_t a, int64_t b, int64_t c) {
+    fault_id = id;
+    fault_payload[0] = a;
+    fault_payload[1] = b;
+    fault_payload[2] = c;
+}
+
+void *l0rt_alloc(int64_t bytes) {
+    if (bytes < 0) return NULL;
+    return malloc(bytes > 0 ? (size_t)bytes : 1);
+}
+
+void l0rt_free(void *p) { free(p); }
+
+void *l0rt_copy(const void *src, int64_t bytes) {
+    void *p = l0rt_alloc(bytes);
+    if (p && bytes > 0) memcpy(p, src, (size_t)bytes);
+    return p;
+}
+
+l0_arr_header *l0rt_arr_new(int64_t n, int64_t es) {
+    if (n < 0 || es < 0) return NULL;
+    void *data = calloc(n > 0 ? (size_t)n : 1, es > 0 ? (size_t)es : 1);
+    if (!data) return NULL;
+    l0_arr_header *h = malloc(sizeof *h);
+    if (!h) {
+        free(data);
+        return NULL;
+    }
+    h->data = data;
+    h->len = n;
+    h->cap = n > 0 ? n : 1;
+    return h;
+}
+
+l0_arr_header *l0rt_arr_from(const void *src, int64_t n, int64_t es) {
+    l0_arr_header *h = l0rt_arr_new(n, es);
+    if (h && n > 0) memcpy(h->data, src, (size_t)(n * es));
+    return h;
+}
+
+int8_t l0rt_arr_grow(l0_arr_header *h, int64_t es) {
+    if (h->len < h->cap) return 1;
+    int64_t cap = (h->cap < 4 ? 4 : h->cap) * 2;
+    void *p = realloc(h->data, (size_t)(cap * es));
+    if (!p) return 0;
+    h->data = p;
+    h->cap = cap;
+    return 1;
+}
+
+void l0rt_arr_free(l0_arr_header *h) {
+    if (h) {
+        free(h->data);
+        free(h);
+    }
+}
+
+int64_t l0rt_find_or_insert(l0_arr_header *h, int64_t key, int64_t es) {
+    unsigned char kb[8];
+    for (int k = 0; k < 8; k++) kb[k] = (unsigned char)((uint64_t)key >> (8 * k));
+    for (int64_t i = 0; i < h->len; i++)
+        if (memcmp((char *)h->data + i * es, kb, (size_t)es) == 0) return i;
+    if (!l0rt_arr_grow(h, es)) return -1;
+    memcpy((char *)h->data + h->len * es, kb, (size_t)es);
+    return h->len++;
+}
+
+const char *l0_fault_message(char *buf, size_t n) {
+    const char *t = l0_fault_messages;
+    for (int64_t i = 0; i < fault_id && *t; i++) t += strlen(t) + 1;
+    if (fault_id < 0 || !*t) {
+        snprintf(buf, n, "error: unknown fault %lld", (long long)fault_id);
+        return buf;
+    }
+    /* "loc: template" -> "loc: error: message", substituting {0} {1} {2}. */
+    const char *colon = strstr(t, ": ");
+    size_t o = 0;
+    for (const char *p = t; *p && o + 1 < n; p++) {
+        if (p == colon) {
+            o += (size_t)snprintf(buf + o, n - o, ": error: ");
+            p++;
+        } else if (p[0] == '{' && p[1] >= '0' && p[1] <= '2' && p[2] == '}') {
+            o += (size_t)snprintf(buf + o, n - o, "%lld", (long long)fault_payload[p[1] - '0']);
+            p += 2;
+        } else {
+            buf[o++] = *p;
+        }
+        if (o >= n) o = n - 1;
+    }
+    buf[o] = 0;
+    return buf;
+}

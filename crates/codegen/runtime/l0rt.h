@@ -1,0 +1,49 @@
+/* L0 runtime for object files emitted by the Cranelift backend
+ * (`l0-opt --pass=fuse,lower --emit=obj -o f.o prog.ir`).
+ *
+ * Each L0 function @f becomes
+ *     int8_t l0_f(<flattened params>..., void *out);
+ * returning 0 on success and 1 on a run-time fault (see l0_fault_message).
+ * Parameters are flattened in order: i1 -> int8_t (0/1), i32 -> int32_t,
+ * i64/index -> int64_t, f32 -> float, f64 -> double,
+ * vec<T> -> (const T *data, int64_t len), mat<T> -> (const T *data,
+ * int64_t rows, int64_t cols) row-major. `out` points to a C struct holding
+ * the flattened results in order with natural alignment; vector and matrix
+ * results are fresh malloc'ed buffers owned by the caller (release with
+ * free). Arguments are only read.
+ *
+ * Link: gcc main.c f.o l0rt.c -lm
+ */
+#ifndef L0RT_H
+#define L0RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Heap header of an arr<T> (compiled code only). */
+typedef struct {
+    void *data;
+    int64_t len;
+    int64_t cap;
+} l0_arr_header;
+
+/* Called by compiled code. */
+void l0rt_fault(int64_t id, int64_t a, int64_t b, int64_t c);
+void *l0rt_alloc(int64_t bytes);
+void l0rt_free(void *p);
+void *l0rt_copy(const void *src, int64_t bytes);
+l0_arr_header *l0rt_arr_new(int64_t n, int64_t es);
+l0_arr_header *l0rt_arr_from(const void *src, int64_t n, int64_t es);
+int8_t l0rt_arr_grow(l0_arr_header *h, int64_t es);
+void l0rt_arr_free(l0_arr_header *h);
+int64_t l0rt_find_or_insert(l0_arr_header *h, int64_t key, int64_t es);
+
+/* Defined by the object file: one "file:line:col: message" template per
+ * fault id, each NUL-terminated, then an empty string. */
+extern const char l0_fault_messages[];
+
+/* After a call returned 1: writes "file:line:col: error: message" of the
+ * last fault of this thread into buf and returns buf. */
+const char *l0_fault_message(char *buf, size_t n);
+
+#endif
