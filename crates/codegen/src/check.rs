@@ -42,14 +42,23 @@ pub fn check_function(ctx: &Context, f: OpId) -> Result<(), Diagnostic> {
             return Err(Diagnostic::at_op(
                 ctx,
                 op,
-                format!("'{name}' is not supported by the Cranelift backend (run --pass=lower first)"),
+                format!(
+                    "'{name}' is not supported by the Cranelift backend (run --pass=lower first)"
+                ),
             ));
         }
-        let block_args = ctx
-            .regions(op)
+        let block_args = ctx.regions(op).iter().flat_map(|&r| {
+            ctx.region(r)
+                .blocks
+                .iter()
+                .flat_map(|&b| ctx.block_args(b).iter())
+        });
+        for &v in ctx
+            .operands(op)
             .iter()
-            .flat_map(|&r| ctx.region(r).blocks.iter().flat_map(|&b| ctx.block_args(b).iter()));
-        for &v in ctx.operands(op).iter().chain(ctx.results(op)).chain(block_args) {
+            .chain(ctx.results(op))
+            .chain(block_args)
+        {
             if abi::flatten(ctx.ty(v)).is_none() {
                 return Err(Diagnostic::at_op(
                     ctx,

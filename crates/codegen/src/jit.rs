@@ -111,11 +111,14 @@ impl JitModule {
             ));
         }
         if let Some(t) = f.results.iter().find(|t| matches!(t, Type::Arr(_))) {
-            return Err(format!("'{t}' results are not supported by the Cranelift backend"));
+            return Err(format!(
+                "'{t}' results are not supported by the Cranelift backend"
+            ));
         }
         let (mut words, mut bufs) = (Vec::new(), Vec::new());
         for (i, (a, t)) in args.iter().zip(&f.params).enumerate() {
-            marshal::marshal(a, t, &mut words, &mut bufs).map_err(|e| format!("argument #{}: {e}", i + 1))?;
+            marshal::marshal(a, t, &mut words, &mut bufs)
+                .map_err(|e| format!("argument #{}: {e}", i + 1))?;
         }
         words.push(0);
         Ok(PreparedCall {

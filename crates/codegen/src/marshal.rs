@@ -26,7 +26,8 @@ fn scalar_word(v: &RtValue, t: &Type) -> Option<u64> {
 fn elems(items: &[RtValue], t: &Type) -> Option<Vec<u64>> {
     let es = abi::scalar(t)?.bytes() as usize;
     let mut buf = vec![0u64; (items.len() * es).div_ceil(8).max(1)];
-    let bytes = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr() as *mut u8, items.len() * es) };
+    let bytes =
+        unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr() as *mut u8, items.len() * es) };
     for (k, x) in items.iter().enumerate() {
         let w = scalar_word(x, t)?.to_le_bytes();
         bytes[k * es..(k + 1) * es].copy_from_slice(&w[..es]);
@@ -36,7 +37,12 @@ fn elems(items: &[RtValue], t: &Type) -> Option<Vec<u64>> {
 
 /// Appends the words of argument `v` of type `t` to `words`, keeping element
 /// buffers alive in `bufs`. `Err` names what does not match.
-pub fn marshal(v: &RtValue, t: &Type, words: &mut Vec<u64>, bufs: &mut Vec<Vec<u64>>) -> Result<(), String> {
+pub fn marshal(
+    v: &RtValue,
+    t: &Type,
+    words: &mut Vec<u64>,
+    bufs: &mut Vec<Vec<u64>>,
+) -> Result<(), String> {
     let bad = || format!("expected a value of type '{t}', got {v}");
     match (t, v) {
         (Type::Vec(e), RtValue::Vec(items)) => {
@@ -49,7 +55,11 @@ pub fn marshal(v: &RtValue, t: &Type, words: &mut Vec<u64>, bufs: &mut Vec<Vec<u
             words.extend([b.as_ptr() as u64, m.rows as u64, m.cols as u64]);
             bufs.push(b);
         }
-        (Type::Arr(_), _) => return Err(format!("'{t}' arguments are not supported by the Cranelift backend")),
+        (Type::Arr(_), _) => {
+            return Err(format!(
+                "'{t}' arguments are not supported by the Cranelift backend"
+            ))
+        }
         _ => words.push(scalar_word(v, t).ok_or_else(bad)?),
     }
     Ok(())

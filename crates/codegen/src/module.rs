@@ -89,7 +89,11 @@ pub(crate) enum Wrapper {
 }
 
 /// Defines the entry wrapper of `fi`, which calls it with depth 1.
-pub(crate) fn define_wrapper(m: &mut dyn Module, fi: &FuncInfo, kind: Wrapper) -> Result<FuncId, Diagnostic> {
+pub(crate) fn define_wrapper(
+    m: &mut dyn Module,
+    fi: &FuncInfo,
+    kind: Wrapper,
+) -> Result<FuncId, Diagnostic> {
     let mut sig = m.make_signature();
     let (name, linkage) = match kind {
         Wrapper::Trampoline => {
@@ -109,7 +113,9 @@ pub(crate) fn define_wrapper(m: &mut dyn Module, fi: &FuncInfo, kind: Wrapper) -
     };
     sig.params.push(AbiParam::new(PTR));
     sig.returns.push(AbiParam::new(I8).uext());
-    let id = m.declare_function(&name, linkage, &sig).map_err(module_error)?;
+    let id = m
+        .declare_function(&name, linkage, &sig)
+        .map_err(module_error)?;
     let mut cl = m.make_context();
     cl.func.signature = sig;
     cl.func.name = UserFuncName::user(0, id.as_u32());

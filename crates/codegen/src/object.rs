@@ -28,7 +28,11 @@ pub fn emit_object(ctx: &Context) -> Result<Vec<u8>, Diagnostic> {
     let mut bytes = Vec::new();
     for s in &c.faults.sites {
         let prefix = ir::diag::location_prefix(ctx.source.as_deref(), s.loc);
-        bytes.extend(format!("{prefix}: {}", s.template).replace('\0', " ").into_bytes());
+        bytes.extend(
+            format!("{prefix}: {}", s.template)
+                .replace('\0', " ")
+                .into_bytes(),
+        );
         bytes.push(0);
     }
     bytes.push(0);

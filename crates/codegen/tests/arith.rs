@@ -7,7 +7,18 @@ use ir::interp::RtValue;
 
 const INT_EDGES: [i64; 9] = [0, 1, -1, 2, -7, 7, i64::MAX, i64::MIN, 3_000_000_000];
 const I32_EDGES: [i64; 8] = [0, 1, -1, 2, -7, 7, i32::MAX as i64, i32::MIN as i64];
-const F_EDGES: [f64; 10] = [0.0, -0.0, 1.5, -2.25, 3.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e300, -1e-300];
+const F_EDGES: [f64; 10] = [
+    0.0,
+    -0.0,
+    1.5,
+    -2.25,
+    3.0,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+    f64::NAN,
+    1e300,
+    -1e-300,
+];
 
 fn binary_fn(op: &str, ty: &str, rty: &str) -> String {
     format!(
@@ -28,7 +39,9 @@ fn unary_fn(op: &str, ty: &str, rty: &str) -> String {
 }
 
 fn pairs(xs: &[RtValue]) -> Vec<Vec<RtValue>> {
-    xs.iter().flat_map(|a| xs.iter().map(move |b| vec![a.clone(), b.clone()])).collect()
+    xs.iter()
+        .flat_map(|a| xs.iter().map(move |b| vec![a.clone(), b.clone()]))
+        .collect()
 }
 
 fn ints(ty: &str) -> Vec<RtValue> {
@@ -42,13 +55,21 @@ fn ints(ty: &str) -> Vec<RtValue> {
 fn floats(ty: &str) -> Vec<RtValue> {
     F_EDGES
         .iter()
-        .map(|&v| if ty == "f32" { RtValue::F32(v as f32) } else { f(v) })
+        .map(|&v| {
+            if ty == "f32" {
+                RtValue::F32(v as f32)
+            } else {
+                f(v)
+            }
+        })
         .collect()
 }
 
 #[test]
 fn integer_binary_ops_wrap_and_fault_like_the_interpreter() {
-    let ops = ["addi", "subi", "muli", "divsi", "remsi", "andi", "ori", "xori", "mini", "maxi"];
+    let ops = [
+        "addi", "subi", "muli", "divsi", "remsi", "andi", "ori", "xori", "mini", "maxi",
+    ];
     for ty in ["i64", "index", "i32", "i1"] {
         for op in ops {
             let ctx = build(&binary_fn(&format!("arith.{op}"), ty, ty), "");
@@ -62,9 +83,24 @@ fn division_by_zero_is_a_fault_at_the_op() {
     let ctx = build(&binary_fn("arith.divsi", "i64", "i64"), "");
     let m = compile(&ctx);
     let e = jit(&m, "f", &[i(1), i(0)]).unwrap_err();
-    assert!(e.message.contains("integer division by zero"), "{}", e.message);
-    assert_eq!(e.loc, ctx.loc(ctx.walk_all().into_iter().find(|&o| ctx.is(o, "arith.divsi")).unwrap()));
-    assert_eq!(jit(&m, "f", &[i(i64::MIN), i(-1)]).unwrap(), vec![i(i64::MIN)]);
+    assert!(
+        e.message.contains("integer division by zero"),
+        "{}",
+        e.message
+    );
+    assert_eq!(
+        e.loc,
+        ctx.loc(
+            ctx.walk_all()
+                .into_iter()
+                .find(|&o| ctx.is(o, "arith.divsi"))
+                .unwrap()
+        )
+    );
+    assert_eq!(
+        jit(&m, "f", &[i(i64::MIN), i(-1)]).unwrap(),
+        vec![i(i64::MIN)]
+    );
 }
 
 #[test]
@@ -100,13 +136,16 @@ fn integer_abs_wraps() {
 #[test]
 fn comparisons_match_every_predicate() {
     for ty in ["i64", "i32", "i1"] {
-        for p in ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"] {
+        for p in [
+            "eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge",
+        ] {
             let ctx = build(&cmp_fn("arith.cmpi", p, ty), "");
             same(&ctx, "f", &pairs(&ints(ty)));
         }
     }
     let preds = [
-        "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true",
+        "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult",
+        "ule", "une", "uno", "true",
     ];
     for ty in ["f64", "f32"] {
         for p in preds {
@@ -135,7 +174,11 @@ fn casts_match() {
     ];
     for (op, from, to) in cases {
         let ctx = build(&unary_fn(op, from, to), "");
-        let xs = if from.starts_with('f') { floats(from) } else { ints(from) };
+        let xs = if from.starts_with('f') {
+            floats(from)
+        } else {
+            ints(from)
+        };
         let xs: Vec<_> = xs.into_iter().map(|x| vec![x]).collect();
         same(&ctx, "f", &xs);
     }

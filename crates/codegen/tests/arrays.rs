@@ -37,14 +37,20 @@ func.func @main(%x: vec<f64>) -> (vec<f64>, vec<f64>, f64) {
 "#;
 
 fn data(n: usize) -> RtValue {
-    vf(&(0..n).map(|k| ((k * 37) % 11) as f64 - 4.5).collect::<Vec<_>>())
+    vf(&(0..n)
+        .map(|k| ((k * 37) % 11) as f64 - 4.5)
+        .collect::<Vec<_>>())
 }
 
 #[test]
 fn lowered_sumsq_matches() {
     for pipeline in ["lower", "fuse,lower"] {
         let ctx = build(SUMSQ, pipeline);
-        same(&ctx, "main", &[vec![data(0)], vec![data(1)], vec![data(1000)]]);
+        same(
+            &ctx,
+            "main",
+            &[vec![data(0)], vec![data(1)], vec![data(1000)]],
+        );
     }
 }
 
@@ -52,7 +58,11 @@ fn lowered_sumsq_matches() {
 fn lowered_map_and_filter_return_vectors() {
     for pipeline in ["lower", "fuse,lower"] {
         let ctx = build(MAP_FILTER, pipeline);
-        same(&ctx, "main", &[vec![data(0)], vec![data(7)], vec![data(3000)]]);
+        same(
+            &ctx,
+            "main",
+            &[vec![data(0)], vec![data(7)], vec![data(3000)]],
+        );
     }
 }
 
@@ -60,12 +70,24 @@ fn lowered_map_and_filter_return_vectors() {
 fn vec_get_out_of_bounds_is_a_run_error_at_the_op() {
     let src = "func.func @f(%v: vec<f64>, %i: index) -> f64 {\n  %x = \"vec.get\"(%v, %i) : (vec<f64>, index) -> f64\n  \"func.return\"(%x) : (f64) -> ()\n}\n";
     let ctx = build(src, "");
-    same(&ctx, "f", &[vec![data(3), i(2)], vec![data(3), i(3)], vec![data(3), i(-1)], vec![data(0), i(0)]]);
+    same(
+        &ctx,
+        "f",
+        &[
+            vec![data(3), i(2)],
+            vec![data(3), i(3)],
+            vec![data(3), i(-1)],
+            vec![data(0), i(0)],
+        ],
+    );
     let m = compile(&ctx);
     let e = jit(&m, "f", &[data(3), i(3)]).unwrap_err();
     let d = e.into_diagnostic();
     let text = ir::diag::render(ctx.source.as_deref(), &d);
-    assert!(text.starts_with("t.ir:2:3: error: 'vec.get' op index 3 out of bounds for length 3"), "{text}");
+    assert!(
+        text.starts_with("t.ir:2:3: error: 'vec.get' op index 3 out of bounds for length 3"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -143,17 +165,33 @@ func.func @f(%m: mat<f64>, %v: vec<f64>) -> (mat<f64>, vec<f64>) {
 "#;
     let ctx = build(src, "fuse,lower");
     let m = mf(2, 3, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
-    same(&ctx, "f", &[vec![m.clone(), vf(&[1.0, 0.5, -2.0])], vec![m, vf(&[1.0])]]);
+    same(
+        &ctx,
+        "f",
+        &[vec![m.clone(), vf(&[1.0, 0.5, -2.0])], vec![m, vf(&[1.0])]],
+    );
 }
 
 #[test]
 fn unsupported_input_is_a_diagnostic() {
     let ctx = build(SUMSQ, "");
-    let d = JitModule::compile(&ctx).err().expect("vec.map is above the arr level");
-    assert!(d.message.contains("not supported by the Cranelift backend"), "{}", d.message);
+    let d = JitModule::compile(&ctx)
+        .err()
+        .expect("vec.map is above the arr level");
+    assert!(
+        d.message.contains("not supported by the Cranelift backend"),
+        "{}",
+        d.message
+    );
     let src = "func.func @f(%v: vec<vec<f64>>) -> index {\n  %n = \"vec.len\"(%v) : (vec<vec<f64>>) -> index\n  \"func.return\"(%n) : (index) -> ()\n}\n";
-    let d = JitModule::compile(&build(src, "")).err().expect("nested vectors");
-    assert!(d.message.contains("not supported by the Cranelift backend"), "{}", d.message);
+    let d = JitModule::compile(&build(src, ""))
+        .err()
+        .expect("nested vectors");
+    assert!(
+        d.message.contains("not supported by the Cranelift backend"),
+        "{}",
+        d.message
+    );
 }
 
 #[test]

@@ -29,7 +29,10 @@ func.func @f(%lb: index, %ub: index, %st: index, %x: f64) -> (index, f64) {
         (i64::MAX - 10, i64::MAX, 4),
         (i64::MIN, i64::MIN + 3, 1),
     ];
-    let cases: Vec<_> = cases.iter().map(|&(l, u, s)| vec![i(l), i(u), i(s), f(1.5)]).collect();
+    let cases: Vec<_> = cases
+        .iter()
+        .map(|&(l, u, s)| vec![i(l), i(u), i(s), f(1.5)])
+        .collect();
     same(&ctx, "f", &cases);
 }
 

@@ -29,7 +29,11 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
         "select" => {
             let c = cx.get1(opnd[0]);
             let (a, b) = (cx.get(opnd[1]), cx.get(opnd[2]));
-            let parts: Vals = a.iter().zip(&b).map(|(&x, &y)| cx.b.ins().select(c, x, y)).collect();
+            let parts: Vals = a
+                .iter()
+                .zip(&b)
+                .map(|(&x, &y)| cx.b.ins().select(c, x, y))
+                .collect();
             cx.set(res, &parts);
             return Ok(());
         }
@@ -50,7 +54,12 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
         "divsi" | "remsi" => {
             let (a, b) = int_operands(cx, &rty, opnd[0], opnd[1]);
             let nz = cx.b.ins().icmp_imm_s(IntCC::NotEqual, b, 0);
-            cx.check(nz, op, format!("'{name}' op {}", dialects::arith::eval::DIV_BY_ZERO), &[])?;
+            cx.check(
+                nz,
+                op,
+                format!("'{name}' op {}", dialects::arith::eval::DIV_BY_ZERO),
+                &[],
+            )?;
             let ct = cx.b.func.dfg.value_type(b);
             let m1 = cx.b.ins().icmp_imm_s(IntCC::Equal, b, -1);
             let one = cx.iconst(ct, 1);
@@ -184,7 +193,10 @@ fn set1(cx: &mut FnCx, res: ir::ValueId, v: Value) -> Result<(), Diagnostic> {
 }
 
 fn pred<'c>(cx: &FnCx<'c, '_>, op: OpId) -> &'c str {
-    cx.ctx.attr(op, "predicate").and_then(|a| a.as_str()).unwrap_or("")
+    cx.ctx
+        .attr(op, "predicate")
+        .and_then(|a| a.as_str())
+        .unwrap_or("")
 }
 
 /// The two operands of an integer op at type `ty`, with `i1` as 0/-1.
@@ -214,8 +226,12 @@ fn constant(cx: &mut FnCx, op: OpId, ty: &Type) -> Result<Value, Diagnostic> {
         (Type::I1, Some(Attribute::Int(v, _))) => cx.iconst(I8, v & 1),
         (Type::I32, Some(Attribute::Int(v, _))) => cx.iconst(I32, v),
         (Type::I64 | Type::Index, Some(Attribute::Int(v, _))) => cx.iconst(I64, v),
-        (Type::F32, Some(Attribute::Float(v, _))) => cx.b.ins().f32const(Ieee32::with_bits((v as f32).to_bits())),
-        (Type::F64, Some(Attribute::Float(v, _))) => cx.b.ins().f64const(Ieee64::with_bits(v.to_bits())),
+        (Type::F32, Some(Attribute::Float(v, _))) => {
+            cx.b.ins().f32const(Ieee32::with_bits((v as f32).to_bits()))
+        }
+        (Type::F64, Some(Attribute::Float(v, _))) => {
+            cx.b.ins().f64const(Ieee64::with_bits(v.to_bits()))
+        }
         _ => {
             return Err(Diagnostic::at_op(
                 cx.ctx,
@@ -234,7 +250,11 @@ fn min_max(cx: &mut FnCx, a: Value, b: Value, min: bool) -> Value {
     let ity: CType = if ct == F64 { I64 } else { I32 };
     let bits = cx.b.ins().bitcast(ity, MemFlagsData::new(), a);
     let neg = cx.b.ins().icmp_imm_s(IntCC::SignedLessThan, bits, 0);
-    let a_on_tie = if min { neg } else { cx.b.ins().icmp_imm_s(IntCC::Equal, neg, 0) };
+    let a_on_tie = if min {
+        neg
+    } else {
+        cx.b.ins().icmp_imm_s(IntCC::Equal, neg, 0)
+    };
     let (first, second) = if min {
         (FloatCC::LessThan, FloatCC::GreaterThan)
     } else {

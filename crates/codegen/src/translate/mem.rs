@@ -50,8 +50,20 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
         ("mat.get", Some(r)) => {
             let m = cx.get(ops[0]);
             let (i, j) = (cx.get1(ops[1]), cx.get1(ops[2]));
-            bounds(cx, op, i, m[1], "row index {0} out of bounds for length {1}")?;
-            bounds(cx, op, j, m[2], "column index {0} out of bounds for length {1}")?;
+            bounds(
+                cx,
+                op,
+                i,
+                m[1],
+                "row index {0} out of bounds for length {1}",
+            )?;
+            bounds(
+                cx,
+                op,
+                j,
+                m[2],
+                "column index {0} out of bounds for length {1}",
+            )?;
             let row = cx.b.ins().imul(i, m[2]);
             let k = cx.b.ins().iadd(row, j);
             let x = load_elem(cx, elem_of(ops[0]), m[0], k);
@@ -60,7 +72,13 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
         ("mat.row", Some(r)) => {
             let m = cx.get(ops[0]);
             let i = cx.get1(ops[1]);
-            bounds(cx, op, i, m[1], "row index {0} out of bounds for length {1}")?;
+            bounds(
+                cx,
+                op,
+                i,
+                m[1],
+                "row index {0} out of bounds for length {1}",
+            )?;
             let k = cx.b.ins().imul(i, m[2]);
             let p = cx.elem_addr(m[0], k, elem_of(ops[0]).bytes());
             cx.set(r, &[p, m[2]]);
@@ -71,11 +89,21 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             cx.check(ok, op, "'arr.alloc' op negative size {0}".into(), &[n])?;
             let max = dialects::arr::MAX_ALLOC as i64;
             let ok = cx.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, n, max);
-            cx.check(ok, op, "'arr.alloc' op allocation of {0} elements is too large".into(), &[n])?;
+            cx.check(
+                ok,
+                op,
+                "'arr.alloc' op allocation of {0} elements is too large".into(),
+                &[n],
+            )?;
             let es = cx.iconst(I64, elem_of(r).bytes() as i64);
             let h = cx.call_rt("l0rt_arr_new", &[I64, I64], &[PTR], &[n, es])?[0];
             let ok = cx.b.ins().icmp_imm_s(IntCC::NotEqual, h, 0);
-            cx.check(ok, op, "'arr.alloc' op cannot allocate {0} elements".into(), &[n])?;
+            cx.check(
+                ok,
+                op,
+                "'arr.alloc' op cannot allocate {0} elements".into(),
+                &[n],
+            )?;
             cx.set(r, &[h]);
         }
         ("arr.len", Some(r)) => {
@@ -125,7 +153,12 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             let t = elem_of(ops[0]);
             let bits = key_bits(cx, k, t);
             let es = cx.iconst(I64, t.bytes() as i64);
-            let j = cx.call_rt("l0rt_find_or_insert", &[PTR, I64, I64], &[I64], &[h, bits, es])?[0];
+            let j = cx.call_rt(
+                "l0rt_find_or_insert",
+                &[PTR, I64, I64],
+                &[I64],
+                &[h, bits, es],
+            )?[0];
             let ok = cx.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, j, 0);
             cx.check(ok, op, "'arr.find_or_insert' op out of memory".into(), &[])?;
             cx.set(r, &[j]);
@@ -145,7 +178,13 @@ fn bounds(cx: &mut FnCx, op: OpId, i: Value, len: Value, what: &str) -> Result<(
 /// Bounds-checks `i` against the length of `arr` header `h`; returns its data pointer.
 fn arr_checked(cx: &mut FnCx, op: OpId, h: Value, i: Value) -> Result<Value, Diagnostic> {
     let len = cx.b.ins().load(I64, trusted(), h, HDR_LEN);
-    bounds(cx, op, i, len, "index {0} is out of bounds for an array of length {1}")?;
+    bounds(
+        cx,
+        op,
+        i,
+        len,
+        "index {0} is out of bounds for an array of length {1}",
+    )?;
     Ok(cx.b.ins().load(PTR, trusted(), h, HDR_DATA))
 }
 

@@ -23,7 +23,8 @@ mod scf;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{self, I64, I8};
 use cranelift_codegen::ir::{
-    AbiParam, Block, BlockArg, FuncRef, InstBuilder, MemFlagsData, Signature, Type as CType, UserFuncName, Value,
+    AbiParam, Block, BlockArg, FuncRef, InstBuilder, MemFlagsData, Signature, Type as CType,
+    UserFuncName, Value,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Linkage, Module};
@@ -138,7 +139,11 @@ pub(crate) fn define(
         }
         let (_, vals) = cx.emit_block(fi.body)?;
         if vals.len() != fi.out.offsets.len() {
-            return Err(Diagnostic::at_op(ctx, fi.op, "function results do not match its type"));
+            return Err(Diagnostic::at_op(
+                ctx,
+                fi.op,
+                "function results do not match its type",
+            ));
         }
         for (v, &off) in vals.iter().zip(&fi.out.offsets) {
             cx.b.ins().store(trusted(), *v, out, off as i32);
@@ -163,7 +168,10 @@ pub(crate) fn define(
         Diagnostic::at_op(
             ctx,
             fi.op,
-            format!("the Cranelift backend failed to compile '@{}': {detail}", fi.name),
+            format!(
+                "the Cranelift backend failed to compile '@{}': {detail}",
+                fi.name
+            ),
         )
     })
 }
@@ -233,7 +241,11 @@ impl<'a, 'f> FnCx<'a, 'f> {
     /// An integer constant of type `ty` (masked to its width, as the verifier wants).
     pub fn iconst(&mut self, ty: CType, v: i64) -> Value {
         let bits = ty.bits();
-        let v = if bits >= 64 { v } else { v & ((1i64 << bits) - 1) };
+        let v = if bits >= 64 {
+            v
+        } else {
+            v & ((1i64 << bits) - 1)
+        };
         self.b.ins().iconst(ty, v)
     }
     /// `v` sign-extended to i64.
@@ -257,7 +269,12 @@ impl<'a, 'f> FnCx<'a, 'f> {
     // ----- calls ---------------------------------------------------------
 
     /// A reference to the imported function `name` (runtime or libm).
-    pub fn import(&mut self, name: &'static str, params: &[CType], rets: &[CType]) -> Result<FuncRef, Diagnostic> {
+    pub fn import(
+        &mut self,
+        name: &'static str,
+        params: &[CType],
+        rets: &[CType],
+    ) -> Result<FuncRef, Diagnostic> {
         if let Some(&f) = self.imports.get(name) {
             return Ok(f);
         }
@@ -302,13 +319,21 @@ impl<'a, 'f> FnCx<'a, 'f> {
 
     /// Continues when `ok` is non-zero; otherwise reports a fault at `op`
     /// with `template` (formatted with `payload` when it is not empty).
-    pub fn check(&mut self, ok: Value, op: OpId, template: String, payload: &[Value]) -> Result<(), Diagnostic> {
+    pub fn check(
+        &mut self,
+        ok: Value,
+        op: OpId,
+        template: String,
+        payload: &[Value],
+    ) -> Result<(), Diagnostic> {
         let cont = self.b.create_block();
         let fail = self.b.create_block();
         self.b.set_cold_block(fail);
         self.brif(ok, cont, &[], fail, &[]);
         self.b.switch_to_block(fail);
-        let id = self.faults.add(self.ctx.loc(op), template, !payload.is_empty());
+        let id = self
+            .faults
+            .add(self.ctx.loc(op), template, !payload.is_empty());
         let mut args: Vals = smallvec![self.iconst(I64, id)];
         for k in 0..3 {
             let a = match payload.get(k) {
@@ -339,7 +364,10 @@ impl<'a, 'f> FnCx<'a, 'f> {
         Diagnostic::at_op(
             self.ctx,
             op,
-            format!("'{}' is not supported by the Cranelift backend", self.ctx.op_name(op)),
+            format!(
+                "'{}' is not supported by the Cranelift backend",
+                self.ctx.op_name(op)
+            ),
         )
     }
 
@@ -411,12 +439,13 @@ impl<'a, 'f> FnCx<'a, 'f> {
                 out.extend(self.get(v));
             }
         }
-        let defined = ctx
-            .block_args(blk)
-            .iter()
-            .copied()
-            .chain(ctx.iter_block(blk).flat_map(|op| ctx.results(op).iter().copied()));
-        let to_free: Vec<ValueId> = defined.filter(|v| self.owned.contains(v) && !moved.contains(v)).collect();
+        let defined = ctx.block_args(blk).iter().copied().chain(
+            ctx.iter_block(blk)
+                .flat_map(|op| ctx.results(op).iter().copied()),
+        );
+        let to_free: Vec<ValueId> = defined
+            .filter(|v| self.owned.contains(v) && !moved.contains(v))
+            .collect();
         for v in to_free {
             let p = self.get(v)[0];
             self.call_rt("l0rt_free", &[PTR], &[], &[p])?;

@@ -81,7 +81,12 @@ fn for_op(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
 
     cx.b.switch_to_block(check);
     let pos = cx.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, step, 0);
-    cx.check(pos, op, "'scf.for' op step must be positive, but is {0}".into(), &[step])?;
+    cx.check(
+        pos,
+        op,
+        "'scf.for' op step must be positive, but is {0}".into(),
+        &[step],
+    )?;
     let mut first = vec![lb];
     first.extend(inits.iter().copied());
     cx.jump(body, &first);
@@ -120,7 +125,11 @@ fn while_op(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
     cx.bind(ctx.block_args(before_l0), &params, true);
     let (_, vals) = cx.emit_block(before_l0)?;
     let Some((&c, rest)) = vals.split_first() else {
-        return Err(Diagnostic::at_op(ctx, op, "'before' region did not produce a condition"));
+        return Err(Diagnostic::at_op(
+            ctx,
+            op,
+            "'before' region did not produce a condition",
+        ));
     };
     cx.brif(c, after, rest, exit, rest);
 
@@ -138,7 +147,10 @@ fn while_op(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
 /// depth + 1)` with `out` a stack slot, propagates a fault, loads the results.
 pub(super) fn call(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
     let ctx = cx.ctx;
-    let callee = ctx.attr(op, "callee").and_then(|a| a.as_symbol()).unwrap_or("");
+    let callee = ctx
+        .attr(op, "callee")
+        .and_then(|a| a.as_symbol())
+        .unwrap_or("");
     let funcs = cx.funcs;
     let Some(fi) = funcs.by_name.get(callee).map(|&i| &funcs.list[i]) else {
         return Err(Diagnostic::at_op(
@@ -148,8 +160,15 @@ pub(super) fn call(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
         ));
     };
     let depth = cx.depth();
-    let ok = cx.b.ins().icmp_imm_s(IntCC::SignedLessThan, depth, MAX_DEPTH);
-    cx.check(ok, op, format!("call depth limit ({MAX_DEPTH}) exceeded"), &[])?;
+    let ok =
+        cx.b.ins()
+            .icmp_imm_s(IntCC::SignedLessThan, depth, MAX_DEPTH);
+    cx.check(
+        ok,
+        op,
+        format!("call depth limit ({MAX_DEPTH}) exceeded"),
+        &[],
+    )?;
     let mut args = Vals::new();
     for &a in ctx.operands(op) {
         args.extend(cx.get(a));

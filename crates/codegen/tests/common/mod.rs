@@ -34,7 +34,8 @@ pub fn jit(m: &JitModule, f: &str, args: &[RtValue]) -> Result<Vec<RtValue>, Run
 }
 
 pub fn compile(ctx: &Context) -> JitModule {
-    JitModule::compile(ctx).unwrap_or_else(|d| panic!("{}", ir::diag::render(ctx.source.as_deref(), &d)))
+    JitModule::compile(ctx)
+        .unwrap_or_else(|d| panic!("{}", ir::diag::render(ctx.source.as_deref(), &d)))
 }
 
 /// Asserts that the JIT and the interpreter agree on `f(args)` for every
