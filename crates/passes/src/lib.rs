@@ -3,12 +3,14 @@
 
 use ir::pass::PassRegistry;
 
+pub mod bounds;
 pub mod canonicalize;
 pub mod cse;
 pub mod dce;
 pub mod fuse;
 pub mod inline;
 pub mod lower;
+pub mod split_reductions;
 
 /// Every pass of L0.
 pub fn registry() -> PassRegistry {
@@ -19,5 +21,6 @@ pub fn registry() -> PassRegistry {
     r.register(fuse::info());
     r.register(inline::info());
     r.register(lower::info());
+    r.register(split_reductions::info());
     r
 }

@@ -15,6 +15,9 @@ use crate::canonicalize::canonicalize;
 pub struct Lower {
     /// Stop after this phase (inclusive); `None` runs every phase.
     pub until: Option<String>,
+    /// Accumulators per reduction, applied just before the `arr` phase
+    /// (see [`crate::split_reductions`]); 1 disables it.
+    pub split: usize,
 }
 
 /// Runs `canonicalize`, `cse` and `dce`.
@@ -46,6 +49,10 @@ impl Pass for Lower {
         simplify(ctx, stats);
         let phases = ctx.registry().phases.clone();
         for p in phases {
+            if p == "arr" {
+                stats.add("in-bounds", crate::bounds::mark_in_bounds(ctx));
+                stats.add("split-reductions", crate::split_reductions::split_reductions(ctx, self.split));
+            }
             lower_phase(ctx, p, stats);
             if self.until.as_deref() == Some(p) {
                 break;
@@ -56,9 +63,10 @@ impl Pass for Lower {
 }
 
 fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    opts.check_known("lower", &["until"])?;
+    opts.check_known("lower", &["until", "split"])?;
     Ok(Box::new(Lower {
         until: opts.get("until").map(|s| s.to_string()),
+        split: opts.get_usize("split", 4)?,
     }))
 }
 
@@ -67,7 +75,10 @@ pub fn info() -> PassInfo {
     PassInfo {
         name: "lower",
         description: "apply delayed lowerings phase by phase (vec -> gen -> arr+scf), simplifying after each",
-        options: &[("until", "last phase to apply (e.g. gen)")],
+        options: &[
+            ("until", "last phase to apply (e.g. gen)"),
+            ("split", "accumulators per reduction before the arr phase (default 4; 1 = off)"),
+        ],
         create,
     }
 }

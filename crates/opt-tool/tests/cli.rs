@@ -1,0 +1,502 @@
+//! The `l0-opt` command line (IR-SPEC §4), run as a process: exact exit statuses (0 success,
+//! 1 a diagnostic `file:line:col: error: ...`, 2 a bad command line), stdin input, `-o`,
+//! `.npy` arguments of every element type and `.npy` results, `--bench`, `--timing`,
+//! `--print-ir-after-all` and `--emit=dot`.
+//!
+//! Being an integration test of `opt-tool`, this file also makes `cargo test --workspace`
+//! build the `l0-opt` binary that the lit harness runs.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use regex::Regex;
+
+/// Exit status, stdout and stderr of one `l0-opt` run.
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl std::fmt::Debug for Out {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {}\n--- stdout ---\n{}--- stderr ---\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Runs `l0-opt args...` with `stdin` (empty when `None`) in `dir`.
+fn l0_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Out {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_l0-opt"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cannot start l0-opt");
+    {
+        let mut i = child.stdin.take().unwrap();
+        if let Some(data) = stdin {
+            i.write_all(data).unwrap();
+        }
+    }
+    let o = child.wait_with_output().unwrap();
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// A fresh scratch directory for test `name`.
+fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}"));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Writes `text` to `dir/name` and returns `name` (runs happen in `dir`, so diagnostics
+/// name the file exactly as given).
+fn write(dir: &Path, name: &str, text: impl AsRef<[u8]>) -> String {
+    std::fs::write(dir.join(name), text).unwrap();
+    name.to_string()
+}
+
+/// Asserts `out` is exactly status `code`, and (for status 1) that stderr starts with the
+/// diagnostic `prefix` (`file:line:col: error: `) and contains `msg`.
+fn assert_diag(out: &Out, prefix: &str, msg: &str) {
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stderr.starts_with(prefix), "expected stderr to start with '{prefix}': {out:?}");
+    assert!(out.stderr.contains(msg), "expected '{msg}' in stderr: {out:?}");
+    assert!(!out.stderr.contains("panicked"), "{out:?}");
+    assert_eq!(out.stdout, "", "{out:?}");
+}
+
+fn assert_usage(out: &Out, msg: &str) {
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains(msg), "expected '{msg}' in stderr: {out:?}");
+    assert!(!out.stderr.contains("panicked"), "{out:?}");
+    assert_eq!(out.stdout, "", "{out:?}");
+}
+
+fn assert_ok(out: &Out) {
+    assert_eq!(out.code, 0, "{out:?}");
+}
+
+const SUMSQ: &str = r#"func.func @main(%x: vec<f64>) -> f64 {
+  %sq = "vec.map"(%x) ({
+  ^bb0(%e: f64):
+    %m = "arith.mulf"(%e, %e) : (f64, f64) -> f64
+    "vec.yield"(%m) : (f64) -> ()
+  }) : (vec<f64>) -> vec<f64>
+  %s = "vec.sum"(%sq) : (vec<f64>) -> f64
+  "func.return"(%s) : (f64) -> ()
+}
+"#;
+
+/// `@main(%v: vec<f64>, %i: index) -> f64` reads `v[i]`; `@div(%a, %b: i64)` divides.
+const FAULTS: &str = r#"func.func @main(%v: vec<f64>, %i: index) -> f64 {
+  %x = "vec.get"(%v, %i) : (vec<f64>, index) -> f64
+  "func.return"(%x) : (f64) -> ()
+}
+func.func @div(%a: i64, %b: i64) -> i64 {
+  %q = "arith.divsi"(%a, %b) : (i64, i64) -> i64
+  "func.return"(%q) : (i64) -> ()
+}
+"#;
+
+#[test]
+fn roundtrip_succeeds() {
+    let d = scratch("roundtrip");
+    let f = write(&d, "s.ir", SUMSQ);
+    let out = l0_in(&d, &[&f], None);
+    assert_ok(&out);
+    assert_eq!(out.stderr, "");
+    assert!(out.stdout.contains("func.func @main(%x: vec<f64>) -> f64"), "{out:?}");
+    assert!(out.stdout.contains("vec.sum"), "{out:?}");
+    // The printed text is itself a valid input and prints the same.
+    let g = write(&d, "again.ir", &out.stdout);
+    let again = l0_in(&d, &[&g], None);
+    assert_ok(&again);
+    assert_eq!(again.stdout, out.stdout);
+}
+
+#[test]
+fn help_and_list_passes_exit_0() {
+    let d = scratch("help");
+    let out = l0_in(&d, &["--help"], None);
+    assert_ok(&out);
+    assert!(out.stdout.contains("Usage"), "{out:?}");
+    let out = l0_in(&d, &["--list-passes"], None);
+    assert_ok(&out);
+    for p in ["canonicalize", "cse", "dce", "fuse", "lower"] {
+        assert!(out.stdout.contains(p), "{out:?}");
+    }
+}
+
+#[test]
+fn parse_error_exits_1_with_location() {
+    let d = scratch("parse-error");
+    let f = write(&d, "bad.ir", "func.func @f() {\n  %x = \"arith.constant\"() {value = 1 : i64 : () -> i64\n}\n");
+    let out = l0_in(&d, &[&f], None);
+    assert_eq!(out.code, 1, "{out:?}");
+    let re = Regex::new(r"^bad\.ir:2:[0-9]+: error: ").unwrap();
+    assert!(re.is_match(&out.stderr), "{out:?}");
+    assert_eq!(out.stdout, "");
+
+    // Unknown op: the location is the op.
+    let f = write(&d, "unknown.ir", "func.func @f() {\n  \"no.such\"() : () -> ()\n  \"func.return\"() : () -> ()\n}\n");
+    assert_diag(&l0_in(&d, &[&f], None), "unknown.ir:2:3: error: ", "unknown operation 'no.such'");
+}
+
+#[test]
+fn verifier_error_exits_1_with_location() {
+    let d = scratch("verify-error");
+    // The terminator is not last in its block.
+    let f = write(
+        &d,
+        "v.ir",
+        "func.func @f(%a: f64) -> f64 {\n  \"func.return\"(%a) : (f64) -> ()\n  %b = \"arith.addf\"(%a, %a) : (f64, f64) -> f64\n}\n",
+    );
+    let out = l0_in(&d, &[&f], None);
+    assert_eq!(out.code, 1, "{out:?}");
+    let re = Regex::new(r"^v\.ir:[23]:[0-9]+: error: ").unwrap();
+    assert!(re.is_match(&out.stderr), "{out:?}");
+    assert_eq!(out.stdout, "");
+}
+
+#[test]
+fn runtime_faults_exit_1_with_location() {
+    let d = scratch("faults");
+    let f = write(&d, "f.ir", FAULTS);
+    let ok = l0_in(&d, &["--run=main", "--arg=[1.5, 2.5]", "--arg=1", "--backend=interp", &f], None);
+    assert_ok(&ok);
+    assert_eq!(ok.stdout, "2.5\n");
+    let out = l0_in(&d, &["--run=main", "--arg=[1.5, 2.5]", "--arg=2", "--backend=interp", &f], None);
+    assert_diag(&out, "f.ir:2:8: error: ", "out of bounds");
+    let out = l0_in(&d, &["--run=main", "--arg=[]", "--arg=-1", "--backend=interp", &f], None);
+    assert_diag(&out, "f.ir:2:8: error: ", "out of bounds");
+    let out = l0_in(&d, &["--run=div", "--arg=7", "--arg=0", "--backend=interp", &f], None);
+    assert_diag(&out, "f.ir:6:8: error: ", "division by zero");
+    let ok = l0_in(&d, &["--run=div", "--arg=-7", "--arg=2", "--backend=interp", &f], None);
+    assert_ok(&ok);
+    assert_eq!(ok.stdout, "-3\n");
+}
+
+#[test]
+fn invalid_utf8_exits_1() {
+    let d = scratch("utf8");
+    let f = write(&d, "u.ir", b"func.func @f() {\n  \xff\xfe\n}\n");
+    assert_diag(&l0_in(&d, &[&f], None), "u.ir:2:3: error: ", "invalid UTF-8");
+    // The same through stdin names <stdin>.
+    let out = l0_in(&d, &["-"], Some(b"// \xc3(\n"));
+    assert_diag(&out, "<stdin>:1:4: error: ", "invalid UTF-8");
+}
+
+#[test]
+fn bad_command_lines_exit_2() {
+    let d = scratch("usage");
+    let f = write(&d, "f.ir", FAULTS);
+    assert_usage(&l0_in(&d, &["--bogus-flag", &f], None), "--bogus-flag");
+    assert_usage(&l0_in(&d, &["--pass=nosuchpass", &f], None), "unknown pass 'nosuchpass'");
+    assert_usage(&l0_in(&d, &["--pass=cse,", &f], None), "empty pass name");
+    assert_usage(&l0_in(&d, &["--emit=bogus", &f], None), "bogus");
+    assert_usage(&l0_in(&d, &["--bench=lots", &f], None), "lots");
+    // Wrong number of --arg.
+    assert_usage(
+        &l0_in(&d, &["--run=main", "--arg=[1.0]", "--backend=interp", &f], None),
+        "takes 2 argument(s), but 1 --arg given",
+    );
+    assert_usage(
+        &l0_in(&d, &["--run=div", "--arg=1", "--arg=2", "--arg=3", "--backend=interp", &f], None),
+        "takes 2 argument(s), but 3 --arg given",
+    );
+    // Unparsable --arg values.
+    assert_usage(
+        &l0_in(&d, &["--run=div", "--arg=1", "--arg=x", "--backend=interp", &f], None),
+        "--arg #2",
+    );
+    assert_usage(
+        &l0_in(&d, &["--run=div", "--arg=1.5", "--arg=2", "--backend=interp", &f], None),
+        "--arg #1",
+    );
+    assert_usage(
+        &l0_in(&d, &["--run=main", "--arg=[1.0, oops]", "--arg=0", "--backend=interp", &f], None),
+        "--arg #1",
+    );
+    assert_usage(
+        &l0_in(&d, &["--run=main", "--arg=@nosuch.npy", "--arg=0", "--backend=interp", &f], None),
+        "--arg #1",
+    );
+    // No such function to run.
+    assert_usage(&l0_in(&d, &["--run=nosuch", "--backend=interp", &f], None), "no function named '@nosuch'");
+    // Missing input file, and no input at all.
+    assert_usage(&l0_in(&d, &["missing.ir"], None), "cannot read 'missing.ir'");
+    assert_usage(&l0_in(&d, &[], None), "no input file");
+}
+
+#[test]
+fn stdin_input() {
+    let d = scratch("stdin");
+    let out = l0_in(&d, &["-"], Some(SUMSQ.as_bytes()));
+    assert_ok(&out);
+    assert!(out.stdout.contains("func.func @main"), "{out:?}");
+    let out = l0_in(
+        &d,
+        &["--run=main", "--arg=[1.5, -2.0]", "--backend=interp", "-"],
+        Some(SUMSQ.as_bytes()),
+    );
+    assert_ok(&out);
+    assert_eq!(out.stdout, "6.25\n");
+    let out = l0_in(&d, &["-"], Some(b"func.func @f() {\n  %x = \n}\n"));
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stderr.starts_with("<stdin>:"), "{out:?}");
+}
+
+/// The names in `dir`, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn output_file_is_written_atomically() {
+    let d = scratch("output");
+    let f = write(&d, "s.ir", SUMSQ);
+    let out = l0_in(&d, &["--pass=fuse", "-o", "out.ir", &f], None);
+    assert_ok(&out);
+    assert_eq!(out.stdout, "", "the IR goes to the file, not stdout");
+    let text = std::fs::read_to_string(d.join("out.ir")).unwrap();
+    assert!(text.contains("gen.loop"), "{text}");
+    assert_eq!(listing(&d), ["out.ir", "s.ir"], "no temporary file may be left behind");
+
+    // A failing run writes no output file (and leaves no temporary).
+    let bad = write(&d, "bad.ir", "func.func @f() {\n  \"no.such\"() : () -> ()\n}\n");
+    let out = l0_in(&d, &["-o", "bad-out.ir", &bad], None);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(listing(&d), ["bad.ir", "out.ir", "s.ir"]);
+    let faults = write(&d, "faults.ir", FAULTS);
+    let out = l0_in(
+        &d,
+        &["--run=main", "--arg=[1.0]", "--arg=5", "--backend=interp", "-o", "r.npy", &faults],
+        None,
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(listing(&d), ["bad.ir", "faults.ir", "out.ir", "s.ir"]);
+}
+
+// ---------------------------------------------------------------------------------------
+// .npy inputs and outputs
+
+fn write_npy<T: npyz::AutoSerialize>(path: &Path, shape: &[u64], data: Vec<T>) {
+    let w = BufWriter::new(File::create(path).unwrap());
+    let mut writer = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(shape)
+        .writer(w)
+        .begin_nd()
+        .unwrap();
+    writer.extend(data).unwrap();
+    writer.finish().unwrap();
+}
+
+fn read_npy<T: npyz::Deserialize>(path: &Path) -> (Vec<u64>, String, Vec<T>) {
+    let npy = npyz::NpyFile::new(BufReader::new(File::open(path).unwrap())).unwrap();
+    let shape = npy.shape().to_vec();
+    let dtype = match npy.dtype() {
+        npyz::DType::Plain(ts) => ts.to_string(),
+        other => panic!("unexpected dtype {other:?}"),
+    };
+    (shape, dtype, npy.into_vec::<T>().unwrap())
+}
+
+/// `func.func @main(%x: T) -> T` returning its argument.
+fn identity(ty: &str) -> String {
+    format!("func.func @main(%x: {ty}) -> {ty} {{\n  \"func.return\"(%x) : ({ty}) -> ()\n}}\n")
+}
+
+/// Runs the identity function of `ty` on `input.npy`: checks stdout is `printed`, then the
+/// same with `-o out.npy`, returning the written file's path.
+fn npy_identity(d: &Path, ty: &str, printed: &str) -> PathBuf {
+    let f = write(d, "id.ir", identity(ty));
+    let out = l0_in(d, &["--run=main", "--arg=@input.npy", "--backend=interp", &f], None);
+    assert_ok(&out);
+    assert_eq!(out.stdout, printed, "{ty}: {out:?}");
+    let out = l0_in(
+        d,
+        &["--run=main", "--arg=@input.npy", "--backend=interp", "-o", "out.npy", &f],
+        None,
+    );
+    assert_ok(&out);
+    assert_eq!(out.stdout, "", "{out:?}");
+    assert_eq!(listing(d), ["id.ir", "input.npy", "out.npy"], "no temporary file may be left behind");
+    d.join("out.npy")
+}
+
+#[test]
+fn npy_f64() {
+    let d = scratch("npy-f64");
+    let data = vec![1.5, -2.0, 0.1, f64::INFINITY, -0.0];
+    write_npy(&d.join("input.npy"), &[5], data.clone());
+    let o = npy_identity(&d, "vec<f64>", "[1.5, -2, 0.1, inf, -0]\n");
+    let (shape, dtype, back) = read_npy::<f64>(&o);
+    assert_eq!((shape, dtype.as_str()), (vec![5], "<f8"));
+    assert_eq!(back.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), data.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+}
+
+#[test]
+fn npy_f32() {
+    let d = scratch("npy-f32");
+    let data = vec![1.5f32, -2.25, 0.1];
+    write_npy(&d.join("input.npy"), &[3], data.clone());
+    let o = npy_identity(&d, "vec<f32>", "[1.5, -2.25, 0.1]\n");
+    let (shape, dtype, back) = read_npy::<f32>(&o);
+    assert_eq!((shape, dtype.as_str(), back), (vec![3], "<f4", data));
+}
+
+#[test]
+fn npy_i64() {
+    let d = scratch("npy-i64");
+    let data = vec![i64::MIN, -1, 0, 7, i64::MAX];
+    write_npy(&d.join("input.npy"), &[5], data.clone());
+    let o = npy_identity(&d, "vec<i64>", "[-9223372036854775808, -1, 0, 7, 9223372036854775807]\n");
+    let (shape, dtype, back) = read_npy::<i64>(&o);
+    assert_eq!((shape, dtype.as_str(), back), (vec![5], "<i8", data));
+}
+
+#[test]
+fn npy_i32() {
+    let d = scratch("npy-i32");
+    let data = vec![i32::MIN, -3, 0, 42, i32::MAX];
+    write_npy(&d.join("input.npy"), &[5], data.clone());
+    let o = npy_identity(&d, "vec<i32>", "[-2147483648, -3, 0, 42, 2147483647]\n");
+    let (shape, dtype, back) = read_npy::<i32>(&o);
+    assert_eq!((shape, dtype.as_str(), back), (vec![5], "<i4", data));
+}
+
+#[test]
+fn npy_bool() {
+    let d = scratch("npy-bool");
+    let data = vec![true, false, false, true];
+    write_npy(&d.join("input.npy"), &[4], data.clone());
+    let o = npy_identity(&d, "vec<i1>", "[true, false, false, true]\n");
+    let (shape, dtype, back) = read_npy::<bool>(&o);
+    assert_eq!((shape, dtype.as_str(), back), (vec![4], "|b1", data));
+}
+
+#[test]
+fn npy_mat_f64() {
+    let d = scratch("npy-mat");
+    let data = vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.5];
+    write_npy(&d.join("input.npy"), &[2, 3], data.clone());
+    let o = npy_identity(&d, "mat<f64>", "[[1, 2, 3], [4, 5, 6.5]]\n");
+    let (shape, dtype, back) = read_npy::<f64>(&o);
+    assert_eq!((shape, dtype.as_str(), back), (vec![2, 3], "<f8", data));
+    // The shape is the matrix's: rows and cols.
+    let f = write(
+        &d,
+        "shape.ir",
+        "func.func @main(%m: mat<f64>) -> (index, index) {\n  %r = \"mat.rows\"(%m) : (mat<f64>) -> index\n  %c = \"mat.cols\"(%m) : (mat<f64>) -> index\n  \"func.return\"(%r, %c) : (index, index) -> ()\n}\n",
+    );
+    let out = l0_in(&d, &["--run=main", "--arg=@input.npy", "--backend=interp", &f], None);
+    assert_ok(&out);
+    assert_eq!(out.stdout, "2\n3\n");
+}
+
+#[test]
+fn npy_wrong_dtype_or_shape_is_a_usage_error() {
+    let d = scratch("npy-wrong");
+    write_npy(&d.join("input.npy"), &[3], vec![1i32, 2, 3]);
+    let f = write(&d, "id.ir", identity("vec<f64>"));
+    assert_usage(
+        &l0_in(&d, &["--run=main", "--arg=@input.npy", "--backend=interp", &f], None),
+        "does not match element type",
+    );
+    write_npy(&d.join("input.npy"), &[1, 2], vec![1.0f64, 2.0]);
+    assert_usage(
+        &l0_in(&d, &["--run=main", "--arg=@input.npy", "--backend=interp", &f], None),
+        "expected a 1-D array",
+    );
+}
+
+#[test]
+fn run_result_to_npy() {
+    let d = scratch("run-npy");
+    let f = write(
+        &d,
+        "sq.ir",
+        "func.func @main(%x: vec<f64>) -> vec<f64> {\n  %y = \"vec.mul\"(%x, %x) : (vec<f64>, vec<f64>) -> vec<f64>\n  \"func.return\"(%y) : (vec<f64>) -> ()\n}\n",
+    );
+    let out = l0_in(
+        &d,
+        &["--pass=fuse,lower", "--run=main", "--arg=[1.5, -2, 3]", "--backend=interp", "-o", "r.npy", &f],
+        None,
+    );
+    assert_ok(&out);
+    assert_eq!(out.stdout, "");
+    let (shape, dtype, back) = read_npy::<f64>(&d.join("r.npy"));
+    assert_eq!((shape, dtype.as_str(), back), (vec![3], "<f8", vec![2.25, 4.0, 9.0]));
+    assert_eq!(listing(&d), ["r.npy", "sq.ir"]);
+}
+
+// ---------------------------------------------------------------------------------------
+// Reporting flags
+
+#[test]
+fn bench_prints_median() {
+    let d = scratch("bench");
+    let f = write(&d, "s.ir", SUMSQ);
+    let out = l0_in(&d, &["--run=main", "--arg=[1, 2, 3]", "--backend=interp", "--bench=3", &f], None);
+    assert_ok(&out);
+    assert_eq!(out.stdout, "14\n");
+    let re = Regex::new(r"(?m)^median_ns=[0-9]+$").unwrap();
+    assert!(re.is_match(&out.stderr), "{out:?}");
+}
+
+#[test]
+fn timing_report() {
+    let d = scratch("timing");
+    let f = write(&d, "s.ir", SUMSQ);
+    let out = l0_in(&d, &["--pass=canonicalize,fuse", "--timing", &f], None);
+    assert_ok(&out);
+    assert!(out.stdout.contains("func.func @main"), "{out:?}");
+    for needle in ["execution time report", "parse", "'canonicalize'", "'fuse'", "total"] {
+        assert!(out.stderr.contains(needle), "'{needle}' missing: {out:?}");
+    }
+}
+
+#[test]
+fn print_ir_after_all_dumps_each_pass() {
+    let d = scratch("print-after-all");
+    let f = write(&d, "s.ir", SUMSQ);
+    let out = l0_in(&d, &["--pass=canonicalize,cse,fuse", "--print-ir-after-all", &f], None);
+    assert_ok(&out);
+    let dumps: Vec<&str> = out.stderr.lines().filter(|l| l.contains("IR Dump After")).collect();
+    assert_eq!(dumps.len(), 3, "{out:?}");
+    for (dump, pass) in dumps.iter().zip(["canonicalize", "cse", "fuse"]) {
+        assert!(dump.contains(pass), "{dump}");
+    }
+    assert_eq!(out.stderr.matches("func.func @main").count(), 3, "{out:?}");
+    assert!(out.stdout.contains("gen.loop"), "{out:?}");
+}
+
+#[test]
+fn emit_dot() {
+    let d = scratch("dot");
+    let f = write(&d, "s.ir", SUMSQ);
+    let out = l0_in(&d, &["--emit=dot", &f], None);
+    assert_ok(&out);
+    assert!(out.stdout.trim_start().starts_with("digraph"), "{out:?}");
+    assert!(out.stdout.trim_end().ends_with('}'), "{out:?}");
+}

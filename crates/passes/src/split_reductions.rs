@@ -1,0 +1,183 @@
+//! `split-reductions`: reduce loops get several accumulators. A `gen.loop`
+//! whose generators are all reductions with unconditional emits at the top
+//! of its body is rewritten into a main loop over `size / f` iterations
+//! whose body holds `f` copies of the original body (indices `f*k + j`),
+//! each emitting to its own copy of every reduce generator, plus a remainder
+//! loop over the last `size % f` indices; the partial results are combined
+//! with the monoid's op. Reductions are associative by declaration (IR-SPEC
+//! §3, as in L0 and Futhark), so this reassociation is allowed; it gives the
+//! code generator independent dependency chains to overlap.
+
+use ir::clone::{clone_block_into, ValueMap};
+use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
+use ir::{Attribute, Builder, Context, Diagnostic, OpId, Type, ValueId};
+
+use dialects::gen::{self, GenKind, Generator};
+
+/// The pass.
+pub struct SplitReductions {
+    /// Accumulators per reduction (1 disables the pass).
+    pub factor: usize,
+}
+
+impl Pass for SplitReductions {
+    fn name(&self) -> &'static str {
+        "split-reductions"
+    }
+    fn run(&mut self, ctx: &mut Context, stats: &mut PassStats) -> Result<(), Diagnostic> {
+        stats.add("split", split_reductions(ctx, self.factor));
+        Ok(())
+    }
+}
+
+/// Whether `op` is a loop this transformation applies to.
+fn eligible(ctx: &Context, op: OpId) -> Option<Vec<Generator>> {
+    if !ctx.is(op, "gen.loop") {
+        return None;
+    }
+    let gens = gen::try_generators(ctx, op).ok()?;
+    if gens.is_empty() || !gens.iter().all(|g| matches!(g.kind, GenKind::Reduce(_))) {
+        return None;
+    }
+    let body = gen::body(ctx, op);
+    for &h in gen::handles(ctx, op) {
+        if gen::emits_to(ctx, h).iter().any(|&e| ctx.op(e).parent != Some(body)) {
+            return None;
+        }
+    }
+    // Everything else in the body must be free of effects (no emits to
+    // outer handles, no memory operations), so copies can be reordered.
+    for o in ctx.walk_nested(op) {
+        if ctx.is(o, "gen.emit") || ctx.is(o, "gen.end") {
+            if ctx.is(o, "gen.emit") && ctx.op(o).parent != Some(body) {
+                return None;
+            }
+            continue;
+        }
+        if !ir::rewrite::is_side_effect_free(ctx, o) && !ctx.has_traits(o, ir::Traits::TERMINATOR) {
+            return None;
+        }
+    }
+    Some(gens)
+}
+
+fn index_const(b: &mut Builder, v: i64) -> ValueId {
+    b.constant(Attribute::int(v, Type::Index), &Type::Index)
+}
+
+/// Clones the body of `op` at the builder's insertion point with the index
+/// replaced by `idx` and handle `h` of generator `g` replaced by `handles[g]`.
+fn clone_body(b: &mut Builder, op: OpId, idx: ValueId, handles: &[ValueId]) {
+    let body = gen::body(b.ctx, op);
+    let mut map = ValueMap::new();
+    map.insert(gen::induction_var(b.ctx, op), idx);
+    for (&h, &n) in gen::handles(b.ctx, op).to_vec().iter().zip(handles) {
+        map.insert(h, n);
+    }
+    clone_block_into(b, body, &mut map);
+}
+
+fn split_one(ctx: &mut Context, op: OpId, gens: &[Generator], f: usize) {
+    let size = gen::size(ctx, op);
+    let inits = gen::inits(ctx, op);
+    let mut b = Builder::before(ctx, op);
+    let cf = index_const(&mut b, f as i64);
+    let nq = b.op1("arith.divsi", &[size, cf], Type::Index, vec![]);
+    let nmain = b.op1("arith.muli", &[nq, cf], Type::Index, vec![]);
+    let rem = b.op1("arith.subi", &[size, nmain], Type::Index, vec![]);
+    // Main loop: f copies of every generator; copy 0 starts at the init.
+    let mut main_gens = Vec::new();
+    let mut main_inits = Vec::new();
+    for j in 0..f {
+        for (g, init) in gens.iter().zip(&inits) {
+            main_gens.push(g.clone());
+            let m = g.monoid().unwrap();
+            let id = m.identity(&g.elem).expect("reduce identity");
+            let v = match (j, init) {
+                (0, Some(i)) => *i,
+                _ => b.constant(id, &g.elem),
+            };
+            main_inits.push(v);
+        }
+    }
+    let ng = gens.len();
+    let mains = gen::build_loop(&mut b, nq, &main_inits, &main_gens, |b, k, hs| {
+        let base = b.op1("arith.muli", &[k, cf], Type::Index, vec![]);
+        for j in 0..f {
+            let cj = index_const(b, j as i64);
+            let idx = b.op1("arith.addi", &[base, cj], Type::Index, vec![]);
+            clone_body(b, op, idx, &hs[j * ng..(j + 1) * ng]);
+        }
+    });
+    // Remainder loop over [nmain, size), starting from the identities.
+    let rem_inits: Vec<ValueId> = gens
+        .iter()
+        .map(|g| {
+            let id = g.monoid().unwrap().identity(&g.elem).unwrap();
+            b.constant(id, &g.elem)
+        })
+        .collect();
+    let rests = gen::build_loop(&mut b, rem, &rem_inits, gens, |b, r, hs| {
+        let idx = b.op1("arith.addi", &[nmain, r], Type::Index, vec![]);
+        clone_body(b, op, idx, hs);
+    });
+    let mut finals = Vec::new();
+    for (gi, g) in gens.iter().enumerate() {
+        let comb = g.monoid().unwrap().combine_op(&g.elem).unwrap();
+        // Pairwise tree over the partial results, then the remainder.
+        let mut parts: Vec<ValueId> = (0..f).map(|j| mains[j * ng + gi]).collect();
+        while parts.len() > 1 {
+            let mut next = Vec::new();
+            for pair in parts.chunks(2) {
+                next.push(match pair {
+                    [a, c] => b.op1(comb, &[*a, *c], g.elem.clone(), vec![]),
+                    [a] => *a,
+                    _ => unreachable!(),
+                });
+            }
+            parts = next;
+        }
+        finals.push(b.op1(comb, &[parts[0], rests[gi]], g.elem.clone(), vec![]));
+    }
+    ctx.replace_op(op, &finals);
+}
+
+/// Splits every eligible reduce loop into `factor` accumulators; returns how
+/// many loops were split.
+pub fn split_reductions(ctx: &mut Context, factor: usize) -> u64 {
+    if factor <= 1 {
+        return 0;
+    }
+    let mut n = 0;
+    for op in ctx.walk_all() {
+        if !ctx.alive(op) {
+            continue;
+        }
+        // Only outermost eligible loops: a split loop's copies are not split again.
+        if ctx.parent_op(op).is_some_and(|p| ctx.is(p, "gen.loop")) {
+            continue;
+        }
+        if let Some(gens) = eligible(ctx, op) {
+            split_one(ctx, op, &gens, factor);
+            n += 1;
+        }
+    }
+    n
+}
+
+fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    opts.check_known("split-reductions", &["factor"])?;
+    Ok(Box::new(SplitReductions {
+        factor: opts.get_usize("factor", 4)?,
+    }))
+}
+
+/// Registration record.
+pub fn info() -> PassInfo {
+    PassInfo {
+        name: "split-reductions",
+        description: "give reduce loops several accumulators (reassociation of declared-associative reductions)",
+        options: &[("factor", "accumulators per reduction (default 4)")],
+        create,
+    }
+}
