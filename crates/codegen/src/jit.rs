@@ -8,6 +8,7 @@ use cranelift_module::default_libcall_names;
 
 use ir::interp::{RtValue, RunError};
 use ir::{Context, Diagnostic, Loc, Type};
+use rustc_hash::FxHashMap;
 
 use crate::abi::Layout;
 use crate::faults::FaultTable;
@@ -32,6 +33,7 @@ pub struct JitModule {
     module: Option<JITModule>,
     funcs: Vec<JitFunc>,
     faults: FaultTable,
+    unsupported: FxHashMap<String, Diagnostic>,
     id: u64,
 }
 
@@ -45,9 +47,9 @@ pub struct PreparedCall {
 }
 
 impl JitModule {
-    /// Compiles every function of `ctx` (which must be at the `arr` + `scf`
-    /// level: run `--pass=lower` first). Unsupported ops and types are a
-    /// diagnostic at the op.
+    /// Compiles every function of `ctx` that is at the `arr` + `scf` level
+    /// (run `--pass=lower` first) and uses only supported types; the others
+    /// are left out, and [`JitModule::check`] says why.
     pub fn compile(ctx: &Context) -> Result<JitModule, Diagnostic> {
         let isa = isa::native_isa(false).map_err(ir::pass::pass_error)?;
         let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
@@ -92,13 +94,29 @@ impl JitModule {
             module: Some(jm),
             funcs,
             faults: c.faults,
+            unsupported: c.unsupported,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         })
+    }
+
+    /// Whether `func` was compiled: `Err` is the diagnostic at the op (or
+    /// type) the backend does not support, or a missing function.
+    pub fn check(&self, func: &str) -> Result<(), Diagnostic> {
+        if let Some(d) = self.unsupported.get(func) {
+            return Err(d.clone());
+        }
+        if !self.funcs.iter().any(|f| f.name == func) {
+            return Err(ir::pass::pass_error(format!("no function named '@{func}'")));
+        }
+        Ok(())
     }
 
     /// Marshals `args` for calling `func`. `Err` explains a missing function
     /// or an argument that does not match the signature.
     pub fn prepare(&self, func: &str, args: &[RtValue]) -> Result<PreparedCall, String> {
+        if let Some(d) = self.unsupported.get(func) {
+            return Err(d.message.clone());
+        }
         let Some(k) = self.funcs.iter().position(|f| f.name == func) else {
             return Err(format!("no function named '@{func}' to run"));
         };

@@ -35,7 +35,10 @@
 //! `arr.push` (doubling), `arr.from_vec` (copy), `arr.find_or_insert` and
 //! `arr.free` call the runtime; `arr.to_vec` takes the header's data without
 //! copying and frees the header when it is the array's last use (the
-//! lowering's guarantee, re-checked here), else copies. Vectors are never
+//! lowering's guarantee, re-checked here), else copies. `arr.free` that is
+//! not the last use (a use after free, which faults in the interpreter)
+//! frees the data but keeps an empty header, so the later access fails its
+//! bounds check like in the interpreter. Vectors are never
 //! freed by the IR, so the backend tracks ownership (see [`translate`]):
 //! temporaries are freed at the end of the block that owns them, and
 //! returned vectors/matrices are always fresh buffers owned by the caller
@@ -54,7 +57,10 @@
 //!
 //! Unsupported: nested containers, `arr` values at the host boundary,
 //! any op above the `arr` level (`vec.map`, `gen.loop`, ...: run
-//! `--pass=lower` first), and 32-bit hosts.
+//! `--pass=lower` first), and 32-bit hosts. [`JitModule::compile`] leaves out
+//! the functions that use them (and their callers) and
+//! [`JitModule::check`] gives the diagnostic at the op; [`emit_object`]
+//! fails on the first one.
 
 pub mod abi;
 mod check;

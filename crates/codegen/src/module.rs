@@ -4,54 +4,121 @@
 //! function `l0_<name>(params..., out) -> i8`.
 
 use cranelift_codegen::ir::types::{I64, I8};
-use cranelift_codegen::ir::{AbiParam, InstBuilder, UserFuncName};
+use cranelift_codegen::ir::{AbiParam, InstBuilder, Type as CType, UserFuncName};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Linkage, Module};
 
-use ir::{Context, Diagnostic};
+use ir::{Context, Diagnostic, OpId};
+use rustc_hash::FxHashMap;
 
 use crate::abi::{self, PTR};
 use crate::faults::FaultTable;
 use crate::translate::{self, internal_sig, trusted, FuncInfo, Funcs};
 
-/// A compiled module's functions and fault table.
+/// A compiled module's functions and fault table, and why the functions
+/// that were left out could not be compiled.
 pub(crate) struct Compiled {
     pub funcs: Funcs,
     pub faults: FaultTable,
+    /// Function name -> the diagnostic at the unsupported op (a function
+    /// calling an unsupported function is unsupported too).
+    pub unsupported: FxHashMap<String, Diagnostic>,
 }
 
 fn module_error(e: impl std::fmt::Display) -> Diagnostic {
     ir::pass::pass_error(format!("Cranelift: {e}"))
 }
 
-/// Declares every `func.func` with a body as `l0i_<name>` and defines it.
+/// The flattened parameter and result types of function `f`.
+fn flat_signature(ctx: &Context, f: OpId) -> Result<(Vec<CType>, Vec<CType>), Diagnostic> {
+    let Some((ins, outs)) = dialects::func::function_type(ctx, f) else {
+        return Err(Diagnostic::at_op(ctx, f, "function has no function type"));
+    };
+    let flat_all = |ts: &[ir::Type]| -> Result<Vec<CType>, Diagnostic> {
+        let mut out = Vec::new();
+        for t in ts {
+            let fl = abi::flatten(t).ok_or_else(|| {
+                Diagnostic::at_op(
+                    ctx,
+                    f,
+                    format!("values of type '{t}' are not supported by the Cranelift backend"),
+                )
+            })?;
+            out.extend(fl);
+        }
+        Ok(out)
+    };
+    Ok((flat_all(ins)?, flat_all(outs)?))
+}
+
+/// Finds the functions the backend cannot compile: unsupported types or ops,
+/// or calls (transitively) to such functions or to functions without a body.
+fn unsupported_functions(ctx: &Context, cands: &[(OpId, String)]) -> FxHashMap<String, Diagnostic> {
+    let mut bad = FxHashMap::default();
+    for (f, name) in cands {
+        if let Err(d) = flat_signature(ctx, *f).and_then(|_| crate::check::check_function(ctx, *f))
+        {
+            bad.insert(name.clone(), d);
+        }
+    }
+    loop {
+        let mut changed = false;
+        for (f, name) in cands {
+            if bad.contains_key(name) {
+                continue;
+            }
+            for op in ctx
+                .walk_nested(*f)
+                .into_iter()
+                .filter(|&o| ctx.is(o, "func.call"))
+            {
+                let callee = ctx
+                    .attr(op, "callee")
+                    .and_then(|a| a.as_symbol())
+                    .unwrap_or("");
+                let d = match bad.get(callee) {
+                    Some(d) => Some(Diagnostic::clone(d)),
+                    None if !cands.iter().any(|(_, n)| n == callee) => Some(Diagnostic::at_op(
+                        ctx,
+                        op,
+                        format!("'@{callee}' is not a function with a body"),
+                    )),
+                    None => None,
+                };
+                if let Some(d) = d {
+                    bad.insert(name.clone(), d);
+                    changed = true;
+                    break;
+                }
+            }
+        }
+        if !changed {
+            return bad;
+        }
+    }
+}
+
+/// Declares every supported `func.func` with a body as `l0i_<name>` and
+/// defines it; the others are listed in [`Compiled::unsupported`].
 pub(crate) fn compile(m: &mut dyn Module, ctx: &Context) -> Result<Compiled, Diagnostic> {
+    let cands: Vec<(OpId, String)> = ctx
+        .iter_block(ctx.top)
+        .filter(|&f| ctx.is(f, "func.func") && !ctx.regions(f).is_empty())
+        .map(|f| {
+            (
+                f,
+                dialects::func::func_name(ctx, f).unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let unsupported = unsupported_functions(ctx, &cands);
     let mut funcs = Funcs::default();
-    for f in ctx.iter_block(ctx.top) {
-        if !ctx.is(f, "func.func") || ctx.regions(f).is_empty() {
+    for (f, name) in cands {
+        if unsupported.contains_key(&name) {
             continue;
         }
-        let name = dialects::func::func_name(ctx, f).unwrap_or("").to_string();
-        let Some((ins, outs)) = dialects::func::function_type(ctx, f) else {
-            return Err(Diagnostic::at_op(ctx, f, "function has no function type"));
-        };
-        let flat_all = |ts: &[ir::Type]| -> Result<Vec<_>, Diagnostic> {
-            let mut out = Vec::new();
-            for t in ts {
-                let fl = abi::flatten(t).ok_or_else(|| {
-                    Diagnostic::at_op(
-                        ctx,
-                        f,
-                        format!("values of type '{t}' are not supported by the Cranelift backend"),
-                    )
-                })?;
-                out.extend(fl);
-            }
-            Ok(out)
-        };
-        let params = flat_all(ins)?;
-        let results = flat_all(outs)?;
-        crate::check::check_function(ctx, f)?;
+        let (params, results) = flat_signature(ctx, f)?;
+        let (ins, outs) = dialects::func::function_type(ctx, f).unwrap_or_default();
         let mut fi = FuncInfo {
             op: f,
             name: name.clone(),
@@ -75,7 +142,11 @@ pub(crate) fn compile(m: &mut dyn Module, ctx: &Context) -> Result<Compiled, Dia
     for fi in &funcs.list {
         translate::define(m, &mut cl, &mut fctx, ctx, &funcs, &mut faults, fi)?;
     }
-    Ok(Compiled { funcs, faults })
+    Ok(Compiled {
+        funcs,
+        faults,
+        unsupported,
+    })
 }
 
 /// Which entry wrapper to build.

@@ -102,6 +102,7 @@ fn build_op(
     block: BlockId,
 ) -> Result<(), Diagnostic> {
     let registry = ctx.registry().clone();
+    assert!(!op.name.starts_with("unknown.op"), "fuzz self-test");
     let kind = registry
         .kind(&op.name)
         .ok_or_else(|| diag(op.loc, format!("unknown operation '{}'", op.name)))?;

@@ -8,13 +8,13 @@
 //! 1. `ir::build::parse_source` (non-UTF-8 mutants go in through `from_utf8_lossy`, as the
 //!    bytes would reach any `&str` API); a syntax error is fine, but rendering it must work;
 //! 2. `ir::verifier::verify` (errors are fine, rendering them must work);
-//! 3. for mutants that verify: `canonicalize,cse,dce` through a [`PassManager`], after which
-//!    the module must verify again (a pass may reject the input with a diagnostic, it may
+//! 3. for mutants that verify: `canonicalize,cse,dce`, and separately `fuse,lower`, through a
+//!    [`PassManager`] with verify-each, after which the module must verify again (a pass may reject the input with a diagnostic, it may
 //!    not produce invalid IR);
 //! 4. `print_module` (custom and generic form), and the printed text must parse and verify
 //!    again, and print to the same text (print -> parse is stable);
-//! 5. when the module has a `@main` without parameters: the interpreter, under a fuel and
-//!    size guard (see [`guard`]) so that mutated loop bounds cannot hang or exhaust memory.
+//! 5. every function whose parameters are scalars, vectors or matrices: the interpreter on
+//!    small generated arguments, after each pipeline, under a fuel and size guard (see [`guard`]) so that mutated loop bounds cannot hang or exhaust memory.
 //!
 //! No step may panic. Each mutant runs under `catch_unwind`; the first panic (or broken
 //! invariant) fails the test with the mutant's text, minimised by greedy chunk deletion.
@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 use ir::diag::render;
 use ir::pass::{PassManager, VerifyEach};
 use ir::printer::{print_module, PrintOptions};
+use ir::interp::{MatValue, RtValue};
 use ir::{Attribute, Context, Type};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -41,8 +42,8 @@ use rand::{Rng, SeedableRng};
 const PER_MUTANT_LIMIT: Duration = Duration::from_secs(20);
 /// Stack of the fuzzing thread (deep nesting recurses in the parser, builder and printer).
 const STACK: usize = 256 << 20;
-/// The pipeline run on mutants that verify.
-const PIPELINE: &str = "canonicalize,cse,dce";
+/// The pipelines run (each on a fresh parse) on mutants that verify.
+const PIPELINES: &[&str] = &["canonicalize,cse,dce", "fuse,lower"];
 
 /// Tokens inserted by mutations: IR punctuation, keywords, types, edge-case literals.
 const DICT: &[&str] = &[
@@ -256,27 +257,40 @@ fn check(tools: &Tools, bytes: &[u8]) -> Result<Outcome, String> {
     }
     // The verified input must round-trip before any pass touches it.
     roundtrip(tools, &ctx, "the parsed input")?;
+    let mut outcome = Outcome::Ok;
+    for (i, pipeline) in PIPELINES.iter().enumerate() {
+        if i > 0 {
+            ctx = ir::build::parse_source("fuzz.ir", &text, tools.registry.clone())
+                .map_err(|d| format!("second parse failed: {}", d.message))?;
+        }
+        outcome = outcome.max(run_pipeline(tools, &mut ctx, &src, pipeline)?);
+    }
+    Ok(outcome)
+}
 
+/// Runs `pipeline` on `ctx` (verifying after each pass), then checks that the result
+/// verifies, round-trips and interprets without panicking.
+fn run_pipeline(tools: &Tools, ctx: &mut Context, src: &ir::Source, pipeline: &str) -> Result<Outcome, String> {
     let passes = tools
         .passes
-        .parse_pipeline(PIPELINE)
+        .parse_pipeline(pipeline)
         .map_err(|e| format!("pipeline: {e}"))?;
     let mut pm = PassManager::new(passes);
     pm.instrument(Box::new(VerifyEach));
-    if let Err(d) = pm.run(&mut ctx) {
+    if let Err(d) = pm.run(ctx) {
         // A pass may reject a program; it must say so with a renderable diagnostic. But
         // VerifyEach failing means a pass produced invalid IR: that is a bug.
-        let shown = render(Some(&src), &d);
+        let shown = render(Some(src), &d);
         if shown.contains("IR failed to verify after pass") {
-            return Err(format!("{PIPELINE} produced invalid IR:\n{shown}"));
+            return Err(format!("{pipeline} produced invalid IR:\n{shown}"));
         }
         return Ok(Outcome::PassError);
     }
-    if let Err(ds) = ir::verifier::verify(&ctx) {
-        let shown: String = ds.iter().map(|d| render(Some(&src), d)).collect();
-        return Err(format!("{PIPELINE} produced invalid IR:\n{shown}"));
+    if let Err(ds) = ir::verifier::verify(ctx) {
+        let shown: String = ds.iter().map(|d| render(Some(src), d)).collect();
+        return Err(format!("{pipeline} produced invalid IR:\n{shown}"));
     }
-    let printed = roundtrip(tools, &ctx, &format!("the IR after {PIPELINE}"))?;
+    let printed = roundtrip(tools, ctx, &format!("the IR after {pipeline}"))?;
     interpret(tools, &printed)
 }
 
@@ -321,22 +335,58 @@ fn roundtrip(tools: &Tools, ctx: &Context, what: &str) -> Result<String, String>
     Ok(custom)
 }
 
-/// Interprets `@main` when it takes no arguments, with the guarded registry.
+/// Interprets every function whose parameters can be generated (scalars, vectors and
+/// matrices of scalars), with the guarded registry.
 fn interpret(tools: &Tools, printed: &str) -> Result<Outcome, String> {
     let ctx = ir::build::parse_source("printed.ir", printed, tools.guarded.clone())
         .map_err(|d| format!("re-parse with the guarded registry failed: {}", d.message))?;
-    let Some(main) = ctx.lookup_symbol("main") else {
-        return Ok(Outcome::Ok);
-    };
-    match ctx.attr(main, "function_type") {
-        Some(Attribute::Type(Type::Function(ft))) if ft.inputs.is_empty() => {}
-        _ => return Ok(Outcome::Ok),
+    let mut ran = false;
+    for f in ctx.walk_all() {
+        if ctx.op_name(f) != "func.func" {
+            continue;
+        }
+        let Some(Attribute::Str(name)) = ctx.attr(f, "sym_name") else {
+            continue;
+        };
+        let Some(Attribute::Type(Type::Function(ft))) = ctx.attr(f, "function_type") else {
+            continue;
+        };
+        let Some(args) = ft.inputs.iter().map(arg_for).collect::<Option<Vec<_>>>() else {
+            continue;
+        };
+        guard::reset();
+        let mut it = ir::Interp::new(&ctx);
+        // A run-time fault is a valid answer; only a panic (caught above) is a bug.
+        let _ = it.call(name, &args, ir::Loc::UNKNOWN);
+        ran = true;
     }
-    guard::reset();
-    let mut it = ir::Interp::new(&ctx);
-    // A run-time fault is a valid answer; only a panic (caught above) is a bug.
-    let _ = it.call("main", &[], ir::Loc::UNKNOWN);
-    Ok(Outcome::Interpreted)
+    Ok(if ran { Outcome::Interpreted } else { Outcome::Ok })
+}
+
+/// A small argument of type `ty`, if it can be made.
+fn arg_for(ty: &Type) -> Option<RtValue> {
+    Some(match ty {
+        Type::I1 => RtValue::Bool(true),
+        Type::I32 | Type::I64 | Type::Index => RtValue::Int(2),
+        Type::F32 => RtValue::F32(1.5),
+        Type::F64 => RtValue::F64(-2.5),
+        Type::Vec(e) => {
+            let x = arg_for(e)?;
+            RtValue::Vec(Rc::new(vec![x; 3]))
+        }
+        Type::Mat(e) => {
+            let x = arg_for(e)?;
+            if matches!(x, RtValue::Vec(_) | RtValue::Mat(_)) {
+                return None;
+            }
+            RtValue::Mat(Rc::new(MatValue {
+                rows: 2,
+                cols: 3,
+                data: vec![x; 6],
+            }))
+        }
+        _ => return None,
+    })
 }
 
 /// Fuel and size limits for the interpreter, installed by wrapping every op's interpreter

@@ -152,7 +152,7 @@ fn read_input(path: &str) -> Result<Vec<u8>, String> {
 fn real_main(cli: Cli) -> u8 {
     let pass_registry = passes::registry();
     if cli.list_passes {
-        print!("{}", pass_registry.describe());
+        let _ = std::io::stdout().lock().write_all(pass_registry.describe().as_bytes());
         return 0;
     }
     let Some(input) = cli.input.clone() else {
@@ -266,7 +266,12 @@ fn write_output(path: Option<&Path>, data: &[u8]) -> Result<(), String> {
     match path {
         None | Some(_) if path.is_none_or(|p| p == Path::new("-")) => {
             let mut out = std::io::stdout().lock();
-            out.write_all(data).map_err(|e| format!("cannot write output: {e}"))
+            match out.write_all(data) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    Err(format!("cannot write output: {e}"))
+                }
+                _ => Ok(()),
+            }
         }
         Some(p) => {
             let tmp = p.with_extension("l0tmp");
@@ -316,7 +321,7 @@ fn process(cli: &Cli, pipeline: &str, source: &Rc<Source>) -> Result<String, Fai
 
     let t1 = Instant::now();
     let out = if let Some(func) = &cli.run {
-        run::run(cli, &ctx, func)?;
+        run::run(cli, &mut ctx, func)?;
         String::new()
     } else {
         emit(cli, &ctx)?

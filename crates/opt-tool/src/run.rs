@@ -23,7 +23,7 @@ fn median(mut xs: Vec<u128>) -> u128 {
 }
 
 /// Runs `func` with the command-line arguments and prints its results.
-pub fn run(cli: &Cli, ctx: &Context, func: &str) -> Result<(), Failure> {
+pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
     let Some((params, results)) = signature(ctx, func) else {
         return Err(Failure::Usage(format!("no function named '@{func}' to run")));
     };
@@ -40,7 +40,7 @@ pub fn run(cli: &Cli, ctx: &Context, func: &str) -> Result<(), Failure> {
     }
     let out: Vec<RtValue> = match cli.backend {
         Backend::Interp => {
-            let mut call = || -> Result<Vec<RtValue>, Failure> {
+            let call = || -> Result<Vec<RtValue>, Failure> {
                 let mut it = Interp::new(ctx);
                 it.call(func, &args, Loc::UNKNOWN).map_err(|e| e.into_diagnostic().into())
             };
@@ -57,7 +57,16 @@ pub fn run(cli: &Cli, ctx: &Context, func: &str) -> Result<(), Failure> {
             r
         }
         Backend::Cranelift => {
+            // The JIT compiles the arr + scf level: lower whatever is above it
+            // (the IR is not printed after --run, so this is not observable).
+            if ctx.walk_all().into_iter().any(|op| !ctx.spec(op).lowerings.is_empty()) {
+                use ir::pass::Pass;
+                let mut lower = passes::lower::Lower { until: None, split: 4 };
+                lower.run(ctx, &mut ir::pass::PassStats::default())?;
+            }
+            let ctx: &Context = ctx;
             let module = codegen::JitModule::compile(ctx)?;
+            module.check(func)?;
             let prepared = module.prepare(func, &args).map_err(|e| Failure::Usage(e))?;
             let r = module.call(&prepared).map_err(|e| Failure::Diags(vec![e.into_diagnostic()]))?;
             if let Some(n) = cli.bench {
@@ -89,6 +98,7 @@ pub fn run(cli: &Cli, ctx: &Context, func: &str) -> Result<(), Failure> {
         text.push_str(&v.to_string());
         text.push('\n');
     }
-    print!("{text}");
+    // A closed pipe (e.g. `| head`) is not an error of the program.
+    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
     Ok(())
 }

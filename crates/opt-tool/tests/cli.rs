@@ -11,6 +11,7 @@ use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use npyz::WriterBuilder;
 use regex::Regex;
 
 /// Exit status, stdout and stderr of one `l0-opt` run.
@@ -159,17 +160,29 @@ fn parse_error_exits_1_with_location() {
 #[test]
 fn verifier_error_exits_1_with_location() {
     let d = scratch("verify-error");
-    // The terminator is not last in its block.
+    // Operand and result types of arith.addf differ.
     let f = write(
         &d,
         "v.ir",
+        "func.func @f(%a: f64) -> f64 {\n  %b = \"arith.addf\"(%a, %a) : (f64, f64) -> i64\n  \"func.return\"(%a) : (f64) -> ()\n}\n",
+    );
+    assert_diag(
+        &l0_in(&d, &[&f], None),
+        "v.ir:2:3: error: 'arith.addf' op ",
+        "requires the same type for all operands and results",
+    );
+    // The terminator is not last in its block: one diagnostic per broken op.
+    let f = write(
+        &d,
+        "t.ir",
         "func.func @f(%a: f64) -> f64 {\n  \"func.return\"(%a) : (f64) -> ()\n  %b = \"arith.addf\"(%a, %a) : (f64, f64) -> f64\n}\n",
     );
     let out = l0_in(&d, &[&f], None);
-    assert_eq!(out.code, 1, "{out:?}");
-    let re = Regex::new(r"^v\.ir:[23]:[0-9]+: error: ").unwrap();
-    assert!(re.is_match(&out.stderr), "{out:?}");
-    assert_eq!(out.stdout, "");
+    assert_diag(&out, "t.ir:1:1: error: 'func.func' op ", "region must end with a terminator");
+    assert!(
+        out.stderr.contains("t.ir:2:3: error: 'func.return' op must be the last operation"),
+        "{out:?}"
+    );
 }
 
 #[test]
@@ -180,11 +193,11 @@ fn runtime_faults_exit_1_with_location() {
     assert_ok(&ok);
     assert_eq!(ok.stdout, "2.5\n");
     let out = l0_in(&d, &["--run=main", "--arg=[1.5, 2.5]", "--arg=2", "--backend=interp", &f], None);
-    assert_diag(&out, "f.ir:2:8: error: ", "out of bounds");
+    assert_diag(&out, "f.ir:2:3: error: ", "out of bounds");
     let out = l0_in(&d, &["--run=main", "--arg=[]", "--arg=-1", "--backend=interp", &f], None);
-    assert_diag(&out, "f.ir:2:8: error: ", "out of bounds");
+    assert_diag(&out, "f.ir:2:3: error: ", "out of bounds");
     let out = l0_in(&d, &["--run=div", "--arg=7", "--arg=0", "--backend=interp", &f], None);
-    assert_diag(&out, "f.ir:6:8: error: ", "division by zero");
+    assert_diag(&out, "f.ir:6:3: error: ", "division by zero");
     let ok = l0_in(&d, &["--run=div", "--arg=-7", "--arg=2", "--backend=interp", &f], None);
     assert_ok(&ok);
     assert_eq!(ok.stdout, "-3\n");
@@ -301,7 +314,7 @@ fn output_file_is_written_atomically() {
 
 fn write_npy<T: npyz::AutoSerialize>(path: &Path, shape: &[u64], data: Vec<T>) {
     let w = BufWriter::new(File::create(path).unwrap());
-    let mut writer = npyz::WriteOptions::new()
+    let mut writer = npyz::WriteOptions::<T>::new()
         .default_dtype()
         .shape(shape)
         .writer(w)

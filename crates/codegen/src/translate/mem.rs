@@ -126,7 +126,18 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
         ("arr.push", None) => push(cx, op, elem_of(ops[0]))?,
         ("arr.free", None) => {
             let h = cx.get1(ops[0]);
-            cx.call_rt("l0rt_arr_free", &[PTR], &[], &[h])?;
+            if is_last_use(ctx, ops[0], op) {
+                cx.call_rt("l0rt_arr_free", &[PTR], &[], &[h])?;
+            } else {
+                // Used again later (a fault in the interpreter too): keep an
+                // empty header so that later accesses fail their bounds checks.
+                let data = cx.b.ins().load(PTR, trusted(), h, HDR_DATA);
+                cx.call_rt("l0rt_free", &[PTR], &[], &[data])?;
+                let zero = cx.iconst(I64, 0);
+                for off in [HDR_DATA, HDR_LEN, HDR_CAP] {
+                    cx.b.ins().store(trusted(), zero, h, off);
+                }
+            }
         }
         ("arr.from_vec", Some(r)) => {
             let v = cx.get(ops[0]);
@@ -247,7 +258,7 @@ fn key_bits(cx: &mut FnCx, k: Value, t: CType) -> Value {
     }
 }
 
-/// Whether `to_vec` (op) is the last use of arr `a`: it is not inside a
+/// Whether `op` (`to_vec` or `free`) is the last use of arr `a`: it is not inside a
 /// loop nested below `a`'s block, and every other use of `a` sits in an op
 /// of that block strictly before the one containing `op`.
 fn is_last_use(ctx: &Context, a: ValueId, op: OpId) -> bool {

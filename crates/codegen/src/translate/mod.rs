@@ -249,7 +249,7 @@ impl<'a, 'f> FnCx<'a, 'f> {
         self.b.ins().iconst(ty, v)
     }
     /// `v` sign-extended to i64.
-    pub fn to_i64(&mut self, v: Value) -> Value {
+    pub fn widen_i64(&mut self, v: Value) -> Value {
         match self.b.func.dfg.value_type(v) {
             types::I64 => v,
             _ => self.b.ins().sextend(I64, v),
@@ -337,7 +337,7 @@ impl<'a, 'f> FnCx<'a, 'f> {
         let mut args: Vals = smallvec![self.iconst(I64, id)];
         for k in 0..3 {
             let a = match payload.get(k) {
-                Some(&v) => self.to_i64(v),
+                Some(&v) => self.widen_i64(v),
                 None => self.iconst(I64, 0),
             };
             args.push(a);

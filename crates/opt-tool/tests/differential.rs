@@ -1,0 +1,391 @@
+//! Differential testing of pipelines and backends: every program must compute the same
+//! results with any `--pass` pipeline and any backend (IR-SPEC §4, examples/README.md).
+//!
+//! Programs: every `examples/*.ir` (with its inputs from `examples/data`), and every lit
+//! test under `crates/lit-tests/tests/ir` that defines `func.func @main` whose parameters are
+//! all scalars or vectors of scalars (inputs are generated, small and deterministic). Lit
+//! files whose RUN lines use `not`, `--verify-diagnostics` or `--split-input-file` are
+//! skipped: they are expected to fail, or hold several modules.
+//!
+//! Each program is run with `l0-opt --run=main` in the configurations of [`COLUMNS`]; the
+//! first (no passes, interpreter) is the reference. Results are compared value by value:
+//! integers and booleans exactly, floats within a relative 1e-12 for vector elements and
+//! 1e-9 for scalars (reductions may be reassociated), NaN equal to NaN. A run that fails
+//! must fail in every column (same exit status). Any divergence fails the test with the
+//! file, the pipeline and both outputs.
+//!
+//! The Cranelift column is on by default; `L0_DIFF_NO_CRANELIFT=1` leaves it out (for work
+//! on the passes while the backend is incomplete). A backend that is "not built" is a
+//! divergence like any other.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `(name, extra l0-opt arguments)`; the first column is the reference.
+const COLUMNS: &[(&str, &[&str])] = &[
+    ("interp", &["--backend=interp"]),
+    ("fuse/interp", &["--pass=fuse", "--backend=interp"]),
+    ("fuse,lower/interp", &["--pass=fuse,lower", "--backend=interp"]),
+    ("lower/interp", &["--pass=lower", "--backend=interp"]),
+    ("fuse,lower/cranelift", &["--pass=fuse,lower", "--backend=cranelift"]),
+];
+
+/// Relative tolerance for float vector (and matrix) elements.
+const ELEM_TOL: f64 = 1e-12;
+/// Relative tolerance for float scalars (reductions).
+const SCALAR_TOL: f64 = 1e-9;
+
+/// The repository root.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A program to run: the file, its `--arg`s and the result types of `@main`.
+struct Case {
+    file: PathBuf,
+    args: Vec<String>,
+    results: Vec<String>,
+}
+
+/// What one run produced.
+#[derive(Debug)]
+struct RunOut {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(case: &Case, extra: &[&str]) -> RunOut {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_l0-opt"));
+    cmd.current_dir(root()).arg("--run=main").args(extra);
+    for a in &case.args {
+        cmd.arg(format!("--arg={a}"));
+    }
+    cmd.arg(&case.file);
+    let o = cmd.output().expect("cannot run l0-opt");
+    RunOut {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Signatures and inputs
+
+/// Splits `a, b<c, d>, (e)` at top-level commas.
+fn split_top(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for c in s.chars() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' | ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(cur.trim().to_string());
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+/// The parameter and result types of `func.func @main` in `text`.
+fn main_signature(text: &str) -> Option<(Vec<String>, Vec<String>)> {
+    let start = text.find("func.func @main(")? + "func.func @main(".len();
+    let rest = &text[start..];
+    // The parameter list ends at the `)` matching the opening one.
+    let mut depth = 1i32;
+    let mut end = None;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = Some(i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let end = end?;
+    let params = split_top(&rest[..end])
+        .into_iter()
+        .map(|p| p.split_once(':').map(|(_, t)| t.trim().to_string()))
+        .collect::<Option<Vec<_>>>()?;
+    let after = rest[end + 1..].split('{').next()?.trim();
+    let results = match after.strip_prefix("->") {
+        None => Vec::new(),
+        Some(r) => {
+            let r = r.trim();
+            match r.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+                Some(inner) => split_top(inner),
+                None => vec![r.to_string()],
+            }
+        }
+    };
+    Some((params, results))
+}
+
+/// A small deterministic `--arg` for a parameter of type `ty` (the `k`-th parameter), or
+/// `None` if the type cannot be generated (matrices, nested vectors, arrays).
+fn input_for(ty: &str, k: usize) -> Option<String> {
+    let scalar = |t: &str, i: usize| -> Option<String> {
+        // Dyadic floats keep every partial sum exact; small integers keep indices in range.
+        const F: [&str; 7] = ["1.5", "-2.25", "3", "0.5", "-0.75", "4.125", "2"];
+        const I: [&str; 7] = ["3", "-1", "4", "1", "-5", "2", "0"];
+        const U: [&str; 7] = ["1", "0", "2", "4", "3", "1", "2"];
+        Some(match t {
+            "f64" | "f32" => F[i % 7].to_string(),
+            "i64" | "i32" => I[i % 7].to_string(),
+            "index" => U[i % 7].to_string(),
+            "i1" => (i % 3 != 1).to_string(),
+            _ => return None,
+        })
+    };
+    match ty.strip_prefix("vec<").and_then(|t| t.strip_suffix('>')) {
+        Some(elem) => {
+            let items = (0..5).map(|i| scalar(elem, i + k)).collect::<Option<Vec<_>>>()?;
+            Some(format!("[{}]", items.join(", ")))
+        }
+        None => scalar(ty, k + 2),
+    }
+}
+
+/// The inputs of each example (examples/README.md).
+fn example_args(name: &str) -> Option<Vec<String>> {
+    let d = |f: &str| format!("@examples/data/{f}.npy");
+    Some(match name {
+        "sumsq" => vec![d("sumsq_x")],
+        "mean_var" => vec![d("mean_var_x")],
+        "filter_sum" => vec![d("filter_sum_x")],
+        "blackscholes" => vec![d("bs_s"), d("bs_k"), d("bs_t"), d("bs_v")],
+        _ => return None,
+    })
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect(&p, out);
+        } else if p.extension().is_some_and(|x| x == "ir") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every case, and notes about the files skipped.
+fn cases() -> (Vec<Case>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut skipped = Vec::new();
+    let root = root();
+
+    let mut examples = Vec::new();
+    collect(&root.join("examples"), &mut examples);
+    examples.sort();
+    for file in examples {
+        let name = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&file).unwrap();
+        let Some((_, results)) = main_signature(&text) else {
+            skipped.push(format!("{}: no @main", file.display()));
+            continue;
+        };
+        match example_args(&name) {
+            Some(args) => out.push(Case { file, args, results }),
+            // A new example must be given its inputs here.
+            None => panic!("examples/{name}.ir has no inputs in differential.rs::example_args"),
+        }
+    }
+
+    let mut lit = Vec::new();
+    collect(&root.join("crates/lit-tests/tests/ir"), &mut lit);
+    lit.sort();
+    for file in lit {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let runs: Vec<&str> = text.lines().filter(|l| l.contains("RUN:")).collect();
+        let expected_to_fail = runs.iter().any(|l| {
+            l.split_whitespace().any(|w| w == "not")
+                || l.contains("--verify-diagnostics")
+                || l.contains("--split-input-file")
+        });
+        if expected_to_fail {
+            continue;
+        }
+        let Some((params, results)) = main_signature(&text) else {
+            continue;
+        };
+        match params.iter().enumerate().map(|(k, t)| input_for(t, k)).collect::<Option<Vec<_>>>() {
+            Some(args) => out.push(Case { file, args, results }),
+            None => skipped.push(format!("{}: @main takes {params:?}", file.display())),
+        }
+    }
+    (out, skipped)
+}
+
+// ---------------------------------------------------------------------------------------
+// Comparing outputs
+
+/// The scalar element type of result type `ty` and whether it is a container.
+fn elem_of(ty: &str) -> (&str, bool) {
+    let mut t = ty.trim();
+    let mut container = false;
+    while let Some(inner) = ["vec<", "mat<"]
+        .iter()
+        .find_map(|p| t.strip_prefix(p).and_then(|r| r.strip_suffix('>')))
+    {
+        t = inner;
+        container = true;
+    }
+    (t, container)
+}
+
+/// The scalar tokens of one printed result (`[[1, 2], [3]]` -> `1`, `2`, `3`) and the
+/// bracket structure (to compare shapes).
+fn tokens(line: &str) -> (Vec<&str>, String) {
+    let shape: String = line.chars().filter(|c| matches!(c, '[' | ']' | ',')).collect();
+    let toks = line
+        .split(|c: char| matches!(c, '[' | ']' | ','))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    (toks, shape)
+}
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    if a.is_nan() || b.is_nan() {
+        return a.is_nan() && b.is_nan();
+    }
+    if a == b {
+        return true;
+    }
+    let scale = a.abs().max(b.abs());
+    scale.is_finite() && (a - b).abs() <= tol * scale
+}
+
+/// `Err(why)` if the stdout `got` differs from the reference `want` for these result types.
+fn compare(want: &str, got: &str, results: &[String]) -> Result<(), String> {
+    let wl: Vec<&str> = want.lines().collect();
+    let gl: Vec<&str> = got.lines().collect();
+    if wl.len() != gl.len() {
+        return Err(format!("{} result lines vs {}", wl.len(), gl.len()));
+    }
+    for (i, (w, g)) in wl.iter().zip(&gl).enumerate() {
+        let ty = results.get(i).map(String::as_str).unwrap_or("f64");
+        let (elem, container) = elem_of(ty);
+        let (wt, ws) = tokens(w);
+        let (gt, gs) = tokens(g);
+        if ws != gs || wt.len() != gt.len() {
+            return Err(format!("result #{i} ({ty}) has a different shape"));
+        }
+        let is_float = matches!(elem, "f64" | "f32");
+        let tol = if container { ELEM_TOL } else { SCALAR_TOL };
+        for (j, (a, b)) in wt.iter().zip(&gt).enumerate() {
+            let same = if is_float {
+                match (a.parse::<f64>(), b.parse::<f64>()) {
+                    (Ok(x), Ok(y)) => close(x, y, tol),
+                    _ => a == b,
+                }
+            } else {
+                a == b
+            };
+            if !same {
+                return Err(format!("result #{i} ({ty}) element {j}: {a} vs {b}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn compare_close() {
+    assert!(close(1.0, 1.0 + 1e-13, ELEM_TOL));
+    assert!(!close(1.0, 1.0 + 1e-11, ELEM_TOL));
+    assert!(close(f64::NAN, -f64::NAN, ELEM_TOL));
+    assert!(!close(f64::NAN, 1.0, ELEM_TOL));
+    assert!(!close(f64::INFINITY, f64::NEG_INFINITY, ELEM_TOL));
+    let t = |s: &str| vec![s.to_string()];
+    assert!(compare("[1, NaN]\n", "[1, NaN]\n", &t("vec<f64>")).is_ok());
+    assert!(compare("[1, 2]\n", "[1, 2, 3]\n", &t("vec<f64>")).is_err());
+    assert!(compare("10\n", "10.000000000000002\n", &t("f64")).is_ok());
+    assert!(compare("10\n", "10.000000000000002\n", &t("i64")).is_err());
+    assert!(compare("[true]\n", "[false]\n", &t("vec<i1>")).is_err());
+    assert!(compare("[[1, 2]]\n", "[[1], [2]]\n", &t("mat<f64>")).is_err());
+}
+
+#[test]
+fn main_signatures() {
+    let (p, r) = main_signature("func.func @main(%x: vec<f64>, %n: index) -> (f64, vec<i64>) {").unwrap();
+    assert_eq!((p, r), (vec!["vec<f64>".into(), "index".into()], vec!["f64".into(), "vec<i64>".into()]));
+    let (p, r) = main_signature("module {\n  func.func @main() {\n").unwrap();
+    assert!(p.is_empty() && r.is_empty());
+    assert_eq!(input_for("vec<i1>", 0).unwrap(), "[true, false, true, true, false]");
+    assert_eq!(input_for("mat<f64>", 0), None);
+}
+
+#[test]
+fn pipelines_and_backends_agree() {
+    let no_cranelift = std::env::var_os("L0_DIFF_NO_CRANELIFT").is_some();
+    let (cases, skipped) = cases();
+    assert!(cases.len() >= 4, "expected at least the four examples");
+    for s in &skipped {
+        eprintln!("differential: skipped {s}");
+    }
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for case in &cases {
+        let shown = case
+            .file
+            .strip_prefix(root())
+            .unwrap_or(&case.file)
+            .display()
+            .to_string();
+        let reference = run(case, COLUMNS[0].1);
+        if reference.code != 0 && reference.code != 1 {
+            failures.push(format!("{shown}: reference run exits {}:\n{}", reference.code, reference.stderr));
+            continue;
+        }
+        for (name, extra) in &COLUMNS[1..] {
+            if no_cranelift && name.contains("cranelift") {
+                continue;
+            }
+            let got = run(case, extra);
+            compared += 1;
+            let verdict = if got.code != reference.code {
+                Err(format!("exit status {} vs {}", reference.code, got.code))
+            } else if got.code == 0 {
+                compare(&reference.stdout, &got.stdout, &case.results)
+            } else {
+                Ok(())
+            };
+            if let Err(why) = verdict {
+                failures.push(format!(
+                    "{shown} (args {:?}): {name} diverges from {}: {why}\n--- {} ---\nexit {}\n{}{}--- {name} ---\nexit {}\n{}{}",
+                    case.args,
+                    COLUMNS[0].0,
+                    COLUMNS[0].0,
+                    reference.code,
+                    reference.stdout,
+                    reference.stderr,
+                    got.code,
+                    got.stdout,
+                    got.stderr
+                ));
+            }
+        }
+    }
+    eprintln!("differential: {} programs, {compared} comparisons", cases.len());
+    assert!(failures.is_empty(), "{} divergence(s):\n\n{}", failures.len(), failures.join("\n\n"));
+}
