@@ -86,6 +86,9 @@ pub struct Use {
 pub struct OpData {
     pub kind: OpKind,
     pub operands: SmallVec<[ValueId; 3]>,
+    /// For operand `i`, its position in the operand value's use list (so a
+    /// use is removed in O(1)).
+    pub use_pos: SmallVec<[u32; 3]>,
     pub results: SmallVec<[ValueId; 1]>,
     pub regions: SmallVec<[RegionId; 1]>,
     pub attrs: Vec<(String, Attribute)>,
@@ -457,8 +460,11 @@ impl Context {
         for (i, t) in result_types.iter().enumerate() {
             results.push(self.new_value(t.clone(), ValueDef::Result(id, i as u32), None));
         }
+        let mut use_pos = SmallVec::with_capacity(operands.len());
         for (i, &v) in operands.iter().enumerate() {
-            self.values[v.index()].uses.push(Use {
+            let uses = &mut self.values[v.index()].uses;
+            use_pos.push(uses.len() as u32);
+            uses.push(Use {
                 op: id,
                 index: i as u32,
             });
@@ -469,6 +475,7 @@ impl Context {
         self.ops.push(OpData {
             kind,
             operands: SmallVec::from_slice(operands),
+            use_pos,
             results,
             regions: SmallVec::from_slice(regions),
             attrs,
@@ -556,11 +563,26 @@ impl Context {
 
     // ----- mutation of uses ------------------------------------------------
 
-    fn remove_use(&mut self, v: ValueId, u: Use) {
+    /// Removes operand `index` of `op` from the use list of value `v` in O(1)
+    /// (swap-remove, then fix the moved use's back-index).
+    fn remove_use(&mut self, v: ValueId, op: OpId, index: usize) {
+        let p = self.ops[op.index()].use_pos[index] as usize;
         let uses = &mut self.values[v.index()].uses;
-        if let Some(pos) = uses.iter().rposition(|x| *x == u) {
-            uses.swap_remove(pos);
+        debug_assert!(uses[p] == Use { op, index: index as u32 });
+        uses.swap_remove(p);
+        if p < uses.len() {
+            let moved = uses[p];
+            self.ops[moved.op.index()].use_pos[moved.index as usize] = p as u32;
         }
+    }
+
+    fn add_use(&mut self, v: ValueId, op: OpId, index: usize) {
+        let uses = &mut self.values[v.index()].uses;
+        self.ops[op.index()].use_pos[index] = uses.len() as u32;
+        uses.push(Use {
+            op,
+            index: index as u32,
+        });
     }
 
     /// Sets operand `index` of `op` to `v`.
@@ -569,34 +591,22 @@ impl Context {
         if old == v {
             return;
         }
-        let u = Use {
-            op,
-            index: index as u32,
-        };
-        self.remove_use(old, u);
-        self.values[v.index()].uses.push(u);
+        self.remove_use(old, op, index);
         self.ops[op.index()].operands[index] = v;
+        self.add_use(v, op, index);
     }
 
     /// Replaces the whole operand list of `op`.
     pub fn set_operands(&mut self, op: OpId, operands: &[ValueId]) {
-        let old = std::mem::take(&mut self.ops[op.index()].operands);
+        let old = self.ops[op.index()].operands.clone();
         for (i, &v) in old.iter().enumerate() {
-            self.remove_use(
-                v,
-                Use {
-                    op,
-                    index: i as u32,
-                },
-            );
-        }
-        for (i, &v) in operands.iter().enumerate() {
-            self.values[v.index()].uses.push(Use {
-                op,
-                index: i as u32,
-            });
+            self.remove_use(v, op, i);
         }
         self.ops[op.index()].operands = SmallVec::from_slice(operands);
+        self.ops[op.index()].use_pos = smallvec::smallvec![0; operands.len()];
+        for (i, &v) in operands.iter().enumerate() {
+            self.add_use(v, op, i);
+        }
     }
 
     /// Replaces every use of `from` by `to`. O(uses of `from`).
@@ -605,8 +615,11 @@ impl Context {
             return;
         }
         let uses = std::mem::take(&mut self.values[from.index()].uses);
-        for u in &uses {
-            self.ops[u.op.index()].operands[u.index as usize] = to;
+        let base = self.values[to.index()].uses.len();
+        for (k, u) in uses.iter().enumerate() {
+            let d = &mut self.ops[u.op.index()];
+            d.operands[u.index as usize] = to;
+            d.use_pos[u.index as usize] = (base + k) as u32;
         }
         self.values[to.index()].uses.extend(uses);
         if self.values[to.index()].name.is_none() {
@@ -647,17 +660,14 @@ impl Context {
         self.detach_op(op);
         let nested = self.walk_nested(op);
         for o in std::iter::once(op).chain(nested) {
-            let operands = std::mem::take(&mut self.ops[o.index()].operands);
+            let operands = self.ops[o.index()].operands.clone();
             for (i, &v) in operands.iter().enumerate() {
-                self.remove_use(
-                    v,
-                    Use {
-                        op: o,
-                        index: i as u32,
-                    },
-                );
+                self.remove_use(v, o, i);
             }
-            self.ops[o.index()].alive = false;
+            let d = &mut self.ops[o.index()];
+            d.operands.clear();
+            d.use_pos.clear();
+            d.alive = false;
         }
     }
 

@@ -3,7 +3,7 @@
 //! source's hints where they are unique in their isolated scope (a function);
 //! other values are numbered `%0, %1, ...`.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 use std::fmt::{self, Write};
 use std::rc::Rc;
 
@@ -44,7 +44,7 @@ impl<'a> Printer<'a> {
             out: String::new(),
             indent: 0,
             names: vec![None; ctx.num_values()],
-            scopes: vec![(HashSet::new(), 0)],
+            scopes: vec![(HashSet::default(), 0)],
             opts,
         }
     }
@@ -265,7 +265,7 @@ impl<'a> Printer<'a> {
         let spec = self.ctx.spec(op);
         let isolated = spec.traits.contains(Traits::ISOLATED_FROM_ABOVE);
         if isolated {
-            self.scopes.push((HashSet::new(), 0));
+            self.scopes.push((HashSet::default(), 0));
         }
         match (spec.print, self.opts.generic) {
             (Some(print), false) => {

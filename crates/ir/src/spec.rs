@@ -2,7 +2,7 @@
 //! traits, and the functions that verify, fold, rewrite, print, parse,
 //! interpret and lower it. Dialects register specs in a [`Registry`].
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::fmt;
 
 use smallvec::SmallVec;

@@ -2,8 +2,9 @@
 //!
 //! Every `.ir` file under `tests/ir/` and `examples/` is a seed. Each seed is mutated
 //! many times (byte-range deletion, duplication and swapping, insertion of tokens from an
-//! IR-flavoured dictionary, deep nesting, non-UTF-8 bytes, truncation; several stacked per
-//! mutant) and every mutant is pushed through:
+//! IR-flavoured dictionary, deep nesting, non-UTF-8 bytes, truncation; and, so that many
+//! mutants still parse, whole-line deletion, copying and swapping and whole-word
+//! replacement; one to four stacked per mutant) and every mutant is pushed through:
 //!
 //! 1. `ir::build::parse_source` (non-UTF-8 mutants go in through `from_utf8_lossy`, as the
 //!    bytes would reach any `&str` API); a syntax error is fine, but rendering it must work;
@@ -31,9 +32,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ir::diag::render;
+use ir::interp::{MatValue, RtValue};
 use ir::pass::{PassManager, VerifyEach};
 use ir::printer::{print_module, PrintOptions};
-use ir::interp::{MatValue, RtValue};
 use ir::{Attribute, Context, Type};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -46,22 +47,24 @@ const STACK: usize = 256 << 20;
 const PIPELINES: &[&str] = &["canonicalize,cse,dce", "fuse,lower"];
 
 /// Tokens inserted by mutations: IR punctuation, keywords, types, edge-case literals.
+#[rustfmt::skip]
 const DICT: &[&str] = &[
-    "%", "%0", "%x", "%a#1", "%a:2", "\"", "(", ")", "{", "}", "[", "]", "<", ">", ",", "=", ":", "->",
-    "^bb0", "^bb1(%z: f64):", "@main", "@f", "#", "#gen.reduce<add>", "#gen.collect", "#gen.bucket<",
-    "#gen.scan<max>", "vec<", "mat<", "arr<", "!gen.collect<", "!gen.reduce<", "!gen.bucket<", "i1",
-    "i32", "i64", "index", "f32", "f64", "vec<f64>", "vec<vec<i64>>", "mat<f64>", "0", "1", "-1", "2.5",
-    "-0.0", "1e308", "1e999", "nan", "inf", "0x", "0x7FF8000000000000", "0xFFFFFFFFFFFFFFFFFFFF",
-    "99999999999999999999", "-9223372036854775808", "9223372036854775807", "4294967296", ": i64",
-    ": f64", ": index", "true", "false", "\"text\"", "\"\\", "\\", "//", "\n", " ", "\t", "module",
-    "module {", "func.func", "func.func @g() {\n}", "\"func.return\"() : () -> ()", "func.return",
+    "%", "%0", "%x", "%a#1", "%a:2", "\"", "(", ")", "{", "}", "[", "]", "<", ">", ",", "=", ":",
+    "->", "^bb0", "^bb1(%z: f64):", "@main", "@f", "#", "#gen.reduce<add>", "#gen.collect",
+    "#gen.bucket<", "#gen.scan<max>", "vec<", "mat<", "arr<", "!gen.collect<", "!gen.reduce<",
+    "!gen.bucket<", "i1", "i32", "i64", "index", "f32", "f64", "vec<f64>", "vec<vec<i64>>",
+    "mat<f64>", "0", "1", "-1", "2.5", "-0.0", "1e308", "1e999", "nan", "inf", "0x",
+    "0x7FF8000000000000", "0xFFFFFFFFFFFFFFFFFFFF", "99999999999999999999", "-9223372036854775808",
+    "9223372036854775807", "4294967296", ": i64", ": f64", ": index", "true", "false", "\"text\"",
+    "\"\\", "\\", "//", "\n", " ", "\t", "module", "module {", "func.func", "func.func @g() {\n}",
+    "\"func.return\"() : () -> ()", "func.return",
     "\"arith.constant\"() {value = 0 : index} : () -> index", "\"arith.divsi\"",
-    "\"arith.constant\"", "\"vec.get\"", "\"vec.iota\"", "\"vec.map\"", "\"vec.yield\"", "\"gen.loop\"",
-    "\"gen.emit\"", "\"gen.end\"", "\"scf.for\"", "\"scf.if\"", "\"scf.yield\"", "\"scf.while\"",
-    "\"mat.from\"", "\"arr.alloc\"", "\"arr.store\"", "\"func.call\"", "\"unknown.op\"",
-    "{value = 99999999999999999999 : i64}", "{predicate = \"bogus\"}", "{kind = #gen.reduce<mul>}",
-    "{gens = []}", "({\n})", "({\n^bb0(%i: index):\n})", "() : () -> ()", ": (f64, f64) -> f64",
-    "é", "\u{0}", "\u{FFFD}", "\u{1F600}",
+    "\"arith.constant\"", "\"vec.get\"", "\"vec.iota\"", "\"vec.map\"", "\"vec.yield\"",
+    "\"gen.loop\"", "\"gen.emit\"", "\"gen.end\"", "\"scf.for\"", "\"scf.if\"", "\"scf.yield\"",
+    "\"scf.while\"", "\"mat.from\"", "\"arr.alloc\"", "\"arr.store\"", "\"func.call\"",
+    "\"unknown.op\"", "{value = 99999999999999999999 : i64}", "{predicate = \"bogus\"}",
+    "{kind = #gen.reduce<mul>}", "{gens = []}", "({\n})", "({\n^bb0(%i: index):\n})",
+    "() : () -> ()", ": (f64, f64) -> f64", "é", "\u{0}", "\u{FFFD}", "\u{1F600}",
 ];
 
 /// A seed file and its bytes.
@@ -87,8 +90,12 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 fn seeds() -> Vec<Seed> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut paths = Vec::new();
+    let repo = root
+        .parent()
+        .and_then(Path::parent)
+        .expect("crates/lit-tests is two levels deep");
     collect(&root.join("tests/ir"), &mut paths);
-    collect(&root.join("../../examples"), &mut paths);
+    collect(&repo.join("examples"), &mut paths);
     paths.sort();
     let filter = std::env::var("FUZZ_FILTER").unwrap_or_default();
     paths
@@ -129,9 +136,96 @@ fn range(rng: &mut StdRng, len: usize) -> (usize, usize) {
     (a, b)
 }
 
+/// The byte ranges of the lines of `buf` (without their `\n`).
+fn lines(buf: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, &b) in buf.iter().enumerate() {
+        if b == b'\n' {
+            out.push((start, i));
+            start = i + 1;
+        }
+    }
+    if start < buf.len() {
+        out.push((start, buf.len()));
+    }
+    out
+}
+
+/// The byte ranges of the words of `buf`: value names, symbols, labels, identifiers and
+/// numbers (`%x`, `@f`, `^bb0`, `arith.addf`, `-2.5`, `f64`).
+fn words(buf: &[u8]) -> Vec<(usize, usize)> {
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b"_.$-#".contains(&b);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < buf.len() {
+        if is_word(buf[i]) || b"%@^".contains(&buf[i]) {
+            let start = i;
+            i += 1;
+            while i < buf.len() && is_word(buf[i]) {
+                i += 1;
+            }
+            out.push((start, i));
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A structure-aware mutation: whole lines or whole words, so that many mutants still
+/// parse and reach the verifier, the passes and the interpreter.
+fn mutate_structured(rng: &mut StdRng, buf: &mut Vec<u8>) {
+    let ls = lines(buf);
+    let ws = words(buf);
+    match rng.gen_range(0..6) {
+        // Delete a line.
+        0 if !ls.is_empty() => {
+            let (a, b) = ls[rng.gen_range(0..ls.len())];
+            buf.drain(a..(b + 1).min(buf.len()));
+        }
+        // Copy a line (with its newline) before another line.
+        1 if !ls.is_empty() => {
+            let (a, b) = ls[rng.gen_range(0..ls.len())];
+            let (at, _) = ls[rng.gen_range(0..ls.len())];
+            let mut line = buf[a..b].to_vec();
+            line.push(b'\n');
+            buf.splice(at..at, line);
+        }
+        // Swap two lines.
+        2 if ls.len() >= 2 => {
+            let i = rng.gen_range(0..ls.len());
+            let j = rng.gen_range(0..ls.len());
+            let (x, y) = (ls[i.min(j)], ls[i.max(j)]);
+            if x != y {
+                let first = buf[x.0..x.1].to_vec();
+                let second = buf[y.0..y.1].to_vec();
+                buf.splice(y.0..y.1, first);
+                buf.splice(x.0..x.1, second);
+            }
+        }
+        // Replace a word with another word of the file.
+        3 | 4 if !ws.is_empty() => {
+            let (a, b) = ws[rng.gen_range(0..ws.len())];
+            let (c, d) = ws[rng.gen_range(0..ws.len())];
+            let other = buf[c..d].to_vec();
+            buf.splice(a..b, other);
+        }
+        // Replace a word with a dictionary token.
+        _ if !ws.is_empty() => {
+            let (a, b) = ws[rng.gen_range(0..ws.len())];
+            buf.splice(a..b, DICT[rng.gen_range(0..DICT.len())].bytes());
+        }
+        _ => {}
+    }
+}
+
 /// Applies one random mutation to `buf`.
 fn mutate_once(rng: &mut StdRng, buf: &mut Vec<u8>) {
     let len = buf.len();
+    if rng.gen_bool(0.5) {
+        return mutate_structured(rng, buf);
+    }
     match rng.gen_range(0..11) {
         // Delete a range.
         0 | 1 => {
@@ -149,7 +243,11 @@ fn mutate_once(rng: &mut StdRng, buf: &mut Vec<u8>) {
             let (a, b) = range(rng, len);
             let (c, d) = range(rng, len);
             if b <= c || d <= a {
-                let ((a, b), (c, d)) = if b <= c { ((a, b), (c, d)) } else { ((c, d), (a, b)) };
+                let ((a, b), (c, d)) = if b <= c {
+                    ((a, b), (c, d))
+                } else {
+                    ((c, d), (a, b))
+                };
                 let first = buf[a..b].to_vec();
                 let second = buf[c..d].to_vec();
                 buf.splice(c..d, first);
@@ -159,7 +257,11 @@ fn mutate_once(rng: &mut StdRng, buf: &mut Vec<u8>) {
         // Insert dictionary tokens (one, or a few in a row).
         4..=6 => {
             let at = rng.gen_range(0..=len);
-            let n = if rng.gen_bool(0.8) { 1 } else { rng.gen_range(2..6) };
+            let n = if rng.gen_bool(0.8) {
+                1
+            } else {
+                rng.gen_range(2..6)
+            };
             let mut ins = Vec::new();
             for _ in 0..n {
                 ins.extend_from_slice(DICT[rng.gen_range(0..DICT.len())].as_bytes());
@@ -169,8 +271,13 @@ fn mutate_once(rng: &mut StdRng, buf: &mut Vec<u8>) {
         // Deep nesting.
         7 => {
             let at = rng.gen_range(0..=len);
-            let opener: &[u8] = [&b"("[..], b"{", b"[", b"vec<", b"({", b"#gen.bucket<"][rng.gen_range(0..6)];
-            let depth = if rng.gen_bool(0.5) { rng.gen_range(10..200) } else { rng.gen_range(1000..20000) };
+            let opener: &[u8] =
+                [&b"("[..], b"{", b"[", b"vec<", b"({", b"#gen.bucket<"][rng.gen_range(0..6)];
+            let depth = if rng.gen_bool(0.5) {
+                rng.gen_range(10..200)
+            } else {
+                rng.gen_range(1000..20000)
+            };
             buf.splice(at..at, opener.repeat(depth));
         }
         // Non-UTF-8 or arbitrary bytes.
@@ -232,7 +339,10 @@ struct Tools {
 fn render_all(ctx_src: &ir::Source, diags: &[ir::Diagnostic]) {
     for d in diags {
         let text = render(Some(ctx_src), d);
-        assert!(text.contains("error"), "rendered diagnostic without 'error': {text}");
+        assert!(
+            text.contains("error"),
+            "rendered diagnostic without 'error': {text}"
+        );
     }
 }
 
@@ -270,7 +380,12 @@ fn check(tools: &Tools, bytes: &[u8]) -> Result<Outcome, String> {
 
 /// Runs `pipeline` on `ctx` (verifying after each pass), then checks that the result
 /// verifies, round-trips and interprets without panicking.
-fn run_pipeline(tools: &Tools, ctx: &mut Context, src: &ir::Source, pipeline: &str) -> Result<Outcome, String> {
+fn run_pipeline(
+    tools: &Tools,
+    ctx: &mut Context,
+    src: &ir::Source,
+    pipeline: &str,
+) -> Result<Outcome, String> {
     let passes = tools
         .passes
         .parse_pipeline(pipeline)
@@ -302,16 +417,17 @@ fn roundtrip(tools: &Tools, ctx: &Context, what: &str) -> Result<String, String>
         let opts = PrintOptions { generic };
         let printed = print_module(ctx, opts);
         let form = if generic { "generic" } else { "custom" };
-        let again = ir::build::parse_source("printed.ir", &printed, tools.registry.clone()).map_err(|d| {
-            let src = ir::Source {
-                name: "printed.ir".into(),
-                text: printed.clone(),
-            };
-            format!(
+        let again = ir::build::parse_source("printed.ir", &printed, tools.registry.clone())
+            .map_err(|d| {
+                let src = ir::Source {
+                    name: "printed.ir".into(),
+                    text: printed.clone(),
+                };
+                format!(
                 "{what}, printed in {form} form, does not parse:\n{}\n--- printed ---\n{printed}",
                 render(Some(&src), &d)
             )
-        })?;
+            })?;
         if let Err(ds) = ir::verifier::verify(&again) {
             let src = ir::Source {
                 name: "printed.ir".into(),
@@ -360,7 +476,11 @@ fn interpret(tools: &Tools, printed: &str) -> Result<Outcome, String> {
         let _ = it.call(name, &args, ir::Loc::UNKNOWN);
         ran = true;
     }
-    Ok(if ran { Outcome::Interpreted } else { Outcome::Ok })
+    Ok(if ran {
+        Outcome::Interpreted
+    } else {
+        Outcome::Ok
+    })
 }
 
 /// A small argument of type `ty`, if it can be made.
@@ -432,7 +552,11 @@ mod guard {
         }
     }
 
-    fn guarded(it: &mut Interp, op: OpId, args: &[RtValue]) -> Result<SmallVec<[RtValue; 2]>, RunError> {
+    fn guarded(
+        it: &mut Interp,
+        op: OpId,
+        args: &[RtValue],
+    ) -> Result<SmallVec<[RtValue; 2]>, RunError> {
         let ctx = it.ctx;
         let name = ctx.op_name(op);
         let mut cost = 1 + args.iter().map(size).sum::<u64>();
@@ -448,7 +572,9 @@ mod guard {
         }
         if name == "mat.mul" {
             if let (Some(RtValue::Mat(a)), Some(RtValue::Mat(b))) = (args.first(), args.get(1)) {
-                cost += (a.rows as u64).saturating_mul(a.cols as u64).saturating_mul(b.cols as u64);
+                cost += (a.rows as u64)
+                    .saturating_mul(a.cols as u64)
+                    .saturating_mul(b.cols as u64);
             }
         }
         let left = LEFT.with(|l| l.get());
@@ -456,11 +582,18 @@ mod guard {
             return Err(RunError::at(ctx, op, "fuzz guard: out of fuel"));
         }
         LEFT.with(|l| l.set(left - cost));
-        if left % 1024 < cost.min(1024) && DEADLINE.with(|d| d.get()).is_some_and(|d| Instant::now() > d) {
+        if left % 1024 < cost.min(1024)
+            && DEADLINE
+                .with(|d| d.get())
+                .is_some_and(|d| Instant::now() > d)
+        {
             return Err(RunError::at(ctx, op, "fuzz guard: out of time"));
         }
         let kind = ctx.op(op).kind;
-        let f = ORIGINAL.get().and_then(|o| o[kind.0 as usize]).expect("guarded op without semantics");
+        let f = ORIGINAL
+            .get()
+            .and_then(|o| o[kind.0 as usize])
+            .expect("guarded op without semantics");
         f(it, op, args)
     }
 
@@ -496,8 +629,14 @@ fn guarded_registry() -> Rc<ir::Registry> {
     r.phases = dialects::PHASES.to_vec();
     let plain = dialects::registry();
     let same = r.specs().len() == plain.specs().len()
-        && r.specs().iter().zip(plain.specs()).all(|(a, b)| a.name == b.name);
-    assert!(same, "guarded_registry() is out of date with dialects::registry()");
+        && r.specs()
+            .iter()
+            .zip(plain.specs())
+            .all(|(a, b)| a.name == b.name);
+    assert!(
+        same,
+        "guarded_registry() is out of date with dialects::registry()"
+    );
     guard::install(&mut r);
     Rc::new(r)
 }
@@ -523,25 +662,39 @@ fn panic_message(e: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// Where the last panic happened (`file:line:col`), recorded by the panic hook.
+static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
+
 /// `Some(description)` when `bytes` panics or breaks an invariant.
 fn fails(tools: &Tools, bytes: &[u8]) -> Option<String> {
     match catch_unwind(AssertUnwindSafe(|| check(tools, bytes))) {
         Ok(Ok(_)) => None,
         Ok(Err(what)) => Some(what),
-        Err(p) => Some(format!("panic: {}", panic_message(&*p))),
+        Err(p) => Some(describe_panic(&*p)),
     }
 }
 
+fn describe_panic(p: &(dyn std::any::Any + Send)) -> String {
+    let at = LAST_PANIC.lock().unwrap().clone().unwrap_or_default();
+    format!("panic at {at}\n{}", panic_message(p))
+}
+
+/// What must stay the same while minimising: the panic's location, or the first line of
+/// the broken invariant without its numbers (offsets and value names change as we cut).
+fn failure_key(what: &str) -> String {
+    let first = what.lines().next().unwrap_or("");
+    first.chars().filter(|c| !c.is_ascii_digit()).collect()
+}
+
 /// Greedy minimisation: delete chunks (halving their size) while the input still fails
-/// the same way (same first line of the description). Bounded, so it stays cheap.
+/// the same way ([`failure_key`]). Bounded, so it stays cheap.
 fn minimise(tools: &Tools, bytes: &[u8], what: &str) -> Vec<u8> {
-    let key = |w: &str| w.lines().next().unwrap_or("").to_string();
-    let want = key(what);
+    let want = failure_key(what);
     let mut cur = bytes.to_vec();
     let mut chunk = cur.len().div_ceil(2).max(1);
-    let mut budget = 3000;
+    let mut budget = 5000;
     let start = Instant::now();
-    while chunk >= 1 && budget > 0 && start.elapsed() < Duration::from_secs(20) {
+    while budget > 0 && start.elapsed() < Duration::from_secs(20) {
         let mut i = 0;
         let mut progressed = false;
         while i < cur.len() && budget > 0 {
@@ -549,7 +702,7 @@ fn minimise(tools: &Tools, bytes: &[u8], what: &str) -> Vec<u8> {
             let end = (i + chunk).min(cur.len());
             let mut cand = cur[..i].to_vec();
             cand.extend_from_slice(&cur[end..]);
-            if fails(tools, &cand).is_some_and(|w| key(&w) == want) {
+            if fails(tools, &cand).is_some_and(|w| failure_key(&w) == want) {
                 cur = cand;
                 progressed = true;
             } else {
@@ -581,16 +734,22 @@ fn fuzz_all(current: Current) -> Result<Vec<(Outcome, usize)>, Box<Found>> {
     let mut counts = std::collections::BTreeMap::<Outcome, usize>::new();
     for (si, seed) in seeds().iter().enumerate() {
         // One stream per file, so adding a seed file does not change the others' mutants.
-        let mut rng = StdRng::seed_from_u64(seed_value ^ ((si as u64 + 1) << 32) ^ seed.bytes.len() as u64);
+        let mut rng =
+            StdRng::seed_from_u64(seed_value ^ ((si as u64 + 1) << 32) ^ seed.bytes.len() as u64);
         // The unmutated seed itself first.
         for index in 0..=per_seed {
-            let bytes = if index == 0 { seed.bytes.clone() } else { mutant(&mut rng, &seed.bytes) };
-            *current.lock().unwrap() = Some((seed.path.clone(), index, bytes.clone(), Instant::now()));
+            let bytes = if index == 0 {
+                seed.bytes.clone()
+            } else {
+                mutant(&mut rng, &seed.bytes)
+            };
+            *current.lock().unwrap() =
+                Some((seed.path.clone(), index, bytes.clone(), Instant::now()));
             match catch_unwind(AssertUnwindSafe(|| check(&tools, &bytes))) {
                 Ok(Ok(o)) => *counts.entry(o).or_default() += 1,
                 Ok(Err(what)) => return Err(Box::new(minimised(&tools, seed, index, bytes, what))),
                 Err(p) => {
-                    let what = format!("panic: {}", panic_message(&*p));
+                    let what = describe_panic(&*p);
                     return Err(Box::new(minimised(&tools, seed, index, bytes, what)));
                 }
             }
@@ -614,14 +773,10 @@ fn minimised(tools: &Tools, seed: &Seed, index: u64, bytes: Vec<u8>, what: Strin
 #[test]
 fn mutants_never_panic() {
     // Panics are expected to be caught per mutant: keep the default hook from flooding the
-    // output, but remember where the first one happened.
-    let location = Arc::new(Mutex::new(None::<String>));
-    let loc2 = location.clone();
-    std::panic::set_hook(Box::new(move |info| {
-        let mut l = loc2.lock().unwrap();
-        if l.is_none() {
-            *l = Some(format!("{}", info.location().map(|l| l.to_string()).unwrap_or_default()));
-        }
+    // output, but record where each happened.
+    std::panic::set_hook(Box::new(|info| {
+        let at = info.location().map(|l| l.to_string()).unwrap_or_default();
+        *LAST_PANIC.lock().unwrap() = Some(at);
     }));
 
     let current: Current = Arc::new(Mutex::new(None));
@@ -657,12 +812,14 @@ fn mutants_never_panic() {
     match result {
         Ok(counts) => {
             let total: usize = counts.iter().map(|(_, n)| n).sum();
-            eprintln!("fuzz: {total} inputs in {:.1?}: {counts:?}", started.elapsed());
+            eprintln!(
+                "fuzz: {total} inputs in {:.1?}: {counts:?}",
+                started.elapsed()
+            );
         }
         Err(f) => {
-            let loc = location.lock().unwrap().clone().unwrap_or_default();
             panic!(
-                "fuzz failure on mutant #{} of {} (first panic at {loc}):\n{}\n--- minimised input ({} bytes, {:?}) ---\n{}\n---",
+                "fuzz failure on mutant #{} of {}:\n{}\n--- minimised input ({} bytes, {:?}) ---\n{}\n---",
                 f.index,
                 f.seed.display(),
                 f.what,

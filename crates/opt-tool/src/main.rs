@@ -21,6 +21,11 @@ use ir::pass::{PassManager, PrintIrAfterAll, Timing, VerifyEach};
 use ir::printer::{print_module, PrintOptions};
 use ir::Context;
 
+/// mimalloc: the IR allocates millions of small objects, and glibc's
+/// per-thread arena (we run on a big-stack thread) grows slowly.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// What to produce.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 enum Emit {

@@ -74,15 +74,24 @@ fn write(dir: &Path, name: &str, text: impl AsRef<[u8]>) -> String {
 /// diagnostic `prefix` (`file:line:col: error: `) and contains `msg`.
 fn assert_diag(out: &Out, prefix: &str, msg: &str) {
     assert_eq!(out.code, 1, "{out:?}");
-    assert!(out.stderr.starts_with(prefix), "expected stderr to start with '{prefix}': {out:?}");
-    assert!(out.stderr.contains(msg), "expected '{msg}' in stderr: {out:?}");
+    assert!(
+        out.stderr.starts_with(prefix),
+        "expected stderr to start with '{prefix}': {out:?}"
+    );
+    assert!(
+        out.stderr.contains(msg),
+        "expected '{msg}' in stderr: {out:?}"
+    );
     assert!(!out.stderr.contains("panicked"), "{out:?}");
     assert_eq!(out.stdout, "", "{out:?}");
 }
 
 fn assert_usage(out: &Out, msg: &str) {
     assert_eq!(out.code, 2, "{out:?}");
-    assert!(out.stderr.contains(msg), "expected '{msg}' in stderr: {out:?}");
+    assert!(
+        out.stderr.contains(msg),
+        "expected '{msg}' in stderr: {out:?}"
+    );
     assert!(!out.stderr.contains("panicked"), "{out:?}");
     assert_eq!(out.stdout, "", "{out:?}");
 }
@@ -120,7 +129,10 @@ fn roundtrip_succeeds() {
     let out = l0_in(&d, &[&f], None);
     assert_ok(&out);
     assert_eq!(out.stderr, "");
-    assert!(out.stdout.contains("func.func @main(%x: vec<f64>) -> f64"), "{out:?}");
+    assert!(
+        out.stdout.contains("func.func @main(%x: vec<f64>) -> f64"),
+        "{out:?}"
+    );
     assert!(out.stdout.contains("vec.sum"), "{out:?}");
     // The printed text is itself a valid input and prints the same.
     let g = write(&d, "again.ir", &out.stdout);
@@ -145,7 +157,11 @@ fn help_and_list_passes_exit_0() {
 #[test]
 fn parse_error_exits_1_with_location() {
     let d = scratch("parse-error");
-    let f = write(&d, "bad.ir", "func.func @f() {\n  %x = \"arith.constant\"() {value = 1 : i64 : () -> i64\n}\n");
+    let f = write(
+        &d,
+        "bad.ir",
+        "func.func @f() {\n  %x = \"arith.constant\"() {value = 1 : i64 : () -> i64\n}\n",
+    );
     let out = l0_in(&d, &[&f], None);
     assert_eq!(out.code, 1, "{out:?}");
     let re = Regex::new(r"^bad\.ir:2:[0-9]+: error: ").unwrap();
@@ -153,8 +169,16 @@ fn parse_error_exits_1_with_location() {
     assert_eq!(out.stdout, "");
 
     // Unknown op: the location is the op.
-    let f = write(&d, "unknown.ir", "func.func @f() {\n  \"no.such\"() : () -> ()\n  \"func.return\"() : () -> ()\n}\n");
-    assert_diag(&l0_in(&d, &[&f], None), "unknown.ir:2:3: error: ", "unknown operation 'no.such'");
+    let f = write(
+        &d,
+        "unknown.ir",
+        "func.func @f() {\n  \"no.such\"() : () -> ()\n  \"func.return\"() : () -> ()\n}\n",
+    );
+    assert_diag(
+        &l0_in(&d, &[&f], None),
+        "unknown.ir:2:3: error: ",
+        "unknown operation 'no.such'",
+    );
 }
 
 #[test]
@@ -178,9 +202,14 @@ fn verifier_error_exits_1_with_location() {
         "func.func @f(%a: f64) -> f64 {\n  \"func.return\"(%a) : (f64) -> ()\n  %b = \"arith.addf\"(%a, %a) : (f64, f64) -> f64\n}\n",
     );
     let out = l0_in(&d, &[&f], None);
-    assert_diag(&out, "t.ir:1:1: error: 'func.func' op ", "region must end with a terminator");
+    assert_diag(
+        &out,
+        "t.ir:1:1: error: 'func.func' op ",
+        "region must end with a terminator",
+    );
     assert!(
-        out.stderr.contains("t.ir:2:3: error: 'func.return' op must be the last operation"),
+        out.stderr
+            .contains("t.ir:2:3: error: 'func.return' op must be the last operation"),
         "{out:?}"
     );
 }
@@ -189,16 +218,48 @@ fn verifier_error_exits_1_with_location() {
 fn runtime_faults_exit_1_with_location() {
     let d = scratch("faults");
     let f = write(&d, "f.ir", FAULTS);
-    let ok = l0_in(&d, &["--run=main", "--arg=[1.5, 2.5]", "--arg=1", "--backend=interp", &f], None);
+    let ok = l0_in(
+        &d,
+        &[
+            "--run=main",
+            "--arg=[1.5, 2.5]",
+            "--arg=1",
+            "--backend=interp",
+            &f,
+        ],
+        None,
+    );
     assert_ok(&ok);
     assert_eq!(ok.stdout, "2.5\n");
-    let out = l0_in(&d, &["--run=main", "--arg=[1.5, 2.5]", "--arg=2", "--backend=interp", &f], None);
+    let out = l0_in(
+        &d,
+        &[
+            "--run=main",
+            "--arg=[1.5, 2.5]",
+            "--arg=2",
+            "--backend=interp",
+            &f,
+        ],
+        None,
+    );
     assert_diag(&out, "f.ir:2:3: error: ", "out of bounds");
-    let out = l0_in(&d, &["--run=main", "--arg=[]", "--arg=-1", "--backend=interp", &f], None);
+    let out = l0_in(
+        &d,
+        &["--run=main", "--arg=[]", "--arg=-1", "--backend=interp", &f],
+        None,
+    );
     assert_diag(&out, "f.ir:2:3: error: ", "out of bounds");
-    let out = l0_in(&d, &["--run=div", "--arg=7", "--arg=0", "--backend=interp", &f], None);
+    let out = l0_in(
+        &d,
+        &["--run=div", "--arg=7", "--arg=0", "--backend=interp", &f],
+        None,
+    );
     assert_diag(&out, "f.ir:6:3: error: ", "division by zero");
-    let ok = l0_in(&d, &["--run=div", "--arg=-7", "--arg=2", "--backend=interp", &f], None);
+    let ok = l0_in(
+        &d,
+        &["--run=div", "--arg=-7", "--arg=2", "--backend=interp", &f],
+        None,
+    );
     assert_ok(&ok);
     assert_eq!(ok.stdout, "-3\n");
 }
@@ -207,7 +268,11 @@ fn runtime_faults_exit_1_with_location() {
 fn invalid_utf8_exits_1() {
     let d = scratch("utf8");
     let f = write(&d, "u.ir", b"func.func @f() {\n  \xff\xfe\n}\n");
-    assert_diag(&l0_in(&d, &[&f], None), "u.ir:2:3: error: ", "invalid UTF-8");
+    assert_diag(
+        &l0_in(&d, &[&f], None),
+        "u.ir:2:3: error: ",
+        "invalid UTF-8",
+    );
     // The same through stdin names <stdin>.
     let out = l0_in(&d, &["-"], Some(b"// \xc3(\n"));
     assert_diag(&out, "<stdin>:1:4: error: ", "invalid UTF-8");
@@ -218,40 +283,92 @@ fn bad_command_lines_exit_2() {
     let d = scratch("usage");
     let f = write(&d, "f.ir", FAULTS);
     assert_usage(&l0_in(&d, &["--bogus-flag", &f], None), "--bogus-flag");
-    assert_usage(&l0_in(&d, &["--pass=nosuchpass", &f], None), "unknown pass 'nosuchpass'");
+    assert_usage(
+        &l0_in(&d, &["--pass=nosuchpass", &f], None),
+        "unknown pass 'nosuchpass'",
+    );
     assert_usage(&l0_in(&d, &["--pass=cse,", &f], None), "empty pass name");
     assert_usage(&l0_in(&d, &["--emit=bogus", &f], None), "bogus");
     assert_usage(&l0_in(&d, &["--bench=lots", &f], None), "lots");
     // Wrong number of --arg.
     assert_usage(
-        &l0_in(&d, &["--run=main", "--arg=[1.0]", "--backend=interp", &f], None),
+        &l0_in(
+            &d,
+            &["--run=main", "--arg=[1.0]", "--backend=interp", &f],
+            None,
+        ),
         "takes 2 argument(s), but 1 --arg given",
     );
     assert_usage(
-        &l0_in(&d, &["--run=div", "--arg=1", "--arg=2", "--arg=3", "--backend=interp", &f], None),
+        &l0_in(
+            &d,
+            &[
+                "--run=div",
+                "--arg=1",
+                "--arg=2",
+                "--arg=3",
+                "--backend=interp",
+                &f,
+            ],
+            None,
+        ),
         "takes 2 argument(s), but 3 --arg given",
     );
     // Unparsable --arg values.
     assert_usage(
-        &l0_in(&d, &["--run=div", "--arg=1", "--arg=x", "--backend=interp", &f], None),
+        &l0_in(
+            &d,
+            &["--run=div", "--arg=1", "--arg=x", "--backend=interp", &f],
+            None,
+        ),
         "--arg #2",
     );
     assert_usage(
-        &l0_in(&d, &["--run=div", "--arg=1.5", "--arg=2", "--backend=interp", &f], None),
+        &l0_in(
+            &d,
+            &["--run=div", "--arg=1.5", "--arg=2", "--backend=interp", &f],
+            None,
+        ),
         "--arg #1",
     );
     assert_usage(
-        &l0_in(&d, &["--run=main", "--arg=[1.0, oops]", "--arg=0", "--backend=interp", &f], None),
+        &l0_in(
+            &d,
+            &[
+                "--run=main",
+                "--arg=[1.0, oops]",
+                "--arg=0",
+                "--backend=interp",
+                &f,
+            ],
+            None,
+        ),
         "--arg #1",
     );
     assert_usage(
-        &l0_in(&d, &["--run=main", "--arg=@nosuch.npy", "--arg=0", "--backend=interp", &f], None),
+        &l0_in(
+            &d,
+            &[
+                "--run=main",
+                "--arg=@nosuch.npy",
+                "--arg=0",
+                "--backend=interp",
+                &f,
+            ],
+            None,
+        ),
         "--arg #1",
     );
     // No such function to run.
-    assert_usage(&l0_in(&d, &["--run=nosuch", "--backend=interp", &f], None), "no function named '@nosuch'");
+    assert_usage(
+        &l0_in(&d, &["--run=nosuch", "--backend=interp", &f], None),
+        "no function named '@nosuch'",
+    );
     // Missing input file, and no input at all.
-    assert_usage(&l0_in(&d, &["missing.ir"], None), "cannot read 'missing.ir'");
+    assert_usage(
+        &l0_in(&d, &["missing.ir"], None),
+        "cannot read 'missing.ir'",
+    );
     assert_usage(&l0_in(&d, &[], None), "no input file");
 }
 
@@ -292,17 +409,33 @@ fn output_file_is_written_atomically() {
     assert_eq!(out.stdout, "", "the IR goes to the file, not stdout");
     let text = std::fs::read_to_string(d.join("out.ir")).unwrap();
     assert!(text.contains("gen.loop"), "{text}");
-    assert_eq!(listing(&d), ["out.ir", "s.ir"], "no temporary file may be left behind");
+    assert_eq!(
+        listing(&d),
+        ["out.ir", "s.ir"],
+        "no temporary file may be left behind"
+    );
 
     // A failing run writes no output file (and leaves no temporary).
-    let bad = write(&d, "bad.ir", "func.func @f() {\n  \"no.such\"() : () -> ()\n}\n");
+    let bad = write(
+        &d,
+        "bad.ir",
+        "func.func @f() {\n  \"no.such\"() : () -> ()\n}\n",
+    );
     let out = l0_in(&d, &["-o", "bad-out.ir", &bad], None);
     assert_eq!(out.code, 1, "{out:?}");
     assert_eq!(listing(&d), ["bad.ir", "out.ir", "s.ir"]);
     let faults = write(&d, "faults.ir", FAULTS);
     let out = l0_in(
         &d,
-        &["--run=main", "--arg=[1.0]", "--arg=5", "--backend=interp", "-o", "r.npy", &faults],
+        &[
+            "--run=main",
+            "--arg=[1.0]",
+            "--arg=5",
+            "--backend=interp",
+            "-o",
+            "r.npy",
+            &faults,
+        ],
         None,
     );
     assert_eq!(out.code, 1, "{out:?}");
@@ -343,17 +476,32 @@ fn identity(ty: &str) -> String {
 /// same with `-o out.npy`, returning the written file's path.
 fn npy_identity(d: &Path, ty: &str, printed: &str) -> PathBuf {
     let f = write(d, "id.ir", identity(ty));
-    let out = l0_in(d, &["--run=main", "--arg=@input.npy", "--backend=interp", &f], None);
+    let out = l0_in(
+        d,
+        &["--run=main", "--arg=@input.npy", "--backend=interp", &f],
+        None,
+    );
     assert_ok(&out);
     assert_eq!(out.stdout, printed, "{ty}: {out:?}");
     let out = l0_in(
         d,
-        &["--run=main", "--arg=@input.npy", "--backend=interp", "-o", "out.npy", &f],
+        &[
+            "--run=main",
+            "--arg=@input.npy",
+            "--backend=interp",
+            "-o",
+            "out.npy",
+            &f,
+        ],
         None,
     );
     assert_ok(&out);
     assert_eq!(out.stdout, "", "{out:?}");
-    assert_eq!(listing(d), ["id.ir", "input.npy", "out.npy"], "no temporary file may be left behind");
+    assert_eq!(
+        listing(d),
+        ["id.ir", "input.npy", "out.npy"],
+        "no temporary file may be left behind"
+    );
     d.join("out.npy")
 }
 
@@ -365,7 +513,10 @@ fn npy_f64() {
     let o = npy_identity(&d, "vec<f64>", "[1.5, -2, 0.1, inf, -0]\n");
     let (shape, dtype, back) = read_npy::<f64>(&o);
     assert_eq!((shape, dtype.as_str()), (vec![5], "<f8"));
-    assert_eq!(back.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), data.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+    assert_eq!(
+        back.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+        data.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -383,7 +534,11 @@ fn npy_i64() {
     let d = scratch("npy-i64");
     let data = vec![i64::MIN, -1, 0, 7, i64::MAX];
     write_npy(&d.join("input.npy"), &[5], data.clone());
-    let o = npy_identity(&d, "vec<i64>", "[-9223372036854775808, -1, 0, 7, 9223372036854775807]\n");
+    let o = npy_identity(
+        &d,
+        "vec<i64>",
+        "[-9223372036854775808, -1, 0, 7, 9223372036854775807]\n",
+    );
     let (shape, dtype, back) = read_npy::<i64>(&o);
     assert_eq!((shape, dtype.as_str(), back), (vec![5], "<i8", data));
 }
@@ -422,7 +577,11 @@ fn npy_mat_f64() {
         "shape.ir",
         "func.func @main(%m: mat<f64>) -> (index, index) {\n  %r = \"mat.rows\"(%m) : (mat<f64>) -> index\n  %c = \"mat.cols\"(%m) : (mat<f64>) -> index\n  \"func.return\"(%r, %c) : (index, index) -> ()\n}\n",
     );
-    let out = l0_in(&d, &["--run=main", "--arg=@input.npy", "--backend=interp", &f], None);
+    let out = l0_in(
+        &d,
+        &["--run=main", "--arg=@input.npy", "--backend=interp", &f],
+        None,
+    );
     assert_ok(&out);
     assert_eq!(out.stdout, "2\n3\n");
 }
@@ -433,12 +592,20 @@ fn npy_wrong_dtype_or_shape_is_a_usage_error() {
     write_npy(&d.join("input.npy"), &[3], vec![1i32, 2, 3]);
     let f = write(&d, "id.ir", identity("vec<f64>"));
     assert_usage(
-        &l0_in(&d, &["--run=main", "--arg=@input.npy", "--backend=interp", &f], None),
+        &l0_in(
+            &d,
+            &["--run=main", "--arg=@input.npy", "--backend=interp", &f],
+            None,
+        ),
         "does not match element type",
     );
     write_npy(&d.join("input.npy"), &[1, 2], vec![1.0f64, 2.0]);
     assert_usage(
-        &l0_in(&d, &["--run=main", "--arg=@input.npy", "--backend=interp", &f], None),
+        &l0_in(
+            &d,
+            &["--run=main", "--arg=@input.npy", "--backend=interp", &f],
+            None,
+        ),
         "expected a 1-D array",
     );
 }
@@ -453,13 +620,24 @@ fn run_result_to_npy() {
     );
     let out = l0_in(
         &d,
-        &["--pass=fuse,lower", "--run=main", "--arg=[1.5, -2, 3]", "--backend=interp", "-o", "r.npy", &f],
+        &[
+            "--pass=fuse,lower",
+            "--run=main",
+            "--arg=[1.5, -2, 3]",
+            "--backend=interp",
+            "-o",
+            "r.npy",
+            &f,
+        ],
         None,
     );
     assert_ok(&out);
     assert_eq!(out.stdout, "");
     let (shape, dtype, back) = read_npy::<f64>(&d.join("r.npy"));
-    assert_eq!((shape, dtype.as_str(), back), (vec![3], "<f8", vec![2.25, 4.0, 9.0]));
+    assert_eq!(
+        (shape, dtype.as_str(), back),
+        (vec![3], "<f8", vec![2.25, 4.0, 9.0])
+    );
     assert_eq!(listing(&d), ["r.npy", "sq.ir"]);
 }
 
@@ -470,7 +648,17 @@ fn run_result_to_npy() {
 fn bench_prints_median() {
     let d = scratch("bench");
     let f = write(&d, "s.ir", SUMSQ);
-    let out = l0_in(&d, &["--run=main", "--arg=[1, 2, 3]", "--backend=interp", "--bench=3", &f], None);
+    let out = l0_in(
+        &d,
+        &[
+            "--run=main",
+            "--arg=[1, 2, 3]",
+            "--backend=interp",
+            "--bench=3",
+            &f,
+        ],
+        None,
+    );
     assert_ok(&out);
     assert_eq!(out.stdout, "14\n");
     let re = Regex::new(r"(?m)^median_ns=[0-9]+$").unwrap();
@@ -484,7 +672,13 @@ fn timing_report() {
     let out = l0_in(&d, &["--pass=canonicalize,fuse", "--timing", &f], None);
     assert_ok(&out);
     assert!(out.stdout.contains("func.func @main"), "{out:?}");
-    for needle in ["execution time report", "parse", "'canonicalize'", "'fuse'", "total"] {
+    for needle in [
+        "execution time report",
+        "parse",
+        "'canonicalize'",
+        "'fuse'",
+        "total",
+    ] {
         assert!(out.stderr.contains(needle), "'{needle}' missing: {out:?}");
     }
 }
@@ -493,9 +687,17 @@ fn timing_report() {
 fn print_ir_after_all_dumps_each_pass() {
     let d = scratch("print-after-all");
     let f = write(&d, "s.ir", SUMSQ);
-    let out = l0_in(&d, &["--pass=canonicalize,cse,fuse", "--print-ir-after-all", &f], None);
+    let out = l0_in(
+        &d,
+        &["--pass=canonicalize,cse,fuse", "--print-ir-after-all", &f],
+        None,
+    );
     assert_ok(&out);
-    let dumps: Vec<&str> = out.stderr.lines().filter(|l| l.contains("IR Dump After")).collect();
+    let dumps: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("IR Dump After"))
+        .collect();
     assert_eq!(dumps.len(), 3, "{out:?}");
     for (dump, pass) in dumps.iter().zip(["canonicalize", "cse", "fuse"]) {
         assert!(dump.contains(pass), "{dump}");

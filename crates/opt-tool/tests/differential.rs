@@ -8,7 +8,8 @@
 //! skipped: they are expected to fail, or hold several modules.
 //!
 //! Each program is run with `l0-opt --run=main` in the configurations of [`COLUMNS`]; the
-//! first (no passes, interpreter) is the reference. Results are compared value by value:
+//! first (no passes, interpreter) is the reference, itself checked against the outputs
+//! documented in examples/README.md for the examples. Results are compared value by value:
 //! integers and booleans exactly, floats within a relative 1e-12 for vector elements and
 //! 1e-9 for scalars (reductions may be reassociated), NaN equal to NaN. A run that fails
 //! must fail in every column (same exit status). Any divergence fails the test with the
@@ -25,9 +26,15 @@ use std::process::Command;
 const COLUMNS: &[(&str, &[&str])] = &[
     ("interp", &["--backend=interp"]),
     ("fuse/interp", &["--pass=fuse", "--backend=interp"]),
-    ("fuse,lower/interp", &["--pass=fuse,lower", "--backend=interp"]),
+    (
+        "fuse,lower/interp",
+        &["--pass=fuse,lower", "--backend=interp"],
+    ),
     ("lower/interp", &["--pass=lower", "--backend=interp"]),
-    ("fuse,lower/cranelift", &["--pass=fuse,lower", "--backend=cranelift"]),
+    (
+        "fuse,lower/cranelift",
+        &["--pass=fuse,lower", "--backend=cranelift"],
+    ),
 ];
 
 /// Relative tolerance for float vector (and matrix) elements.
@@ -40,11 +47,13 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// A program to run: the file, its `--arg`s and the result types of `@main`.
+/// A program to run: the file, its `--arg`s, the result types of `@main` and, for the
+/// examples, the expected stdout.
 struct Case {
     file: PathBuf,
     args: Vec<String>,
     results: Vec<String>,
+    expected: Option<&'static str>,
 }
 
 /// What one run produced.
@@ -154,21 +163,26 @@ fn input_for(ty: &str, k: usize) -> Option<String> {
     };
     match ty.strip_prefix("vec<").and_then(|t| t.strip_suffix('>')) {
         Some(elem) => {
-            let items = (0..5).map(|i| scalar(elem, i + k)).collect::<Option<Vec<_>>>()?;
+            let items = (0..5)
+                .map(|i| scalar(elem, i + k))
+                .collect::<Option<Vec<_>>>()?;
             Some(format!("[{}]", items.join(", ")))
         }
         None => scalar(ty, k + 2),
     }
 }
 
-/// The inputs of each example (examples/README.md).
-fn example_args(name: &str) -> Option<Vec<String>> {
+/// The inputs of each example and its expected output (examples/README.md).
+fn example_args(name: &str) -> Option<(Vec<String>, &'static str)> {
     let d = |f: &str| format!("@examples/data/{f}.npy");
     Some(match name {
-        "sumsq" => vec![d("sumsq_x")],
-        "mean_var" => vec![d("mean_var_x")],
-        "filter_sum" => vec![d("filter_sum_x")],
-        "blackscholes" => vec![d("bs_s"), d("bs_k"), d("bs_t"), d("bs_v")],
+        "sumsq" => (vec![d("sumsq_x")], "306.765625\n"),
+        "mean_var" => (vec![d("mean_var_x")], "4.265625\n15.050537109375\n"),
+        "filter_sum" => (vec![d("filter_sum_x")], "37.375\n"),
+        "blackscholes" => (
+            vec![d("bs_s"), d("bs_k"), d("bs_t"), d("bs_v")],
+            "143.55451505557474\n",
+        ),
         _ => return None,
     })
 }
@@ -204,7 +218,12 @@ fn cases() -> (Vec<Case>, Vec<String>) {
             continue;
         };
         match example_args(&name) {
-            Some(args) => out.push(Case { file, args, results }),
+            Some((args, expected)) => out.push(Case {
+                file,
+                args,
+                results,
+                expected: Some(expected),
+            }),
             // A new example must be given its inputs here.
             None => panic!("examples/{name}.ir has no inputs in differential.rs::example_args"),
         }
@@ -227,8 +246,18 @@ fn cases() -> (Vec<Case>, Vec<String>) {
         let Some((params, results)) = main_signature(&text) else {
             continue;
         };
-        match params.iter().enumerate().map(|(k, t)| input_for(t, k)).collect::<Option<Vec<_>>>() {
-            Some(args) => out.push(Case { file, args, results }),
+        match params
+            .iter()
+            .enumerate()
+            .map(|(k, t)| input_for(t, k))
+            .collect::<Option<Vec<_>>>()
+        {
+            Some(args) => out.push(Case {
+                file,
+                args,
+                results,
+                expected: None,
+            }),
             None => skipped.push(format!("{}: @main takes {params:?}", file.display())),
         }
     }
@@ -255,9 +284,12 @@ fn elem_of(ty: &str) -> (&str, bool) {
 /// The scalar tokens of one printed result (`[[1, 2], [3]]` -> `1`, `2`, `3`) and the
 /// bracket structure (to compare shapes).
 fn tokens(line: &str) -> (Vec<&str>, String) {
-    let shape: String = line.chars().filter(|c| matches!(c, '[' | ']' | ',')).collect();
+    let shape: String = line
+        .chars()
+        .filter(|c| matches!(c, '[' | ']' | ','))
+        .collect();
     let toks = line
-        .split(|c: char| matches!(c, '[' | ']' | ','))
+        .split(['[', ']', ','])
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .collect();
@@ -327,11 +359,21 @@ fn compare_close() {
 
 #[test]
 fn main_signatures() {
-    let (p, r) = main_signature("func.func @main(%x: vec<f64>, %n: index) -> (f64, vec<i64>) {").unwrap();
-    assert_eq!((p, r), (vec!["vec<f64>".into(), "index".into()], vec!["f64".into(), "vec<i64>".into()]));
+    let (p, r) =
+        main_signature("func.func @main(%x: vec<f64>, %n: index) -> (f64, vec<i64>) {").unwrap();
+    assert_eq!(
+        (p, r),
+        (
+            vec!["vec<f64>".into(), "index".into()],
+            vec!["f64".into(), "vec<i64>".into()]
+        )
+    );
     let (p, r) = main_signature("module {\n  func.func @main() {\n").unwrap();
     assert!(p.is_empty() && r.is_empty());
-    assert_eq!(input_for("vec<i1>", 0).unwrap(), "[true, false, true, true, false]");
+    assert_eq!(
+        input_for("vec<i1>", 0).unwrap(),
+        "[true, false, true, true, false]"
+    );
     assert_eq!(input_for("mat<f64>", 0), None);
 }
 
@@ -354,8 +396,21 @@ fn pipelines_and_backends_agree() {
             .to_string();
         let reference = run(case, COLUMNS[0].1);
         if reference.code != 0 && reference.code != 1 {
-            failures.push(format!("{shown}: reference run exits {}:\n{}", reference.code, reference.stderr));
+            failures.push(format!(
+                "{shown}: reference run exits {}:\n{}",
+                reference.code, reference.stderr
+            ));
             continue;
+        }
+        if let Some(want) = case.expected {
+            // The examples' outputs are documented: the reference itself must be right
+            // (exactly for the dyadic inputs; blackscholes within the float tolerance).
+            if let Err(why) = compare(want, &reference.stdout, &case.results) {
+                failures.push(format!(
+                    "{shown}: {} gives {:?}, examples/README.md says {want:?}: {why}\n{}",
+                    COLUMNS[0].0, reference.stdout, reference.stderr
+                ));
+            }
         }
         for (name, extra) in &COLUMNS[1..] {
             if no_cranelift && name.contains("cranelift") {
@@ -386,6 +441,14 @@ fn pipelines_and_backends_agree() {
             }
         }
     }
-    eprintln!("differential: {} programs, {compared} comparisons", cases.len());
-    assert!(failures.is_empty(), "{} divergence(s):\n\n{}", failures.len(), failures.join("\n\n"));
+    eprintln!(
+        "differential: {} programs, {compared} comparisons",
+        cases.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} divergence(s):\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }
