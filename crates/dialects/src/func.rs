@@ -164,7 +164,11 @@ pub fn parse_terminator(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> 
         }
     }
     if tys.len() != vals.len() {
-        return Err(cp.error(format!("expected {} types, found {}", vals.len(), tys.len())));
+        return Err(cp.error(format!(
+            "expected {} types, found {}",
+            vals.len(),
+            tys.len()
+        )));
     }
     Ok(ParsedOp {
         operands: vals.into_iter().zip(tys.into_iter().map(Some)).collect(),
@@ -173,7 +177,11 @@ pub fn parse_terminator(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> 
 }
 
 /// Terminator semantics: yield the operands.
-pub fn interp_terminator(_: &mut Interp, _: OpId, args: &[RtValue]) -> Result<smallvec::SmallVec<[RtValue; 2]>, RunError> {
+pub fn interp_terminator(
+    _: &mut Interp,
+    _: OpId,
+    args: &[RtValue],
+) -> Result<smallvec::SmallVec<[RtValue; 2]>, RunError> {
     Ok(args.iter().cloned().collect())
 }
 
@@ -205,13 +213,20 @@ fn verify_call(ctx: &Context, op: OpId) -> Result<(), String> {
 
 fn print_call(p: &mut Printer, op: OpId) -> std::fmt::Result {
     let ctx = p.ctx();
-    let callee = ctx.attr(op, "callee").and_then(|a| a.as_symbol()).unwrap_or("<invalid>");
+    let callee = ctx
+        .attr(op, "callee")
+        .and_then(|a| a.as_symbol())
+        .unwrap_or("<invalid>");
     p.w(&format!(" @{callee}("));
     p.values(ctx.operands(op));
     p.w(")");
     p.attr_dict(op, &["callee"]);
     p.w(" : (");
-    let ins: Vec<Type> = ctx.operands(op).iter().map(|&v| ctx.ty(v).clone()).collect();
+    let ins: Vec<Type> = ctx
+        .operands(op)
+        .iter()
+        .map(|&v| ctx.ty(v).clone())
+        .collect();
     p.types(&ins);
     p.w(") -> ");
     let outs: Vec<Type> = ctx.results(op).iter().map(|&v| ctx.ty(v).clone()).collect();
@@ -237,7 +252,11 @@ fn parse_call(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     cp.expect_punct("->")?;
     let outs = cp.type_list()?;
     if ins.len() != vals.len() {
-        return Err(cp.error(format!("expected {} operand types, found {}", vals.len(), ins.len())));
+        return Err(cp.error(format!(
+            "expected {} operand types, found {}",
+            vals.len(),
+            ins.len()
+        )));
     }
     Ok(ParsedOp {
         operands: vals.into_iter().zip(ins.into_iter().map(Some)).collect(),
@@ -247,7 +266,11 @@ fn parse_call(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     })
 }
 
-fn interp_call(it: &mut Interp, op: OpId, args: &[RtValue]) -> Result<smallvec::SmallVec<[RtValue; 2]>, RunError> {
+fn interp_call(
+    it: &mut Interp,
+    op: OpId,
+    args: &[RtValue],
+) -> Result<smallvec::SmallVec<[RtValue; 2]>, RunError> {
     let ctx = it.ctx;
     let callee = ctx
         .attr(op, "callee")
@@ -258,7 +281,11 @@ fn interp_call(it: &mut Interp, op: OpId, args: &[RtValue]) -> Result<smallvec::
     Ok(r.into_iter().collect())
 }
 
-fn interp_func(_: &mut Interp, op: OpId, _: &[RtValue]) -> Result<smallvec::SmallVec<[RtValue; 2]>, RunError> {
+fn interp_func(
+    _: &mut Interp,
+    op: OpId,
+    _: &[RtValue],
+) -> Result<smallvec::SmallVec<[RtValue; 2]>, RunError> {
     let _ = op;
     Ok(smallvec![])
 }

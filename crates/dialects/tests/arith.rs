@@ -582,7 +582,8 @@ fn interp_float_ops() {
         run2("arith.minf", Type::F64, F64(0.0), F64(-0.0)),
         Ok(F64(-0.0))
     );
-    let unary: &[(&str, fn(f64) -> f64)] = &[
+    type Unary = (&'static str, fn(f64) -> f64);
+    let unary: &[Unary] = &[
         ("arith.negf", |x| -x),
         ("arith.sqrt", f64::sqrt),
         ("arith.exp", f64::exp),
@@ -846,7 +847,7 @@ fn verifier_rejects_bad_types() {
         ("arith.extf", Type::F64, Type::F32),
         ("arith.truncf", Type::F32, Type::F64),
     ] {
-        let e = verify_error(&[from.clone()], to.clone(), |b, a| {
+        let e = verify_error(std::slice::from_ref(&from), to.clone(), |b, a| {
             b.op1(name, &[a[0]], to.clone(), vec![])
         });
         assert!(e.contains("cannot cast"), "{name}: {e}");

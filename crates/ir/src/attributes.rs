@@ -48,7 +48,11 @@ impl Attribute {
     }
     /// Float attribute of type `ty` (rounded to `f32` when `ty` is `f32`).
     pub fn float(value: f64, ty: Type) -> Attribute {
-        let v = if ty == Type::F32 { value as f32 as f64 } else { value };
+        let v = if ty == Type::F32 {
+            value as f32 as f64
+        } else {
+            value
+        };
         Attribute::Float(v, ty)
     }
     /// `#dialect.name<params>`.
@@ -119,9 +123,8 @@ impl PartialEq for Attribute {
         use Attribute::*;
         match (self, other) {
             // `true : i1` prints as `true` and parses back as a Bool: the same constant.
-            (Int(a, crate::types::Type::I1), Bool(b)) | (Bool(b), Int(a, crate::types::Type::I1)) => {
-                (*a != 0) == *b
-            }
+            (Int(a, crate::types::Type::I1), Bool(b))
+            | (Bool(b), Int(a, crate::types::Type::I1)) => (*a != 0) == *b,
             (Int(a, t), Int(b, u)) => a == b && t == u,
             (Float(a, t), Float(b, u)) => a.to_bits() == b.to_bits() && t == u,
             (Bool(a), Bool(b)) => a == b,

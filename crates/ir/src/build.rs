@@ -72,9 +72,13 @@ fn resolve(
 ) -> Result<ValueId, Diagnostic> {
     let v = match r.index {
         None => scopes.lookup(&r.name),
-        Some(i) => scopes
-            .lookup(&format!("{}#{i}", r.name))
-            .or_else(|| if i == 0 { scopes.lookup(&r.name) } else { None }),
+        Some(i) => scopes.lookup(&format!("{}#{i}", r.name)).or_else(|| {
+            if i == 0 {
+                scopes.lookup(&r.name)
+            } else {
+                None
+            }
+        }),
     };
     let shown = match r.index {
         Some(i) => format!("%{}#{i}", r.name),
@@ -129,7 +133,11 @@ fn build_op(
                     .zip(g.operand_types.iter().cloned().map(Some))
                     .collect(),
                 result_types: g.result_types.clone(),
-                attrs: g.attrs.iter().map(|e| (e.name.clone(), e.value.clone())).collect(),
+                attrs: g
+                    .attrs
+                    .iter()
+                    .map(|e| (e.name.clone(), e.value.clone()))
+                    .collect(),
                 regions: g
                     .regions
                     .iter()
@@ -232,7 +240,10 @@ fn build_region(
         let args = match (&pr.entry_args, bi) {
             (Some(a), 0) => {
                 if !ab.args.is_empty() {
-                    return Err(diag(ab.loc, "block arguments are given by the op header".into()));
+                    return Err(diag(
+                        ab.loc,
+                        "block arguments are given by the op header".into(),
+                    ));
                 }
                 a
             }
@@ -257,17 +268,12 @@ fn build_region(
 }
 
 /// Parses and builds a whole source text.
-pub fn parse_source(
-    name: &str,
-    text: &str,
-    registry: Rc<Registry>,
-) -> Result<Context, Diagnostic> {
+pub fn parse_source(name: &str, text: &str, registry: Rc<Registry>) -> Result<Context, Diagnostic> {
     let source = Rc::new(Source {
         name: name.to_string(),
         text: text.to_string(),
     });
-    let ast = crate::parser::parse_module(text)
-        .map_err(|e| diag(e.offset, e.message))?;
+    let ast = crate::parser::parse_module(text).map_err(|e| diag(e.offset, e.message))?;
     build_module(&ast, registry, Some(source))
 }
 

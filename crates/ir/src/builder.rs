@@ -42,7 +42,12 @@ impl GvnKey {
     /// The key of `state`, normalizing commutative operands by id.
     pub fn of(ctx: &Context, state: &OpState) -> GvnKey {
         let mut operands = state.operands.clone();
-        if ctx.registry().spec(state.kind).traits.contains(Traits::COMMUTATIVE) {
+        if ctx
+            .registry()
+            .spec(state.kind)
+            .traits
+            .contains(Traits::COMMUTATIVE)
+        {
             operands.sort();
         }
         GvnKey {
@@ -111,7 +116,10 @@ impl<'a> Builder<'a> {
     }
     /// A builder inserting before `op` (which must be in a block).
     pub fn before(ctx: &'a mut Context, op: OpId) -> Builder<'a> {
-        let block = ctx.op(op).parent.expect("insertion point op is not in a block");
+        let block = ctx
+            .op(op)
+            .parent
+            .expect("insertion point op is not in a block");
         let loc = ctx.loc(op);
         Builder {
             ctx,
@@ -237,7 +245,8 @@ impl<'a> Builder<'a> {
         let key = gvn.then(|| GvnKey::of(self.ctx, &st));
         if let Some(key) = &key {
             if let Some(&found) = self.ctx.gvn.get(key) {
-                if self.ctx.alive(found) && dominates_point(self.ctx, found, self.block, self.before)
+                if self.ctx.alive(found)
+                    && dominates_point(self.ctx, found, self.block, self.before)
                 {
                     return SmallVec::from_slice(self.ctx.results(found));
                 }

@@ -297,7 +297,9 @@ impl Context {
     }
     /// The op whose region contains block `b`.
     pub fn block_parent_op(&self, b: BlockId) -> Option<OpId> {
-        self.blocks[b.index()].parent.and_then(|r| self.region_parent(r))
+        self.blocks[b.index()]
+            .parent
+            .and_then(|r| self.region_parent(r))
     }
     /// The op enclosing `op` (the owner of its block's region).
     pub fn parent_op(&self, op: OpId) -> Option<OpId> {
@@ -568,7 +570,13 @@ impl Context {
     fn remove_use(&mut self, v: ValueId, op: OpId, index: usize) {
         let p = self.ops[op.index()].use_pos[index] as usize;
         let uses = &mut self.values[v.index()].uses;
-        debug_assert!(uses[p] == Use { op, index: index as u32 });
+        debug_assert!(
+            uses[p]
+                == Use {
+                    op,
+                    index: index as u32
+                }
+        );
         uses.swap_remove(p);
         if p < uses.len() {
             let moved = uses[p];

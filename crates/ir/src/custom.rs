@@ -3,7 +3,9 @@
 //! [`CustomParser`] cursor and returns a [`ParsedOp`], whose value names the
 //! IR builder then resolves.
 
-use crate::ast::{AstArg, AstAttrEntry, AstItem, AstItemKind, AstRegion, AstValueRef, Offset, SyntaxError};
+use crate::ast::{
+    AstArg, AstAttrEntry, AstItem, AstItemKind, AstRegion, AstValueRef, Offset, SyntaxError,
+};
 use crate::attributes::Attribute;
 use crate::types::Type;
 
@@ -155,7 +157,8 @@ impl<'a> CustomParser<'a> {
     }
     /// Consumes a value reference or errors.
     pub fn expect_value(&mut self) -> Result<AstValueRef, SyntaxError> {
-        self.try_value().ok_or_else(|| self.error("expected an SSA value"))
+        self.try_value()
+            .ok_or_else(|| self.error("expected an SSA value"))
     }
     /// Consumes a comma-separated list of values (possibly empty).
     pub fn value_list(&mut self) -> Result<Vec<AstValueRef>, SyntaxError> {
@@ -235,7 +238,8 @@ impl<'a> CustomParser<'a> {
     }
     /// Consumes a region or errors.
     pub fn expect_region(&mut self) -> Result<AstRegion, SyntaxError> {
-        self.try_region().ok_or_else(|| self.error("expected a region '{ ... }'"))
+        self.try_region()
+            .ok_or_else(|| self.error("expected a region '{ ... }'"))
     }
     /// Consumes an attribute dictionary if next.
     pub fn try_attr_dict(&mut self) -> Option<Vec<AstAttrEntry>> {

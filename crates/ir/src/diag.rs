@@ -111,7 +111,10 @@ fn render_one(out: &mut String, source: Option<&Source>, loc: Loc, sev: Severity
         let (line, col) = line_col(s, off);
         if let Some(text) = s.text.lines().nth(line - 1) {
             // Show at most 120 characters of the line, around the column.
-            let chars: Vec<char> = text.chars().map(|c| if c == '\t' { ' ' } else { c }).collect();
+            let chars: Vec<char> = text
+                .chars()
+                .map(|c| if c == '\t' { ' ' } else { c })
+                .collect();
             let start = col.saturating_sub(80).min(chars.len());
             let end = (start + 120).min(chars.len());
             let shown: String = chars[start..end].iter().collect();

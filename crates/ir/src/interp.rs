@@ -185,7 +185,12 @@ impl<'a> Interp<'a> {
 
     /// Calls the function named `name` (an op with `sym_name` and a body
     /// region whose entry block takes the arguments).
-    pub fn call(&mut self, name: &str, args: &[RtValue], at: Loc) -> Result<Vec<RtValue>, RunError> {
+    pub fn call(
+        &mut self,
+        name: &str,
+        args: &[RtValue],
+        at: Loc,
+    ) -> Result<Vec<RtValue>, RunError> {
         let f = self.ctx.lookup_symbol(name).ok_or_else(|| RunError {
             loc: at,
             message: format!("no function named '@{name}'"),
@@ -206,7 +211,10 @@ impl<'a> Interp<'a> {
         if nargs != args.len() {
             return Err(RunError {
                 loc: at,
-                message: format!("function '@{name}' takes {nargs} arguments, got {}", args.len()),
+                message: format!(
+                    "function '@{name}' takes {nargs} arguments, got {}",
+                    args.len()
+                ),
             });
         }
         self.depth += 1;
@@ -256,7 +264,11 @@ impl<'a> Interp<'a> {
 
     /// Runs the single block of `r` with `args` bound to its arguments and
     /// returns the operands of its terminator.
-    pub fn run_region(&mut self, r: RegionId, args: &[RtValue]) -> Result<SmallVec<[RtValue; 2]>, RunError> {
+    pub fn run_region(
+        &mut self,
+        r: RegionId,
+        args: &[RtValue],
+    ) -> Result<SmallVec<[RtValue; 2]>, RunError> {
         let ctx = self.ctx;
         let b = ctx.region_block(r);
         for (&a, v) in ctx.block_args(b).iter().zip(args) {

@@ -6,8 +6,8 @@
 pub mod ast;
 pub mod attributes;
 pub mod build;
-pub mod clone;
 pub mod builder;
+pub mod clone;
 pub mod context;
 pub mod custom;
 pub mod diag;

@@ -202,7 +202,13 @@ pub trait Instrumentation {
 pub struct VerifyEach;
 
 impl Instrumentation for VerifyEach {
-    fn after_pass(&mut self, pass: &str, ctx: &Context, _: &PassStats, _: Duration) -> Result<(), Diagnostic> {
+    fn after_pass(
+        &mut self,
+        pass: &str,
+        ctx: &Context,
+        _: &PassStats,
+        _: Duration,
+    ) -> Result<(), Diagnostic> {
         match crate::verifier::verify(ctx) {
             Ok(()) => Ok(()),
             Err(mut ds) => {
@@ -220,7 +226,13 @@ pub struct PrintIrAfterAll {
 }
 
 impl Instrumentation for PrintIrAfterAll {
-    fn after_pass(&mut self, pass: &str, ctx: &Context, _: &PassStats, _: Duration) -> Result<(), Diagnostic> {
+    fn after_pass(
+        &mut self,
+        pass: &str,
+        ctx: &Context,
+        _: &PassStats,
+        _: Duration,
+    ) -> Result<(), Diagnostic> {
         eprintln!("// -----// IR Dump After {pass} //----- //");
         eprint!("{}", print_module(ctx, self.opts));
         Ok(())
@@ -235,8 +247,15 @@ pub struct Timing {
 }
 
 impl Instrumentation for Timing {
-    fn after_pass(&mut self, pass: &str, _: &Context, stats: &PassStats, elapsed: Duration) -> Result<(), Diagnostic> {
-        self.records.push((pass.to_string(), elapsed, stats.clone()));
+    fn after_pass(
+        &mut self,
+        pass: &str,
+        _: &Context,
+        stats: &PassStats,
+        elapsed: Duration,
+    ) -> Result<(), Diagnostic> {
+        self.records
+            .push((pass.to_string(), elapsed, stats.clone()));
         Ok(())
     }
 }

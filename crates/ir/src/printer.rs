@@ -31,8 +31,7 @@ pub struct Printer<'a> {
 
 fn valid_name(s: &str) -> bool {
     !s.is_empty()
-        && s
-            .bytes()
+        && s.bytes()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'$' | b'-'))
 }
 
@@ -205,7 +204,12 @@ impl<'a> Printer<'a> {
         if label && !args.is_empty() {
             self.indent -= 1;
             self.newline();
-            let name = self.ctx.block(b).label.clone().unwrap_or_else(|| "bb0".into());
+            let name = self
+                .ctx
+                .block(b)
+                .label
+                .clone()
+                .unwrap_or_else(|| "bb0".into());
             let _ = write!(self.out, "^{name}(");
             for (i, &a) in args.iter().enumerate() {
                 if i > 0 {
@@ -233,10 +237,11 @@ impl<'a> Printer<'a> {
             self.out.push_str(" = ");
             return;
         }
-        let hints: Vec<Option<Rc<str>>> = res.iter().map(|&r| self.ctx.value(r).name.clone()).collect();
-        let plain = hints
+        let hints: Vec<Option<Rc<str>>> = res
             .iter()
-            .all(|h| h.as_deref().is_some_and(|h| valid_name(h)));
+            .map(|&r| self.ctx.value(r).name.clone())
+            .collect();
+        let plain = hints.iter().all(|h| h.as_deref().is_some_and(valid_name));
         if plain {
             for (i, &r) in res.iter().enumerate() {
                 if i > 0 {
@@ -297,7 +302,11 @@ impl<'a> Printer<'a> {
         }
         self.attr_dict(op, &[]);
         self.out.push_str(" : (");
-        let ots: Vec<Type> = ctx.operands(op).iter().map(|&v| ctx.ty(v).clone()).collect();
+        let ots: Vec<Type> = ctx
+            .operands(op)
+            .iter()
+            .map(|&v| ctx.ty(v).clone())
+            .collect();
         self.types(&ots);
         self.out.push_str(") -> ");
         let rts: Vec<Type> = ctx.results(op).iter().map(|&v| ctx.ty(v).clone()).collect();

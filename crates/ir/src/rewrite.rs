@@ -107,7 +107,12 @@ impl Worklist {
     }
 }
 
-fn push_users_and_producers(ctx: &Context, wl: &mut Worklist, vals: &[ValueId], operands: &[ValueId]) {
+fn push_users_and_producers(
+    ctx: &Context,
+    wl: &mut Worklist,
+    vals: &[ValueId],
+    operands: &[ValueId],
+) {
     for &v in vals {
         if let Some(d) = ctx.def_op(v) {
             wl.push(d);
@@ -169,7 +174,8 @@ pub fn apply_greedily_to(
         let spec = registry.spec(ctx.op(op).kind);
         let (fold, rewrites): (_, SmallVec<[RewriteFn; 4]>) = match patterns {
             Patterns::Canonical => (
-                spec.fold.filter(|_| !spec.traits.contains(Traits::CONSTANT_LIKE)),
+                spec.fold
+                    .filter(|_| !spec.traits.contains(Traits::CONSTANT_LIKE)),
                 spec.rewrites.iter().copied().collect(),
             ),
             Patterns::Phase(p) => (

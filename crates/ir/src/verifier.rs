@@ -13,7 +13,9 @@ fn err(ctx: &Context, op: OpId, msg: impl std::fmt::Display) -> Diagnostic {
 /// Whether the definition of `v` dominates its use by `user`. On failure,
 /// says why.
 fn check_dominance(ctx: &Context, v: ValueId, user: OpId) -> Result<(), &'static str> {
-    let def_block = ctx.value_block(v).ok_or("operand is not attached to the IR")?;
+    let def_block = ctx
+        .value_block(v)
+        .ok_or("operand is not attached to the IR")?;
     if let ValueDef::Result(d, _) = ctx.value(v).def {
         if !ctx.alive(d) {
             return Err("operand was erased");
@@ -54,15 +56,27 @@ pub fn verify_op(ctx: &Context, op: OpId, out: &mut Vec<Diagnostic>) {
     let nres = ctx.results(op).len();
     let nreg = ctx.regions(op).len();
     if !spec.operands.allows(nops) {
-        out.push(err(ctx, op, format!("expected {} operands, but found {nops}", spec.operands)));
+        out.push(err(
+            ctx,
+            op,
+            format!("expected {} operands, but found {nops}", spec.operands),
+        ));
         return;
     }
     if !spec.results.allows(nres) {
-        out.push(err(ctx, op, format!("expected {} results, but found {nres}", spec.results)));
+        out.push(err(
+            ctx,
+            op,
+            format!("expected {} results, but found {nres}", spec.results),
+        ));
         return;
     }
     if !spec.regions.allows(nreg) {
-        out.push(err(ctx, op, format!("expected {} regions, but found {nreg}", spec.regions)));
+        out.push(err(
+            ctx,
+            op,
+            format!("expected {} regions, but found {nreg}", spec.regions),
+        ));
         return;
     }
     for (i, &v) in ctx.operands(op).iter().enumerate() {
@@ -79,7 +93,11 @@ pub fn verify_op(ctx: &Context, op: OpId, out: &mut Vec<Diagnostic>) {
             .map(|&v| ctx.ty(v));
         if let Some(first) = tys.next() {
             if tys.any(|t| t != first) {
-                out.push(err(ctx, op, "requires the same type for all operands and results"));
+                out.push(err(
+                    ctx,
+                    op,
+                    "requires the same type for all operands and results",
+                ));
                 return;
             }
         }
@@ -87,7 +105,11 @@ pub fn verify_op(ctx: &Context, op: OpId, out: &mut Vec<Diagnostic>) {
     if spec.traits.contains(Traits::TERMINATOR) {
         if let Some(b) = ctx.op(op).parent {
             if ctx.terminator(b) != Some(op) {
-                out.push(err(ctx, op, "must be the last operation in the parent block"));
+                out.push(err(
+                    ctx,
+                    op,
+                    "must be the last operation in the parent block",
+                ));
                 return;
             }
         }

@@ -16,7 +16,8 @@ pub fn parse_arg(text: &str, ty: &Type) -> Result<RtValue, String> {
     }
     match ty {
         Type::Vec(elem) => {
-            let items = split_list(t).ok_or_else(|| format!("expected a vector like [1, 2] for '{ty}', got '{t}'"))?;
+            let items = split_list(t)
+                .ok_or_else(|| format!("expected a vector like [1, 2] for '{ty}', got '{t}'"))?;
             let vals = items
                 .iter()
                 .map(|s| parse_arg(s, elem))
@@ -24,11 +25,13 @@ pub fn parse_arg(text: &str, ty: &Type) -> Result<RtValue, String> {
             Ok(RtValue::Vec(Rc::new(vals)))
         }
         Type::Mat(elem) => {
-            let rows = split_list(t).ok_or_else(|| format!("expected a matrix like [[1, 2], [3, 4]] for '{ty}'"))?;
+            let rows = split_list(t)
+                .ok_or_else(|| format!("expected a matrix like [[1, 2], [3, 4]] for '{ty}'"))?;
             let mut data = Vec::new();
             let mut cols = None;
             for r in &rows {
-                let items = split_list(r).ok_or_else(|| format!("expected a matrix row like [1, 2], got '{r}'"))?;
+                let items = split_list(r)
+                    .ok_or_else(|| format!("expected a matrix row like [1, 2], got '{r}'"))?;
                 if *cols.get_or_insert(items.len()) != items.len() {
                     return Err("matrix rows have different lengths".into());
                 }
@@ -54,11 +57,16 @@ fn parse_scalar(t: &str, ty: &Type) -> Result<RtValue, String> {
             "false" | "0" => Ok(RtValue::Bool(false)),
             _ => Err(bad()),
         },
-        Type::I32 => t.parse::<i32>().map(|v| RtValue::Int(v as i64)).map_err(|_| bad()),
+        Type::I32 => t
+            .parse::<i32>()
+            .map(|v| RtValue::Int(v as i64))
+            .map_err(|_| bad()),
         Type::I64 | Type::Index => t.parse::<i64>().map(RtValue::Int).map_err(|_| bad()),
         Type::F32 => t.parse::<f32>().map(RtValue::F32).map_err(|_| bad()),
         Type::F64 => t.parse::<f64>().map(RtValue::F64).map_err(|_| bad()),
-        _ => Err(format!("arguments of type '{ty}' cannot be given on the command line")),
+        _ => Err(format!(
+            "arguments of type '{ty}' cannot be given on the command line"
+        )),
     }
 }
 

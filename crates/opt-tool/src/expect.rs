@@ -33,7 +33,9 @@ fn parse_expectations(text: &str) -> Vec<Expected> {
             let mut target = i + 1;
             let mut a = after;
             if let Some(off) = a.trim_start().strip_prefix('@') {
-                let end = off.find(|c: char| c.is_whitespace() || c == '{').unwrap_or(off.len());
+                let end = off
+                    .find(|c: char| c.is_whitespace() || c == '{')
+                    .unwrap_or(off.len());
                 let spec = &off[..end];
                 a = &off[end..];
                 let delta: i64 = match spec {
@@ -89,7 +91,11 @@ pub fn check(source: &Source, diags: &[Diagnostic]) -> Vec<String> {
     for e in exp.iter().filter(|e| !e.matched) {
         problems.push(format!(
             "{}:{}:1: error: expected {} \"{}\" was not produced",
-            if source.name == "-" { "<stdin>" } else { &source.name },
+            if source.name == "-" {
+                "<stdin>"
+            } else {
+                &source.name
+            },
             e.line,
             e.severity,
             e.text

@@ -54,7 +54,11 @@ pub enum Backend {
 
 /// The L0 optimizer driver.
 #[derive(Parser, Debug)]
-#[command(name = "l0-opt", version, about = "L0 optimizer: parse, transform, print, compile and run L0 IR")]
+#[command(
+    name = "l0-opt",
+    version,
+    about = "L0 optimizer: parse, transform, print, compile and run L0 IR"
+)]
 struct Cli {
     /// Input file (`-` for standard input).
     input: Option<String>,
@@ -125,7 +129,11 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
         }
     };
     // Deeply nested IR recurses in the builder, printer and interpreter: run on a big stack.
@@ -157,7 +165,9 @@ fn read_input(path: &str) -> Result<Vec<u8>, String> {
 fn real_main(cli: Cli) -> u8 {
     let pass_registry = passes::registry();
     if cli.list_passes {
-        let _ = std::io::stdout().lock().write_all(pass_registry.describe().as_bytes());
+        let _ = std::io::stdout()
+            .lock()
+            .write_all(pass_registry.describe().as_bytes());
         return 0;
     }
     let Some(input) = cli.input.clone() else {
@@ -190,7 +200,11 @@ fn real_main(cli: Cli) -> u8 {
         eprintln!("l0-opt: error: {e}");
         return 2;
     }
-    let chunks = if cli.split_input_file { split_chunks(&text) } else { vec![text.clone()] };
+    let chunks = if cli.split_input_file {
+        split_chunks(&text)
+    } else {
+        vec![text.clone()]
+    };
     let mut outputs = Vec::new();
     let mut ok = true;
     for chunk in chunks {
@@ -229,7 +243,10 @@ fn real_main(cli: Cli) -> u8 {
     }
     let joined = outputs.join("// -----\n");
     if !joined.is_empty() {
-        if let Err(e) = write_output(cli.output.as_deref().filter(|_| cli.run.is_none()), joined.as_bytes()) {
+        if let Err(e) = write_output(
+            cli.output.as_deref().filter(|_| cli.run.is_none()),
+            joined.as_bytes(),
+        ) {
             eprintln!("l0-opt: error: {e}");
             return 1;
         }
@@ -299,7 +316,9 @@ fn process(cli: &Cli, pipeline: &str, source: &Rc<Source>) -> Result<String, Fai
     ir::verifier::verify(&ctx).map_err(Failure::Diags)?;
     let parse_time = t0.elapsed();
 
-    let passes = passes::registry().parse_pipeline(pipeline).map_err(Failure::Usage)?;
+    let passes = passes::registry()
+        .parse_pipeline(pipeline)
+        .map_err(Failure::Usage)?;
     let mut pm = PassManager::new(passes);
     if cli.verify_each {
         pm.instrument(Box::new(VerifyEach));
@@ -359,9 +378,16 @@ fn report_timing(parse: Duration, t: &Timing, out: Duration, ran: bool) {
     eprintln!("  {:>10.3} ms  parse + verify", ms(parse));
     for (name, d, _) in &t.records {
         total += *d;
-        eprintln!("  {:>10.3} ms  pass '{name}' (+ instrumentation excluded)", ms(*d));
+        eprintln!(
+            "  {:>10.3} ms  pass '{name}' (+ instrumentation excluded)",
+            ms(*d)
+        );
     }
-    eprintln!("  {:>10.3} ms  {}", ms(out), if ran { "run" } else { "output" });
+    eprintln!(
+        "  {:>10.3} ms  {}",
+        ms(out),
+        if ran { "run" } else { "output" }
+    );
     eprintln!("  {:>10.3} ms  total", ms(total));
 }
 
@@ -376,19 +402,24 @@ fn emit(cli: &Cli, ctx: &Context) -> Result<String, Failure> {
         Emit::Dot => Ok(ir::dot::to_dot(ctx)),
         Emit::Obj => {
             if cli.target != Target::Native {
-                return Err(Failure::Usage("--emit=obj supports only --target=native".into()));
+                return Err(Failure::Usage(
+                    "--emit=obj supports only --target=native".into(),
+                ));
             }
             let Some(path) = &cli.output else {
                 return Err(Failure::Usage("--emit=obj needs -o FILE.o".into()));
             };
             let bytes = codegen::emit_object(ctx)?;
-            write_output(Some(path), &bytes).map_err(|e| Failure::Diags(vec![ir::pass::pass_error(e)]))?;
+            write_output(Some(path), &bytes)
+                .map_err(|e| Failure::Diags(vec![ir::pass::pass_error(e)]))?;
             Ok(String::new())
         }
-        Emit::Llvm | Emit::Asm | Emit::Ptx => Err(Failure::Diags(vec![ir::pass::pass_error(format!(
-            "--emit={:?} needs the LLVM backend, which is not built yet",
-            cli.emit
-        )
-        .to_lowercase())])),
+        Emit::Llvm | Emit::Asm | Emit::Ptx => Err(Failure::Diags(vec![ir::pass::pass_error(
+            format!(
+                "--emit={:?} needs the LLVM backend, which is not built yet",
+                cli.emit
+            )
+            .to_lowercase(),
+        )])),
     }
 }

@@ -17,7 +17,10 @@ pub fn read(path: &Path, ty: &Type) -> Result<RtValue, String> {
     let npy = npyz::NpyFile::new(BufReader::new(f))
         .map_err(|e| format!("'{}' is not a valid .npy file: {e}", path.display()))?;
     let shape = npy.shape().to_vec();
-    let elem = ty.elem().cloned().ok_or_else(|| format!("a .npy file cannot be passed as '{ty}'"))?;
+    let elem = ty
+        .elem()
+        .cloned()
+        .ok_or_else(|| format!("a .npy file cannot be passed as '{ty}'"))?;
     let data = read_elems(npy, &elem).map_err(|e| format!("'{}': {e}", path.display()))?;
     match (ty, shape.as_slice()) {
         (Type::Vec(_), [_]) => Ok(RtValue::Vec(Rc::new(data))),
@@ -26,12 +29,21 @@ pub fn read(path: &Path, ty: &Type) -> Result<RtValue, String> {
             cols: *c as usize,
             data,
         }))),
-        (Type::Vec(_), s) => Err(format!("'{}' has shape {s:?}, expected a 1-D array for '{ty}'", path.display())),
-        (_, s) => Err(format!("'{}' has shape {s:?}, expected a 2-D array for '{ty}'", path.display())),
+        (Type::Vec(_), s) => Err(format!(
+            "'{}' has shape {s:?}, expected a 1-D array for '{ty}'",
+            path.display()
+        )),
+        (_, s) => Err(format!(
+            "'{}' has shape {s:?}, expected a 2-D array for '{ty}'",
+            path.display()
+        )),
     }
 }
 
-fn read_elems<R: std::io::Read>(npy: npyz::NpyFile<R>, elem: &Type) -> Result<Vec<RtValue>, String> {
+fn read_elems<R: std::io::Read>(
+    npy: npyz::NpyFile<R>,
+    elem: &Type,
+) -> Result<Vec<RtValue>, String> {
     let dt = npy.dtype();
     let ts = match &dt {
         npyz::DType::Plain(ts) => ts.to_string(),
@@ -46,20 +58,42 @@ fn read_elems<R: std::io::Read>(npy: npyz::NpyFile<R>, elem: &Type) -> Result<Ve
         t => return Err(format!("element type '{t}' cannot be read from .npy")),
     };
     if !ts.ends_with(want) {
-        return Err(format!("dtype '{ts}' does not match element type '{elem}' (expected '{want}')"));
+        return Err(format!(
+            "dtype '{ts}' does not match element type '{elem}' (expected '{want}')"
+        ));
     }
     let err = |e: std::io::Error| e.to_string();
     Ok(match elem {
-        Type::F64 => npy.into_vec::<f64>().map_err(err)?.into_iter().map(RtValue::F64).collect(),
-        Type::F32 => npy.into_vec::<f32>().map_err(err)?.into_iter().map(RtValue::F32).collect(),
-        Type::I64 | Type::Index => npy.into_vec::<i64>().map_err(err)?.into_iter().map(RtValue::Int).collect(),
+        Type::F64 => npy
+            .into_vec::<f64>()
+            .map_err(err)?
+            .into_iter()
+            .map(RtValue::F64)
+            .collect(),
+        Type::F32 => npy
+            .into_vec::<f32>()
+            .map_err(err)?
+            .into_iter()
+            .map(RtValue::F32)
+            .collect(),
+        Type::I64 | Type::Index => npy
+            .into_vec::<i64>()
+            .map_err(err)?
+            .into_iter()
+            .map(RtValue::Int)
+            .collect(),
         Type::I32 => npy
             .into_vec::<i32>()
             .map_err(err)?
             .into_iter()
             .map(|x| RtValue::Int(x as i64))
             .collect(),
-        _ => npy.into_vec::<bool>().map_err(err)?.into_iter().map(RtValue::Bool).collect(),
+        _ => npy
+            .into_vec::<bool>()
+            .map_err(err)?
+            .into_iter()
+            .map(RtValue::Bool)
+            .collect(),
     })
 }
 
@@ -73,21 +107,35 @@ pub fn write(path: &Path, v: &RtValue, ty: &Type) -> Result<(), String> {
     };
     let tmp = path.with_extension("npy.tmp");
     let res = (|| -> Result<(), String> {
-        let f = File::create(&tmp).map_err(|e| format!("cannot create '{}': {e}", path.display()))?;
+        let f =
+            File::create(&tmp).map_err(|e| format!("cannot create '{}': {e}", path.display()))?;
         let w = BufWriter::new(f);
         let io = |e: std::io::Error| e.to_string();
         match ty.elem() {
             Some(Type::F64) => write_all(w, &shape, data.iter().map(|x| x.as_f64().unwrap_or(0.0))),
-            Some(Type::F32) => write_all(w, &shape, data.iter().map(|x| x.as_f64().unwrap_or(0.0) as f32)),
-            Some(Type::I32) => write_all(w, &shape, data.iter().map(|x| x.as_int().unwrap_or(0) as i32)),
-            Some(Type::I1) => write_all(w, &shape, data.iter().map(|x| x.as_bool().unwrap_or(false))),
-            Some(Type::I64 | Type::Index) => write_all(w, &shape, data.iter().map(|x| x.as_int().unwrap_or(0))),
+            Some(Type::F32) => write_all(
+                w,
+                &shape,
+                data.iter().map(|x| x.as_f64().unwrap_or(0.0) as f32),
+            ),
+            Some(Type::I32) => write_all(
+                w,
+                &shape,
+                data.iter().map(|x| x.as_int().unwrap_or(0) as i32),
+            ),
+            Some(Type::I1) => {
+                write_all(w, &shape, data.iter().map(|x| x.as_bool().unwrap_or(false)))
+            }
+            Some(Type::I64 | Type::Index) => {
+                write_all(w, &shape, data.iter().map(|x| x.as_int().unwrap_or(0)))
+            }
             _ => return Err(format!("cannot write '{ty}' to .npy")),
         }
         .map_err(io)
     })();
     match res {
-        Ok(()) => std::fs::rename(&tmp, path).map_err(|e| format!("cannot write '{}': {e}", path.display())),
+        Ok(()) => std::fs::rename(&tmp, path)
+            .map_err(|e| format!("cannot write '{}': {e}", path.display())),
         Err(e) => {
             let _ = std::fs::remove_file(&tmp);
             Err(e)

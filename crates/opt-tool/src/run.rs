@@ -25,7 +25,9 @@ fn median(mut xs: Vec<u128>) -> u128 {
 /// Runs `func` with the command-line arguments and prints its results.
 pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
     let Some((params, results)) = signature(ctx, func) else {
-        return Err(Failure::Usage(format!("no function named '@{func}' to run")));
+        return Err(Failure::Usage(format!(
+            "no function named '@{func}' to run"
+        )));
     };
     if cli.args.len() != params.len() {
         return Err(Failure::Usage(format!(
@@ -36,13 +38,17 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
     }
     let mut args = Vec::with_capacity(params.len());
     for (i, (a, t)) in cli.args.iter().zip(&params).enumerate() {
-        args.push(crate::args::parse_arg(a, t).map_err(|e| Failure::Usage(format!("--arg #{}: {e}", i + 1)))?);
+        args.push(
+            crate::args::parse_arg(a, t)
+                .map_err(|e| Failure::Usage(format!("--arg #{}: {e}", i + 1)))?,
+        );
     }
     let out: Vec<RtValue> = match cli.backend {
         Backend::Interp => {
             let call = || -> Result<Vec<RtValue>, Failure> {
                 let mut it = Interp::new(ctx);
-                it.call(func, &args, Loc::UNKNOWN).map_err(|e| e.into_diagnostic().into())
+                it.call(func, &args, Loc::UNKNOWN)
+                    .map_err(|e| e.into_diagnostic().into())
             };
             let r = call()?;
             if let Some(n) = cli.bench {
@@ -59,21 +65,32 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
         Backend::Cranelift => {
             // The JIT compiles the arr + scf level: lower whatever is above it
             // (the IR is not printed after --run, so this is not observable).
-            if ctx.walk_all().into_iter().any(|op| !ctx.spec(op).lowerings.is_empty()) {
+            if ctx
+                .walk_all()
+                .into_iter()
+                .any(|op| !ctx.spec(op).lowerings.is_empty())
+            {
                 use ir::pass::Pass;
-                let mut lower = passes::lower::Lower { until: None, split: 4 };
+                let mut lower = passes::lower::Lower {
+                    until: None,
+                    split: 4,
+                };
                 lower.run(ctx, &mut ir::pass::PassStats::default())?;
             }
             let ctx: &Context = ctx;
             let module = codegen::JitModule::compile(ctx)?;
             module.check(func)?;
-            let prepared = module.prepare(func, &args).map_err(|e| Failure::Usage(e))?;
-            let r = module.call(&prepared).map_err(|e| Failure::Diags(vec![e.into_diagnostic()]))?;
+            let prepared = module.prepare(func, &args).map_err(Failure::Usage)?;
+            let r = module
+                .call(&prepared)
+                .map_err(|e| Failure::Diags(vec![e.into_diagnostic()]))?;
             if let Some(n) = cli.bench {
                 let mut times = Vec::with_capacity(n);
                 for _ in 0..n {
                     let t = Instant::now();
-                    module.call(&prepared).map_err(|e| Failure::Diags(vec![e.into_diagnostic()]))?;
+                    module
+                        .call(&prepared)
+                        .map_err(|e| Failure::Diags(vec![e.into_diagnostic()]))?;
                     times.push(t.elapsed().as_nanos());
                 }
                 eprintln!("median_ns={}", median(times));
@@ -88,9 +105,12 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
     };
     if let Some(path) = &cli.output {
         if out.len() != 1 {
-            return Err(Failure::Usage("-o FILE.npy needs a function with exactly one result".into()));
+            return Err(Failure::Usage(
+                "-o FILE.npy needs a function with exactly one result".into(),
+            ));
         }
-        crate::npy::write(path, &out[0], &results[0]).map_err(|e| Failure::Diags(vec![ir::pass::pass_error(e)]))?;
+        crate::npy::write(path, &out[0], &results[0])
+            .map_err(|e| Failure::Diags(vec![ir::pass::pass_error(e)]))?;
         return Ok(());
     }
     let mut text = String::new();

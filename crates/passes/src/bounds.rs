@@ -35,7 +35,10 @@ fn equal_lengths(ctx: &Context) -> HashMap<ValueId, ValueId> {
         if ctx.attr(cmp, "predicate").and_then(|a| a.as_str()) != Some("eq") {
             continue;
         }
-        let (a, b) = (find(&rep, ctx.operand(cmp, 0)), find(&rep, ctx.operand(cmp, 1)));
+        let (a, b) = (
+            find(&rep, ctx.operand(cmp, 0)),
+            find(&rep, ctx.operand(cmp, 1)),
+        );
         if a != b {
             rep.insert(a, b);
         }
@@ -55,8 +58,12 @@ pub fn mark_in_bounds(ctx: &mut Context) -> u64 {
         }
         let (v, i) = (ctx.operand(op, 0), ctx.operand(op, 1));
         // Is `i` the induction variable of an enclosing gen.loop?
-        let Some(b) = ctx.value_block(i) else { continue };
-        let Some(l) = ctx.block_parent_op(b) else { continue };
+        let Some(b) = ctx.value_block(i) else {
+            continue;
+        };
+        let Some(l) = ctx.block_parent_op(b) else {
+            continue;
+        };
         if !ctx.is(l, "gen.loop") || ctx.block_args(b).first() != Some(&i) {
             continue;
         }
@@ -65,9 +72,9 @@ pub fn mark_in_bounds(ctx: &mut Context) -> u64 {
             .def_op_named(size, "vec.len")
             .is_some_and(|len| ctx.operand(len, 0) == v);
         let same_len = || {
-            ctx.uses(v).iter().any(|u| {
-                ctx.is(u.op, "vec.len") && canon(ctx.result(u.op, 0)) == canon(size)
-            })
+            ctx.uses(v)
+                .iter()
+                .any(|u| ctx.is(u.op, "vec.len") && canon(ctx.result(u.op, 0)) == canon(size))
         };
         if len_of_v || same_len() {
             marks.push(op);

@@ -51,7 +51,10 @@ pub fn info() -> PassInfo {
         name: "canonicalize",
         description: "fold constants and apply canonicalization rewrites to a fixpoint",
         options: &[
-            ("max-iterations", "worklist cap as a multiple of the op count (default 10)"),
+            (
+                "max-iterations",
+                "worklist cap as a multiple of the op count (default 10)",
+            ),
             ("remove-dead", "erase unused pure ops (default true)"),
         ],
         create,

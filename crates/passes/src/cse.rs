@@ -51,7 +51,10 @@ fn has_write_effects(ctx: &Context, op: ir::OpId) -> bool {
         return false;
     }
     if t.contains(Traits::RECURSIVELY_PURE) {
-        return ctx.walk_nested(op).into_iter().any(|o| has_write_effects(ctx, o));
+        return ctx
+            .walk_nested(op)
+            .into_iter()
+            .any(|o| has_write_effects(ctx, o));
     }
     true
 }

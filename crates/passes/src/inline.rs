@@ -88,7 +88,12 @@ pub fn inline(ctx: &mut Context) -> u64 {
 pub fn inline_call(ctx: &mut Context, call: OpId, callee: OpId) {
     let body = ctx.op_block(callee, 0);
     let mut map = ValueMap::new();
-    for (&a, &v) in ctx.block_args(body).to_vec().iter().zip(ctx.operands(call).to_vec().iter()) {
+    for (&a, &v) in ctx
+        .block_args(body)
+        .to_vec()
+        .iter()
+        .zip(ctx.operands(call).to_vec().iter())
+    {
         map.insert(a, v);
     }
     let mut b = Builder::before(ctx, call);

@@ -51,7 +51,10 @@ impl Pass for Lower {
         for p in phases {
             if p == "arr" {
                 stats.add("in-bounds", crate::bounds::mark_in_bounds(ctx));
-                stats.add("split-reductions", crate::split_reductions::split_reductions(ctx, self.split));
+                stats.add(
+                    "split-reductions",
+                    crate::split_reductions::split_reductions(ctx, self.split),
+                );
             }
             lower_phase(ctx, p, stats);
             if self.until.as_deref() == Some(p) {
@@ -74,10 +77,14 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
 pub fn info() -> PassInfo {
     PassInfo {
         name: "lower",
-        description: "apply delayed lowerings phase by phase (vec -> gen -> arr+scf), simplifying after each",
+        description:
+            "apply delayed lowerings phase by phase (vec -> gen -> arr+scf), simplifying after each",
         options: &[
             ("until", "last phase to apply (e.g. gen)"),
-            ("split", "accumulators per reduction before the arr phase (default 4; 1 = off)"),
+            (
+                "split",
+                "accumulators per reduction before the arr phase (default 4; 1 = off)",
+            ),
         ],
         create,
     }

@@ -41,7 +41,10 @@ fn eligible(ctx: &Context, op: OpId) -> Option<Vec<Generator>> {
     }
     let body = gen::body(ctx, op);
     for &h in gen::handles(ctx, op) {
-        if gen::emits_to(ctx, h).iter().any(|&e| ctx.op(e).parent != Some(body)) {
+        if gen::emits_to(ctx, h)
+            .iter()
+            .any(|&e| ctx.op(e).parent != Some(body))
+        {
             return None;
         }
     }

@@ -119,7 +119,12 @@ pub fn build_loop(
     operands.extend(gens.iter().filter_map(|g| g.init));
     let result_types: Vec<Type> = gens
         .iter()
-        .flat_map(|g| g.results.iter().map(|&r| ctx.ty(r).clone()).collect::<Vec<_>>())
+        .flat_map(|g| {
+            g.results
+                .iter()
+                .map(|&r| ctx.ty(r).clone())
+                .collect::<Vec<_>>()
+        })
         .collect();
     let mut arg_types = vec![Type::Index];
     arg_types.extend(gens.iter().map(|g| ctx.ty(g.handle).clone()));

@@ -151,8 +151,12 @@ fn sizes_equal(ctx: &Context, a: ValueId, b: ValueId) -> bool {
     if a == b {
         return true;
     }
-    let ca = ctx.def_op_named(a, "arith.constant").and_then(|o| ctx.attr(o, "value"));
-    let cb = ctx.def_op_named(b, "arith.constant").and_then(|o| ctx.attr(o, "value"));
+    let ca = ctx
+        .def_op_named(a, "arith.constant")
+        .and_then(|o| ctx.attr(o, "value"));
+    let cb = ctx
+        .def_op_named(b, "arith.constant")
+        .and_then(|o| ctx.attr(o, "value"));
     matches!((ca, cb), (Some(x), Some(y)) if x == y)
 }
 
@@ -169,9 +173,11 @@ fn ancestor_in(ctx: &Context, mut op: OpId, block: BlockId) -> Option<OpId> {
 
 /// Whether `op` or an op nested in it uses a value in `defs` (by defining op).
 fn uses_any(ctx: &Context, op: OpId, defs: &HashSet<OpId>) -> bool {
-    std::iter::once(op)
-        .chain(ctx.walk_nested(op))
-        .any(|o| ctx.operands(o).iter().any(|&v| ctx.def_op(v).is_some_and(|d| defs.contains(&d))))
+    std::iter::once(op).chain(ctx.walk_nested(op)).any(|o| {
+        ctx.operands(o)
+            .iter()
+            .any(|&v| ctx.def_op(v).is_some_and(|d| defs.contains(&d)))
+    })
 }
 
 /// How `B`'s body reads `A`.
@@ -207,9 +213,8 @@ fn classify(ctx: &Context, a: &LoopView, b: &LoopView) -> Option<Mode> {
             if a.gens[k].kind != "collect" {
                 return None;
             }
-            let aligned_get = ctx.is(op, "vec.get")
-                && ctx.operand(op, 0) == v
-                && ctx.operand(op, 1) == b.index;
+            let aligned_get =
+                ctx.is(op, "vec.get") && ctx.operand(op, 0) == v && ctx.operand(op, 1) == b.index;
             if !aligned_get {
                 return None;
             }
@@ -246,7 +251,14 @@ fn classify(ctx: &Context, a: &LoopView, b: &LoopView) -> Option<Mode> {
 }
 
 /// Tries to merge loop `b_op` into the earlier loop `a_op` of the same block.
-fn try_merge(ctx: &mut Context, a_op: OpId, b_op: OpId, vertical: bool, horizontal: bool, stats: &mut PassStats) -> bool {
+fn try_merge(
+    ctx: &mut Context,
+    a_op: OpId,
+    b_op: OpId,
+    vertical: bool,
+    horizontal: bool,
+    stats: &mut PassStats,
+) -> bool {
     let (Some(a), Some(b)) = (view(ctx, a_op), view(ctx, b_op)) else {
         return false;
     };
@@ -358,7 +370,13 @@ fn append_body(ctx: &mut Context, a: &LoopView, b_ops: &[OpId]) {
     }
 }
 
-fn fuse_block(ctx: &mut Context, block: BlockId, vertical: bool, horizontal: bool, stats: &mut PassStats) -> bool {
+fn fuse_block(
+    ctx: &mut Context,
+    block: BlockId,
+    vertical: bool,
+    horizontal: bool,
+    stats: &mut PassStats,
+) -> bool {
     let loops: Vec<OpId> = ctx
         .iter_block(block)
         .filter(|&op| loops::is_loop(ctx, op))
@@ -404,7 +422,10 @@ fn remove_dead_generators(ctx: &mut Context, stats: &mut PassStats) {
             .filter(|(_, &d)| !d)
             .map(|(g, _)| g.clone())
             .collect();
-        let has_emits = ctx.walk_nested(op).into_iter().any(|o| ctx.is(o, "gen.emit"));
+        let has_emits = ctx
+            .walk_nested(op)
+            .into_iter()
+            .any(|o| ctx.is(o, "gen.emit"));
         if live.is_empty() && !has_emits {
             ctx.erase_op(op);
             continue;
@@ -427,10 +448,14 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
 pub fn info() -> PassInfo {
     PassInfo {
         name: "fuse",
-        description: "view vec/mat ops as generator loops and fuse them (vertical, horizontal, filters)",
+        description:
+            "view vec/mat ops as generator loops and fuse them (vertical, horizontal, filters)",
         options: &[
             ("vertical", "fuse producers into consumers (default true)"),
-            ("horizontal", "fuse sibling loops of equal size (default true)"),
+            (
+                "horizontal",
+                "fuse sibling loops of equal size (default true)",
+            ),
         ],
         create,
     }
