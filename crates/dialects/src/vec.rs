@@ -48,8 +48,9 @@ use smallvec::{smallvec, SmallVec};
 
 use ir::interp::{Interp, RtValue, RunError};
 use ir::spec::{Arity, OpSpec, OpState, Registry, Traits};
-use ir::types::TypeParam;
 use ir::{Attribute, Builder, Context, OpId, RegionId, Type, ValueId};
+
+use crate::gen::{Generator, Monoid};
 
 type Vals = SmallVec<[RtValue; 2]>;
 type Repl = Option<SmallVec<[ValueId; 2]>>;
@@ -291,77 +292,42 @@ pub fn size_key(ctx: &Context, n: ValueId) -> LenKey {
     }
 }
 
-/// A `!gen.<name><T>` handle type.
-pub fn gen_handle(name: &str, elem: &Type) -> Type {
-    Type::dialect("gen", name, vec![TypeParam::Type(elem.clone())])
-}
-
-/// One generator of a `gen.loop` to build.
-pub struct Gen {
-    /// `#gen.collect`, `#gen.reduce<add>`, ...
-    pub attr: Attribute,
-    /// The handle type (block argument).
-    pub handle: Type,
-    /// The loop result type.
-    pub result: Type,
-}
+/// Generators for the gen lowerings, from the vec dialect's [`BinOp`]s
+/// (thin adapters over [`crate::gen::Generator`]).
+pub struct Gen;
 
 impl Gen {
     /// `#gen.collect` of `T` elements.
-    pub fn collect(elem: &Type) -> Gen {
-        Gen {
-            attr: Attribute::dialect("gen", "collect", vec![]),
-            handle: gen_handle("collect", elem),
-            result: Type::vec(elem.clone()),
-        }
+    pub fn collect(elem: &Type) -> Generator {
+        Generator::collect(elem.clone())
     }
-    /// `#gen.reduce<op>` of `T`.
-    pub fn reduce(op: BinOp, elem: &Type) -> Gen {
-        Gen {
-            attr: Attribute::dialect("gen", "reduce", vec![Attribute::Keyword(op.name().into())]),
-            handle: gen_handle("reduce", elem),
-            result: elem.clone(),
-        }
+    /// `#gen.reduce<op>` of `T` (`op` must be a monoid: add, mul, min, max).
+    pub fn reduce(op: BinOp, elem: &Type) -> Generator {
+        Generator::reduce(monoid(op), elem.clone())
     }
     /// `#gen.scan<op>` of `T`.
-    pub fn scan(op: BinOp, elem: &Type) -> Gen {
-        Gen {
-            attr: Attribute::dialect("gen", "scan", vec![Attribute::Keyword(op.name().into())]),
-            handle: gen_handle("scan", elem),
-            result: Type::vec(elem.clone()),
-        }
+    pub fn scan(op: BinOp, elem: &Type) -> Generator {
+        Generator::scan(monoid(op), elem.clone())
     }
 }
 
+fn monoid(op: BinOp) -> Monoid {
+    Monoid::from_name(op.name()).expect("reduction operator is not a monoid")
+}
+
 /// Builds `gen.loop(size, inits...)` with generators `gens`; `body` fills the
-/// body given `%i` and the handles (it must not add the `gen.end`).
+/// body given `%i` and the handles (see [`crate::gen::build_loop`]).
 pub fn build_gen_loop(
     b: &mut Builder,
     size: ValueId,
     inits: &[ValueId],
-    gens: Vec<Gen>,
+    gens: Vec<Generator>,
     body: impl FnOnce(&mut Builder, ValueId, &[ValueId]),
 ) -> SmallVec<[ValueId; 2]> {
-    let mut arg_types = vec![Type::Index];
-    arg_types.extend(gens.iter().map(|g| g.handle.clone()));
-    let region: RegionId = b.build_region(&arg_types, |b, args| {
-        body(b, args[0], &args[1..]);
-        b.op("gen.end", &[], &[], vec![]);
-    });
-    let mut operands = vec![size];
-    operands.extend_from_slice(inits);
-    let results: Vec<Type> = gens.iter().map(|g| g.result.clone()).collect();
-    let attrs = vec![(
-        "gens".to_string(),
-        Attribute::Array(gens.into_iter().map(|g| g.attr).collect()),
-    )];
-    b.op_with_regions("gen.loop", &operands, &results, attrs, &[region])
+    crate::gen::build_loop(b, size, inits, &gens, body)
 }
 
-/// `gen.emit(handle, value)`.
-pub fn emit(b: &mut Builder, handle: ValueId, v: ValueId) {
-    b.op("gen.emit", &[handle, v], &[], vec![]);
-}
+pub use crate::gen::emit;
 
 /// `vec.len(v)`.
 pub fn len(b: &mut Builder, v: ValueId) -> ValueId {
@@ -945,7 +911,7 @@ fn lower_filter(b: &mut Builder, st: &OpState) -> Repl {
     ))
 }
 
-fn lower_fold(b: &mut Builder, v: ValueId, init: ValueId, g: Gen) -> Repl {
+fn lower_fold(b: &mut Builder, v: ValueId, init: ValueId, g: Generator) -> Repl {
     elem_of(b.ctx, v)?;
     let n = len(b, v);
     Some(build_gen_loop(b, n, &[init], vec![g], |b, i, h| {

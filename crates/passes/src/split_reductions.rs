@@ -87,7 +87,7 @@ fn split_one(ctx: &mut Context, op: OpId, gens: &[Generator], f: usize) {
     let cf = index_const(&mut b, f as i64);
     let nq = b.op1("arith.divsi", &[size, cf], Type::Index, vec![]);
     let nmain = b.op1("arith.muli", &[nq, cf], Type::Index, vec![]);
-    let rem = b.op1("arith.subi", &[size, nmain], Type::Index, vec![]);
+    let rem = b.op1("arith.remsi", &[size, cf], Type::Index, vec![]);
     // Main loop: f copies of every generator; copy 0 starts at the init.
     let mut main_gens = Vec::new();
     let mut main_inits = Vec::new();

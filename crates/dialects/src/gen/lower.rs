@@ -55,6 +55,33 @@ pub fn lower_loop(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]
     Some(lower_loop_op(b, op, None))
 }
 
+/// Whether index value `v` is provably `>= 0`: a length, a non-negative
+/// constant, or a sum, product, quotient or remainder of such values by
+/// positive constants.
+fn non_negative(ctx: &Context, v: ValueId) -> bool {
+    let Some(d) = ctx.def_op(v) else {
+        return false;
+    };
+    let name = ctx.op_name(d);
+    match name {
+        "vec.len" | "arr.len" | "mat.rows" | "mat.cols" => true,
+        "arith.constant" => ctx
+            .attr(d, "value")
+            .and_then(|a| a.as_int())
+            .is_some_and(|c| c >= 0),
+        "arith.addi" | "arith.muli" => ctx.operands(d).iter().all(|&o| non_negative(ctx, o)),
+        "arith.divsi" | "arith.remsi" => {
+            let pos = ctx
+                .def_op_named(ctx.operand(d, 1), "arith.constant")
+                .and_then(|c| ctx.attr(c, "value"))
+                .and_then(|a| a.as_int())
+                .is_some_and(|c| c > 0);
+            pos && non_negative(ctx, ctx.operand(d, 0))
+        }
+        _ => false,
+    }
+}
+
 /// Whether `op` and every loop nested in it are well formed enough to lower
 /// (checked before anything is built).
 fn lowerable(ctx: &Context, op: OpId) -> bool {
@@ -138,6 +165,25 @@ fn lower_loop_op(
         Some(c) => c,
         None => (const_index(b, 0), const_index(b, 1)),
     };
+    // The interpreter faults on a negative size; an `scf.for` would just run
+    // no iterations, so check it unless the size is provably non-negative.
+    if !non_negative(b.ctx, size) {
+        let ok = b.op1(
+            "arith.cmpi",
+            &[size, c0],
+            Type::I1,
+            vec![("predicate".into(), Attribute::Str("sge".into()))],
+        );
+        b.op(
+            "scf.assert",
+            &[ok],
+            &[],
+            vec![(
+                "msg".into(),
+                Attribute::Str("negative size".to_string()),
+            )],
+        );
+    }
 
     // Plans and the buffers they need, built before the loop.
     let mut init_it = given_inits.iter();
