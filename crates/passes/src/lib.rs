@@ -5,6 +5,7 @@ use ir::pass::PassRegistry;
 
 pub mod bounds;
 pub mod canonicalize;
+pub mod code_motion;
 pub mod cse;
 pub mod dce;
 pub mod fuse;
@@ -16,6 +17,7 @@ pub mod split_reductions;
 pub fn registry() -> PassRegistry {
     let mut r = PassRegistry::default();
     r.register(canonicalize::info());
+    r.register(code_motion::info());
     r.register(cse::info());
     r.register(dce::info());
     r.register(fuse::info());

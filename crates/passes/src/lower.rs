@@ -61,6 +61,10 @@ impl Pass for Lower {
                 break;
             }
         }
+        // Schedule the lowered loops: invariants out, single-branch ops in.
+        let (h, s) = crate::code_motion::code_motion(ctx);
+        stats.add("hoisted", h);
+        stats.add("sunk", s);
         Ok(())
     }
 }

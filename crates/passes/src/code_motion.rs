@@ -1,0 +1,175 @@
+//! `code-motion`: computes a better schedule for pure ops (LMS's code motion,
+//! Rompf et al.; MLIR's loop-invariant code motion):
+//! - *hoisting*: a speculatable pure op in the body of a loop (`scf.for`,
+//!   `gen.loop`) whose operands are all defined outside the loop moves in
+//!   front of the loop, so it runs once instead of once per iteration;
+//! - *sinking*: a pure op whose only uses are inside one branch of an
+//!   `scf.if` (in the same block) moves into that branch, so it runs only
+//!   when needed.
+//!
+//! Only ops that can never fault are hoisted (constants, `arith` ops other
+//! than integer division and remainder, lengths): moving a faulting op out
+//! of a loop that runs zero times would introduce an error. Sinking only
+//! ever removes executions, so any pure op may sink.
+
+use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
+use ir::{BlockId, Context, Diagnostic, OpId, Traits};
+
+/// The pass.
+pub struct CodeMotion;
+
+impl Pass for CodeMotion {
+    fn name(&self) -> &'static str {
+        "code-motion"
+    }
+    fn run(&mut self, ctx: &mut Context, stats: &mut PassStats) -> Result<(), Diagnostic> {
+        let (h, s) = code_motion(ctx);
+        stats.add("hoisted", h);
+        stats.add("sunk", s);
+        Ok(())
+    }
+}
+
+fn is_loop(ctx: &Context, op: OpId) -> bool {
+    ctx.is(op, "scf.for") || ctx.is(op, "gen.loop")
+}
+
+/// Pure, region-free, and unable to fault.
+fn speculatable(ctx: &Context, op: OpId) -> bool {
+    if !ctx.has_traits(op, Traits::PURE) || !ctx.regions(op).is_empty() {
+        return false;
+    }
+    let name = ctx.op_name(op);
+    match name {
+        "arith.divsi" | "arith.remsi" => false,
+        "vec.len" | "mat.rows" | "mat.cols" => true,
+        _ => name.starts_with("arith."),
+    }
+}
+
+/// Whether every operand of `op` is defined outside `lp`.
+fn invariant(ctx: &Context, op: OpId, lp: OpId) -> bool {
+    ctx.operands(op)
+        .iter()
+        .all(|&v| ctx.value_block(v).is_some_and(|b| !ctx.block_in_op(b, lp)))
+}
+
+/// Hoists invariant ops out of `lp`'s body block; returns how many moved.
+fn hoist_from(ctx: &mut Context, lp: OpId) -> u64 {
+    let mut n = 0;
+    let parent = ctx.op(lp).parent.unwrap();
+    for &r in ctx.regions(lp).to_vec().iter() {
+        for b in ctx.region(r).blocks.clone() {
+            // In order, so an op whose operands were just hoisted follows them.
+            for op in ctx.block_ops(b) {
+                if speculatable(ctx, op) && invariant(ctx, op, lp) {
+                    ctx.move_op(op, parent, Some(lp));
+                    n += 1;
+                }
+            }
+        }
+    }
+    n
+}
+
+/// The branch block of `if_op` (one of its regions' blocks) that contains
+/// `user`, at any depth.
+fn branch_of(ctx: &Context, user: OpId, if_op: OpId) -> Option<BlockId> {
+    let mut b = ctx.op(user).parent?;
+    loop {
+        let p = ctx.block_parent_op(b)?;
+        if p == if_op {
+            return Some(b);
+        }
+        b = ctx.op(p).parent?;
+    }
+}
+
+/// The branch block of `if_op` that contains every use of `op`'s results.
+fn single_branch(ctx: &Context, op: OpId, if_op: OpId) -> Option<BlockId> {
+    let mut target = None;
+    for &r in ctx.results(op) {
+        for u in ctx.uses(r) {
+            let b = branch_of(ctx, u.op, if_op)?;
+            if *target.get_or_insert(b) != b {
+                return None;
+            }
+        }
+    }
+    target
+}
+
+/// Sinks pure ops of `block` into the one `scf.if` branch that uses them.
+fn sink_in(ctx: &mut Context, block: BlockId) -> u64 {
+    let mut n = 0;
+    // Backwards, so an op feeding a sunk op can follow it in.
+    for op in ctx.block_ops(block).into_iter().rev() {
+        if !ctx.alive(op) || !ctx.has_traits(op, Traits::PURE) || ctx.results(op).is_empty() {
+            continue;
+        }
+        let users: Vec<OpId> = ctx
+            .results(op)
+            .iter()
+            .flat_map(|&r| ctx.uses(r).iter().map(|u| u.op))
+            .collect();
+        let Some(&first) = users.first() else {
+            continue;
+        };
+        // The `scf.if` in this block that holds the first use.
+        let mut anc = first;
+        while ctx.op(anc).parent != Some(block) {
+            match ctx.parent_op(anc) {
+                Some(p) => anc = p,
+                None => break,
+            }
+        }
+        if ctx.op(anc).parent != Some(block) || !ctx.is(anc, "scf.if") || anc == op {
+            continue;
+        }
+        if let Some(b) = single_branch(ctx, op, anc) {
+            let first_op = ctx.block(b).first;
+            ctx.move_op(op, b, first_op);
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Runs hoisting (innermost loops first) and then sinking on the module.
+/// Returns `(hoisted, sunk)`.
+pub fn code_motion(ctx: &mut Context) -> (u64, u64) {
+    let mut hoisted = 0;
+    // Post-order: inner loops first, so invariants bubble out level by level.
+    for op in ctx.walk_all().into_iter().rev() {
+        if ctx.alive(op) && is_loop(ctx, op) {
+            hoisted += hoist_from(ctx, op);
+        }
+    }
+    let mut sunk = 0;
+    let mut blocks = vec![ctx.top];
+    for op in ctx.walk_all() {
+        for &r in ctx.regions(op) {
+            blocks.extend(ctx.region(r).blocks.iter().copied());
+        }
+    }
+    for b in blocks {
+        sunk += sink_in(ctx, b);
+    }
+    (hoisted, sunk)
+}
+
+fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    opts.check_known("code-motion", &[])?;
+    Ok(Box::new(CodeMotion))
+}
+
+/// Registration record.
+pub fn info() -> PassInfo {
+    PassInfo {
+        name: "code-motion",
+        description:
+            "hoist loop-invariant ops out of loops and sink ops into the branch that uses them",
+        options: &[],
+        create,
+    }
+}
