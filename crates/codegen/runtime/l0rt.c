@@ -76,6 +76,62 @@ int64_t l0rt_find_or_insert(l0_arr_header *h, int64_t key, int64_t es) {
     return h->len++;
 }
 
+void l0rt_vec_drop(void *data, int64_t n, int64_t depth) {
+    if (depth > 0 && data) {
+        l0_vec *d = data;
+        for (int64_t k = 0; k < n; k++) l0rt_vec_drop(d[k].data, d[k].len, depth - 1);
+    }
+    free(data);
+}
+
+void l0_vec_free(void *data, int64_t len, int64_t depth) { l0rt_vec_drop(data, len, depth); }
+
+void *l0rt_vec_clone(const void *src, int64_t n, int64_t es, int64_t depth) {
+    if (depth <= 0) return l0rt_copy(src, n * es);
+    l0_vec *p = l0rt_alloc(n * (int64_t)sizeof(l0_vec));
+    if (!p) return NULL;
+    const l0_vec *s = src;
+    for (int64_t k = 0; k < n; k++) {
+        void *c = l0rt_vec_clone(s[k].data, s[k].len, es, depth - 1);
+        if (!c) {
+            l0rt_vec_drop(p, k, depth);
+            return NULL;
+        }
+        p[k].data = c;
+        p[k].len = s[k].len;
+    }
+    return p;
+}
+
+l0_arr_header *l0rt_arr_from_deep(const void *src, int64_t n, int64_t es, int64_t depth) {
+    void *data = l0rt_vec_clone(src, n, es, depth);
+    if (!data) return NULL;
+    l0_arr_header *h = malloc(sizeof *h);
+    if (!h) {
+        l0rt_vec_drop(data, n, depth);
+        return NULL;
+    }
+    h->data = data;
+    h->len = n;
+    h->cap = n; /* exactly n elements: the first push reallocates */
+    return h;
+}
+
+l0_arr_header *l0rt_arr_new_arrs(int64_t n, int64_t es) {
+    l0_arr_header *h = l0rt_arr_new(n, 8);
+    if (!h) return NULL;
+    l0_arr_header **slots = h->data;
+    for (int64_t k = 0; k < n; k++) {
+        slots[k] = l0rt_arr_new(0, es);
+        if (!slots[k]) {
+            for (int64_t j = 0; j < k; j++) l0rt_arr_free(slots[j]);
+            l0rt_arr_free(h);
+            return NULL;
+        }
+    }
+    return h;
+}
+
 const char *l0_fault_message(char *buf, size_t n) {
     const char *t = l0_fault_messages;
     for (int64_t i = 0; i < fault_id && *t; i++) t += strlen(t) + 1;

@@ -12,6 +12,16 @@
  * results are fresh malloc'ed buffers owned by the caller (release with
  * free). Arguments are only read.
  *
+ * Nested vectors: an element of vec<vec<T>> is an l0_vec descriptor
+ * {data, len} (16 bytes), so a vec<vec<T>> parameter is
+ * (const l0_vec *data, int64_t len) with each data[k].data pointing to
+ * data[k].len elements of T; deeper nesting repeats the scheme
+ * (vec<vec<vec<T>>>: descriptors whose data are descriptors). A returned
+ * nested vector owns every level: release it with
+ * l0_vec_free(data, len, depth), depth = number of vec levels below the
+ * outer one (1 for vec<vec<T>>); an inner data pointer may be NULL when its
+ * len is 0.
+ *
  * Link: gcc main.c f.o l0rt.c -lm
  */
 #ifndef L0RT_H
@@ -27,6 +37,15 @@ typedef struct {
     int64_t cap;
 } l0_arr_header;
 
+/* One element of a vec<vec<T>> (or of an arr<vec<T>>). */
+typedef struct {
+    void *data;
+    int64_t len;
+} l0_vec;
+
+/* Frees a returned nested vector: the inner vectors (depth levels), then data. */
+void l0_vec_free(void *data, int64_t len, int64_t depth);
+
 /* Called by compiled code. */
 void l0rt_fault(int64_t id, int64_t a, int64_t b, int64_t c);
 void *l0rt_alloc(int64_t bytes);
@@ -37,6 +56,12 @@ l0_arr_header *l0rt_arr_from(const void *src, int64_t n, int64_t es);
 int8_t l0rt_arr_grow(l0_arr_header *h, int64_t es);
 void l0rt_arr_free(l0_arr_header *h);
 int64_t l0rt_find_or_insert(l0_arr_header *h, int64_t key, int64_t es);
+/* Nested containers: deep free / copy of n elements owning `depth` levels
+ * of vectors above elements of es bytes; arrays of fresh empty arrays. */
+void l0rt_vec_drop(void *data, int64_t n, int64_t depth);
+void *l0rt_vec_clone(const void *src, int64_t n, int64_t es, int64_t depth);
+l0_arr_header *l0rt_arr_from_deep(const void *src, int64_t n, int64_t es, int64_t depth);
+l0_arr_header *l0rt_arr_new_arrs(int64_t n, int64_t es);
 
 /* Defined by the object file: one "file:line:col: message" template per
  * fault id, each NUL-terminated, then an empty string. */

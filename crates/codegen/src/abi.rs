@@ -10,8 +10,19 @@
 //! | `mat<T>` | `(data: ptr, rows: i64, cols: i64)`, row-major |
 //! | `arr<T>` | `hdr: ptr` to a heap header `{data: ptr, len: i64, cap: i64}` |
 //!
-//! Elements of `vec`/`mat`/`arr` must be scalars, stored densely with the
-//! sizes of the scalar column above (`i1` is one byte).
+//! Elements are stored densely ([`Elem`]): scalars with the sizes of the
+//! column above (`i1` is one byte); `vec` elements as 16-byte descriptors
+//! `{data: ptr, len: i64}` (so `vec<vec<T>>` is `(data, len)` where `data`
+//! points to `len` descriptors, recursively for deeper nesting); `arr`
+//! elements of an `arr` as 8-byte header pointers. Supported element types:
+//! of `vec`, scalars and supported `vec`s; of `arr`, scalars, supported
+//! `vec`s and supported `arr`s; of `mat`, scalars only.
+//!
+//! Ownership of nested elements: a `vec` owns its element vectors (freeing
+//! or copying a `vec<vec<T>>` frees or copies them too, see
+//! [`own_depth`]); an `arr<vec<T>>` owns its element vectors; an
+//! `arr<arr<T>>` only refers to its element arrays (each is freed or
+//! converted by its own `arr.free` / `arr.to_vec`).
 
 use cranelift_codegen::ir::types;
 use cranelift_codegen::ir::Type as CType;
@@ -42,17 +53,93 @@ pub fn scalar(t: &Type) -> Option<CType> {
     })
 }
 
+/// Whether `t` may be an element of a `vec` (a scalar or a supported `vec`).
+fn vec_elem_ok(t: &Type) -> bool {
+    match t {
+        Type::Vec(e) => vec_elem_ok(e),
+        t => scalar(t).is_some(),
+    }
+}
+
+/// Whether `t` may be an element of an `arr` (a scalar, a supported `vec`
+/// or a supported `arr`).
+fn arr_elem_ok(t: &Type) -> bool {
+    match t {
+        Type::Arr(e) => arr_elem_ok(e),
+        t => vec_elem_ok(t),
+    }
+}
+
 /// The Cranelift types representing a value of type `t`, or `None` when the
-/// backend does not support `t` (nested containers, dialect types).
+/// backend does not support `t` (matrices of non-scalars, vectors of
+/// arrays or matrices, dialect types).
 pub fn flatten(t: &Type) -> Option<Flat> {
     if let Some(s) = scalar(t) {
         return Some(smallvec![s]);
     }
     match t {
-        Type::Vec(e) => scalar(e).map(|_| smallvec![PTR, types::I64]),
+        Type::Vec(e) if vec_elem_ok(e) => Some(smallvec![PTR, types::I64]),
         Type::Mat(e) => scalar(e).map(|_| smallvec![PTR, types::I64, types::I64]),
-        Type::Arr(e) => scalar(e).map(|_| smallvec![PTR]),
+        Type::Arr(e) if arr_elem_ok(e) => Some(smallvec![PTR]),
         _ => None,
+    }
+}
+
+/// How one element of a `vec`/`mat`/`arr` is stored: its size in bytes and
+/// its flattened parts with their byte offsets.
+#[derive(Clone, Debug)]
+pub struct Elem {
+    pub size: u32,
+    pub parts: SmallVec<[(CType, i32); 2]>,
+}
+
+/// The element layout of a `vec`/`mat`/`arr` type (`None` when unsupported).
+pub fn elem_layout(t: &Type) -> Option<Elem> {
+    let e = t.elem()?;
+    if let Some(s) = scalar(e) {
+        return Some(Elem {
+            size: s.bytes(),
+            parts: smallvec![(s, 0)],
+        });
+    }
+    match e {
+        Type::Vec(_) => Some(Elem {
+            size: 16,
+            parts: smallvec![(PTR, 0), (types::I64, 8)],
+        }),
+        Type::Arr(_) => Some(Elem {
+            size: 8,
+            parts: smallvec![(PTR, 0)],
+        }),
+        _ => None,
+    }
+}
+
+/// How many levels of owned element vectors a buffer of type `t` (`vec`,
+/// `mat` or `arr`) has below its own data: 0 for scalar (or `arr`)
+/// elements, 1 for `vec<vec<T>>` and `arr<vec<T>>`, and so on. Freeing or
+/// copying the buffer frees or copies that many levels.
+pub fn own_depth(t: &Type) -> i64 {
+    let mut d = 0;
+    let mut e = t.elem();
+    while let Some(Type::Vec(inner)) = e {
+        d += 1;
+        e = Some(inner);
+    }
+    d
+}
+
+/// The size in bytes of the innermost non-`vec` elements of buffer type `t`
+/// (below [`own_depth`] levels of vectors).
+pub fn leaf_size(t: &Type) -> u32 {
+    let mut e = t.elem();
+    while let Some(Type::Vec(inner)) = e {
+        e = Some(inner);
+    }
+    match e {
+        Some(Type::Arr(_)) => 8,
+        Some(s) => scalar(s).map(|c| c.bytes()).unwrap_or(1),
+        None => 1,
     }
 }
 
@@ -62,7 +149,8 @@ pub fn is_buffer(t: &Type) -> bool {
     matches!(t, Type::Vec(_) | Type::Mat(_))
 }
 
-/// The element type of a `vec`/`mat`/`arr` type as a Cranelift type.
+/// The element type of a `vec`/`mat`/`arr` type as a Cranelift type, when
+/// it is a scalar.
 pub fn elem(t: &Type) -> Option<CType> {
     t.elem().and_then(scalar)
 }

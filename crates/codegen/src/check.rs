@@ -1,6 +1,11 @@
 //! Before anything is compiled: every op and every value type of every
 //! function must be one the backend translates, so that an unsupported
 //! program is a clean diagnostic at the op, never a half-built module.
+//!
+//! What remains unsupported: ops above the `arr` level, matrices of
+//! non-scalars (`mat<vec<T>>`), vectors of arrays or matrices
+//! (`vec<arr<T>>`, `vec<mat<T>>`, so `arr.to_vec` of an `arr<arr<T>>`),
+//! arrays of matrices, and `arr.find_or_insert` on non-scalar keys.
 
 use ir::{Context, Diagnostic, OpId};
 
@@ -64,8 +69,22 @@ pub fn check_function(ctx: &Context, f: OpId) -> Result<(), Diagnostic> {
                     ctx,
                     op,
                     format!(
-                        "'{name}' on a value of type '{}' is not supported by the Cranelift backend",
+                        "'{name}' on a value of type '{}' is not supported by the Cranelift backend \
+                         (supported: scalars, vec<T> with T a scalar or a supported vec, \
+                         mat<T> with T a scalar, arr<T> with T a scalar, a supported vec or arr)",
                         ctx.ty(v)
+                    ),
+                ));
+            }
+        }
+        if name == "arr.find_or_insert" {
+            let t = ctx.ty(ctx.operand(op, 0));
+            if abi::elem(t).is_none() {
+                return Err(Diagnostic::at_op(
+                    ctx,
+                    op,
+                    format!(
+                        "'{name}' on '{t}' is not supported by the Cranelift backend (keys must be scalars)"
                     ),
                 ));
             }

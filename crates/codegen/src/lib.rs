@@ -9,8 +9,25 @@
 //! See [`abi`]: scalars map to one Cranelift value (`i1` is an `i8` 0/1),
 //! `vec<T>` to `(data, len)`, `mat<T>` to `(data, rows, cols)`, `arr<T>` to a
 //! pointer to a heap header `{data, len, cap}` (24 bytes). Elements are
-//! dense scalars; nested containers (`vec<vec<T>>`, `arr<arr<T>>`) are not
-//! supported: compiling them is a diagnostic at the op.
+//! stored densely: scalars; `vec` elements as 16-byte descriptors
+//! `{data, len}`; `arr` elements (of an `arr`) as 8-byte header pointers.
+//!
+//! # Nested vectors
+//! `vec<vec<T>>` is `(data, len)` where `data` points to `len` descriptors
+//! `struct { T *data; int64_t len; }` (`l0_vec` in `runtime/l0rt.h`);
+//! `vec<vec<vec<T>>>` has descriptors whose `data` point to descriptors,
+//! and so on. `vec.get` of a nested vector yields the inner vector as a
+//! borrowed view (no copy). An owned nested vector owns every level: the
+//! backend frees and copies it deeply; a returned one is fresh at every
+//! level (a C caller releases it with `l0_vec_free(data, len, depth)`,
+//! `depth` 1 for `vec<vec<T>>`; an inner `data` may be NULL when its `len`
+//! is 0). The JIT host marshals `RtValue::Vec` of `RtValue::Vec` arguments
+//! into such descriptors and frees returned nested vectors (outer and
+//! inner) after converting them. `arr<vec<V>>` buffers (16-byte elements)
+//! own their element vectors; `arr<arr<V>>` buffers (8-byte elements) only
+//! refer to their element arrays, which the program frees or converts
+//! itself (the bucket-collect lowering converts each with `arr.to_vec`,
+//! then `arr.free` of the outer one frees only the outer buffer).
 //!
 //! # Function ABI (System V on x86-64)
 //! Each `func.func @f` becomes:
@@ -55,7 +72,9 @@
 //! returns status 1 through every frame; [`JitModule::call`] turns it into
 //! the interpreter's [`RunError`] (same location, same message).
 //!
-//! Unsupported: nested containers, `arr` values at the host boundary,
+//! Unsupported: matrices of non-scalars, vectors of arrays or matrices
+//! (`vec<arr<T>>`, `vec<mat<T>>`), arrays of matrices, non-scalar
+//! `arr.find_or_insert` keys, `arr` values at the host boundary,
 //! any op above the `arr` level (`vec.map`, `gen.loop`, ...: run
 //! `--pass=lower` first), and 32-bit hosts. [`JitModule::compile`] leaves out
 //! the functions that use them (and their callers) and

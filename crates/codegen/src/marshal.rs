@@ -1,7 +1,9 @@
 //! Host-side conversion between [`RtValue`]s and the flattened machine
 //! representation ([`crate::abi`]): arguments become 8-byte words (scalars
-//! in the low bytes) plus element buffers; results are read from the
-//! out-struct and returned buffers are freed.
+//! in the low bytes) plus element buffers (a nested vector argument is a
+//! buffer of `{data, len}` descriptors pointing into one buffer per inner
+//! vector); results are read from the out-struct and returned buffers
+//! (inner ones included) are freed.
 
 use std::rc::Rc;
 
@@ -45,6 +47,16 @@ pub fn marshal(
 ) -> Result<(), String> {
     let bad = || format!("expected a value of type '{t}', got {v}");
     match (t, v) {
+        (Type::Vec(e), RtValue::Vec(items)) if matches!(**e, Type::Vec(_)) => {
+            // Descriptors {data, len} of the inner vectors, two words each.
+            let mut desc = Vec::with_capacity(2 * items.len().max(1));
+            for x in items.iter() {
+                marshal(x, e, &mut desc, bufs)?;
+            }
+            desc.resize(desc.len().max(1), 0);
+            words.extend([desc.as_ptr() as u64, items.len() as u64]);
+            bufs.push(desc);
+        }
         (Type::Vec(e), RtValue::Vec(items)) => {
             let b = elems(items, e).ok_or_else(bad)?;
             words.extend([b.as_ptr() as u64, items.len() as u64]);
@@ -79,10 +91,21 @@ unsafe fn read_scalar(p: *const u8, t: &Type) -> RtValue {
     }
 }
 
-/// Reads `n` elements of `t` at `p`, then frees `p`.
+/// Reads `n` elements of `t` at `p`, then frees `p`; element vectors (16-byte
+/// descriptors, [`runtime::VecDesc`]) are read and freed recursively.
 unsafe fn take_elems(p: *mut u8, n: usize, t: &Type) -> Vec<RtValue> {
-    let es = abi::scalar(t).map(|c| c.bytes() as usize).unwrap_or(8);
-    let out = (0..n).map(|k| read_scalar(p.add(k * es), t)).collect();
+    let out = match t {
+        Type::Vec(e) => (0..n)
+            .map(|k| {
+                let d = (p as *const runtime::VecDesc).add(k).read_unaligned();
+                RtValue::Vec(Rc::new(take_elems(d.data, d.len as usize, e)))
+            })
+            .collect(),
+        _ => {
+            let es = abi::scalar(t).map(|c| c.bytes() as usize).unwrap_or(8);
+            (0..n).map(|k| read_scalar(p.add(k * es), t)).collect()
+        }
+    };
     runtime::l0rt_free(p);
     out
 }

@@ -3,10 +3,14 @@
 //!
 //! Every buffer comes from the C allocator (`malloc`/`calloc`/`realloc`), so
 //! a C caller frees returned vectors with `free` and the JIT host with
-//! [`l0rt_free`]. An `arr` is a pointer to a [`ArrHeader`].
+//! [`l0rt_free`] (nested vectors with [`l0rt_vec_drop`]). An `arr` is a
+//! pointer to a [`ArrHeader`].
 
 use std::cell::Cell;
 use std::ffi::c_void;
+
+mod nested;
+pub use nested::{l0rt_arr_from_deep, l0rt_arr_new_arrs, l0rt_vec_clone, l0rt_vec_drop, VecDesc};
 
 /// The heap header of an `arr<T>` (C layout: data at 0, len at 8, cap at 16).
 #[repr(C)]
@@ -182,6 +186,10 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("l0rt_arr_grow", l0rt_arr_grow as *const u8),
         ("l0rt_arr_free", l0rt_arr_free as *const u8),
         ("l0rt_find_or_insert", l0rt_find_or_insert as *const u8),
+        ("l0rt_vec_drop", l0rt_vec_drop as *const u8),
+        ("l0rt_vec_clone", l0rt_vec_clone as *const u8),
+        ("l0rt_arr_from_deep", l0rt_arr_from_deep as *const u8),
+        ("l0rt_arr_new_arrs", l0rt_arr_new_arrs as *const u8),
         ("exp", exp as *const u8),
         ("log", log as *const u8),
         ("pow", pow as *const u8),

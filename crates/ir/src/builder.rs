@@ -66,6 +66,20 @@ pub type GvnTable = FxHashMap<GvnKey, OpId>;
 /// "in `block`, before `before` (or at the end)": it sits earlier in the same
 /// block or in an enclosing block, without crossing an isolated-from-above op.
 pub fn dominates_point(ctx: &Context, op: OpId, block: BlockId, before: Option<OpId>) -> bool {
+    dominates_point_anchored(ctx, op, block, before, &[])
+}
+
+/// [`dominates_point`] where some blocks are still detached (a region being
+/// built for an op not created yet): `anchors` maps such a block to the
+/// insertion point where its op will be created, and the walk continues
+/// from there.
+pub fn dominates_point_anchored(
+    ctx: &Context,
+    op: OpId,
+    block: BlockId,
+    before: Option<OpId>,
+    anchors: &[Anchor],
+) -> bool {
     let Some(target) = ctx.op(op).parent else {
         return false;
     };
@@ -79,7 +93,14 @@ pub fn dominates_point(ctx: &Context, op: OpId, block: BlockId, before: Option<O
             };
         }
         let Some(parent) = ctx.block_parent_op(b) else {
-            return false;
+            match anchors.iter().rev().find(|a| a.block == b) {
+                Some(a) => {
+                    b = a.at_block;
+                    pos = a.at_before;
+                    continue;
+                }
+                None => return false,
+            }
         };
         if ctx.has_traits(parent, Traits::ISOLATED_FROM_ABOVE) {
             return false;
@@ -92,6 +113,15 @@ pub fn dominates_point(ctx: &Context, op: OpId, block: BlockId, before: Option<O
     }
 }
 
+/// A detached block being built by [`Builder::build_region`], and the
+/// insertion point where the op owning its region will be created.
+#[derive(Copy, Clone, Debug)]
+pub struct Anchor {
+    pub block: BlockId,
+    pub at_block: BlockId,
+    pub at_before: Option<OpId>,
+}
+
 /// Creates ops at an insertion point: the end of a block, or before an op.
 pub struct Builder<'a> {
     pub ctx: &'a mut Context,
@@ -101,6 +131,8 @@ pub struct Builder<'a> {
     pub loc: Loc,
     /// Apply folds, rewrites and hash-consing in [`Builder::create`] (default on).
     pub smart: bool,
+    /// Regions under construction (innermost last).
+    anchors: Vec<Anchor>,
 }
 
 impl<'a> Builder<'a> {
@@ -112,6 +144,7 @@ impl<'a> Builder<'a> {
             before: None,
             loc: Loc::UNKNOWN,
             smart: true,
+            anchors: Vec::new(),
         }
     }
     /// A builder inserting before `op` (which must be in a block).
@@ -127,6 +160,7 @@ impl<'a> Builder<'a> {
             before: Some(op),
             loc,
             smart: true,
+            anchors: Vec::new(),
         }
     }
     /// Moves the insertion point to the end of `block`.
@@ -245,9 +279,16 @@ impl<'a> Builder<'a> {
         let key = gvn.then(|| GvnKey::of(self.ctx, &st));
         if let Some(key) = &key {
             if let Some(&found) = self.ctx.gvn.get(key) {
-                if self.ctx.alive(found)
-                    && dominates_point(self.ctx, found, self.block, self.before)
-                {
+                let visible = self.ctx.alive(found)
+                    && dominates_point_anchored(
+                        self.ctx,
+                        found,
+                        self.block,
+                        self.before,
+                        &self.anchors,
+                    )
+                    && GvnKey::of(self.ctx, &OpState::of(self.ctx, found)) == *key;
+                if visible {
                     return SmallVec::from_slice(self.ctx.results(found));
                 }
             }
@@ -313,10 +354,16 @@ impl<'a> Builder<'a> {
     ) -> RegionId {
         let (r, b) = self.ctx.new_region_with_block(arg_types);
         let saved = self.insertion_point();
+        self.anchors.push(Anchor {
+            block: b,
+            at_block: saved.0,
+            at_before: saved.1,
+        });
         self.set_end(b);
         let args = self.ctx.block_args(b).to_vec();
         body(self, &args);
         self.restore(saved);
+        self.anchors.pop();
         r
     }
 }

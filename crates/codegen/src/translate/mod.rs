@@ -15,8 +15,20 @@
 //! occurrence only) and *copied* otherwise, so what a terminator passes on
 //! is always owned by the receiver; then the block frees the owned buffers
 //! it did not move. Loop inits are copied. On a fault, temporaries leak.
+//!
+//! Nested vectors own their element vectors ([`crate::abi::own_depth`]):
+//! copies and frees are deep ([`buffers`]). `vec.get` of a `vec<vec<T>>`
+//! and `arr.load` of an `arr<vec<T>>` are borrowed views of the element.
+//! `arr.store`/`arr.push` of a vector into an `arr<vec<T>>` move it when it
+//! is owned by the op's block and this is its last use, and copy it
+//! otherwise; the array owns its element vectors (`arr.store` frees the one
+//! it replaces, `arr.free` frees them all, `arr.to_vec` hands them on). A
+//! view read from an array is valid until that element is replaced or the
+//! array freed (the lowering never uses one after that).
 
 mod arith;
+mod arr;
+mod buffers;
 mod mem;
 mod scf;
 
@@ -371,41 +383,6 @@ impl<'a, 'f> FnCx<'a, 'f> {
         )
     }
 
-    // ----- buffers -------------------------------------------------------
-
-    /// Number of elements of buffer value `v` (`len` or `rows * cols`).
-    fn buffer_len(&mut self, v: ValueId) -> Value {
-        let p = self.get(v);
-        match self.ctx.ty(v) {
-            Type::Mat(_) => self.b.ins().imul(p[1], p[2]),
-            _ => p[1],
-        }
-    }
-    /// A fresh owned copy of buffer value `v`, made at `op`.
-    pub fn copy_buffer(&mut self, v: ValueId, op: OpId) -> Result<Vals, Diagnostic> {
-        let es = abi::elem(self.ctx.ty(v)).map(|t| t.bytes()).unwrap_or(1);
-        let n = self.buffer_len(v);
-        let bytes = self.b.ins().imul_imm_s(n, es as i64);
-        let mut p = self.get(v);
-        let r = self.call_rt("l0rt_copy", &[PTR, I64], &[PTR], &[p[0], bytes])?;
-        self.check_alloc(r[0], op)?;
-        p[0] = r[0];
-        Ok(p)
-    }
-    /// The values of `vs` passed into a loop: buffers are copied.
-    pub fn copy_in(&mut self, vs: &[ValueId], op: OpId) -> Result<Vals, Diagnostic> {
-        let mut out = Vals::new();
-        for &v in vs {
-            if abi::is_buffer(self.ctx.ty(v)) {
-                let c = self.copy_buffer(v, op)?;
-                out.extend(c);
-            } else {
-                out.extend(self.get(v));
-            }
-        }
-        Ok(out)
-    }
-
     // ----- blocks --------------------------------------------------------
 
     /// Emits the ops of `blk` before its terminator, then the terminator's
@@ -447,8 +424,7 @@ impl<'a, 'f> FnCx<'a, 'f> {
             .filter(|v| self.owned.contains(v) && !moved.contains(v))
             .collect();
         for v in to_free {
-            let p = self.get(v)[0];
-            self.call_rt("l0rt_free", &[PTR], &[], &[p])?;
+            self.free_buffer(v)?;
         }
         Ok((term, out))
     }

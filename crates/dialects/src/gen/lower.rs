@@ -178,10 +178,7 @@ fn lower_loop_op(
             "scf.assert",
             &[ok],
             &[],
-            vec![(
-                "msg".into(),
-                Attribute::Str("negative size".to_string()),
-            )],
+            vec![("msg".into(), Attribute::Str("negative size".to_string()))],
         );
     }
 
