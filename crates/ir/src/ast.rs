@@ -4,6 +4,8 @@
 //! Every node carries the byte offset of its first character in the source,
 //! which diagnostics turn into `file:line:col`.
 
+use std::rc::Rc;
+
 use crate::attributes::Attribute;
 use crate::types::Type;
 
@@ -80,7 +82,9 @@ pub struct AstAttrEntry {
 /// A region: one or more blocks.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AstRegion {
-    pub blocks: Vec<AstBlock>,
+    /// Shared, so that handing a region from a custom form's items to the
+    /// IR builder never copies a (possibly huge) function body.
+    pub blocks: Rc<Vec<AstBlock>>,
     pub loc: Offset,
 }
 

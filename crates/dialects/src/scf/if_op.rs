@@ -168,7 +168,7 @@ pub(super) fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
         expect_region_or_empty(cp)?
     } else {
         ir::ast::AstRegion {
-            blocks: vec![],
+            blocks: std::rc::Rc::new(vec![]),
             loc: cp.loc(),
         }
     };

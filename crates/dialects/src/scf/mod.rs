@@ -173,15 +173,25 @@ fn fmt_types(ts: &[Type]) -> String {
 /// unless it already ends in one (MLIR's implicit terminator).
 fn ensure_yield(region: &mut AstRegion) {
     let loc = region.loc;
-    if region.blocks.is_empty() {
-        region.blocks.push(AstBlock {
+    let has_yield = region
+        .blocks
+        .last()
+        .and_then(|b| b.ops.last())
+        .is_some_and(|o| o.name == "scf.yield");
+    if has_yield {
+        return;
+    }
+    // Copies the region only when it has to change.
+    let blocks = std::rc::Rc::make_mut(&mut region.blocks);
+    if blocks.is_empty() {
+        blocks.push(AstBlock {
             label: None,
             args: vec![],
             ops: vec![],
             loc,
         });
     }
-    let block = region.blocks.last_mut().unwrap();
+    let block = blocks.last_mut().unwrap();
     if block.ops.last().map(|o| o.name.as_str()) != Some("scf.yield") {
         let at = block.ops.last().map(|o| o.loc).unwrap_or(loc);
         block.ops.push(AstOp {
@@ -204,7 +214,7 @@ fn expect_region_or_empty(cp: &mut CustomParser) -> Result<AstRegion, ir::ast::S
         Some(ir::ast::AstItemKind::AttrDict(d)) if d.is_empty() => {
             cp.next_item();
             Ok(AstRegion {
-                blocks: vec![],
+                blocks: std::rc::Rc::new(vec![]),
                 loc,
             })
         }

@@ -372,7 +372,7 @@ impl<'s> Driver<'s> {
                             let Some(Frame::Region { mut region, block }) = stack.pop() else {
                                 return Err(internal(self.pos));
                             };
-                            region.blocks.extend(block);
+                            std::rc::Rc::make_mut(&mut region.blocks).extend(block);
                             self.deliver_region(&mut stack, region)?;
                         }
                         Some(b'^') => {
@@ -380,7 +380,7 @@ impl<'s> Driver<'s> {
                                 return Err(error(self.pos, "block label outside a region"));
                             };
                             let new_block = self.block_label()?;
-                            region.blocks.extend(block.take());
+                            std::rc::Rc::make_mut(&mut region.blocks).extend(block.take());
                             *block = Some(new_block);
                         }
                         Some(_) => {
@@ -538,7 +538,7 @@ impl<'s> Driver<'s> {
         }
         stack.push(Frame::Region {
             region: AstRegion {
-                blocks: Vec::new(),
+                blocks: std::rc::Rc::new(Vec::new()),
                 loc: self.pos,
             },
             block: None,
