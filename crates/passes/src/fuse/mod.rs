@@ -53,6 +53,8 @@ impl Pass for Fuse {
 
 /// Runs fusion on the whole module.
 pub fn fuse(ctx: &mut Context, vertical: bool, horizontal: bool, stats: &mut PassStats) {
+    // High-level rewrites (e.g. transpose of transpose) before the view as loops.
+    simplify(ctx, stats);
     lower_phase(ctx, "gen", stats);
     normalize_lens(ctx);
     substitute_trivial(ctx, stats);
