@@ -27,7 +27,7 @@ use std::rc::Rc;
 use smallvec::smallvec;
 
 use ir::interp::{Interp, MatValue, RtValue, RunError};
-use ir::spec::{Arity, OpSpec, OpState, Registry, Traits};
+use ir::spec::{OpState, Registry, Traits};
 use ir::{Builder, Context, OpId, Type, ValueId};
 
 use crate::vec::{
@@ -397,12 +397,7 @@ fn lower_matvec(b: &mut Builder, st: &OpState) -> Repl {
 
 // ----- registration --------------------------------------------------------
 
-fn pure(name: &'static str, summary: &'static str, operands: usize) -> OpSpec {
-    OpSpec::new(name, summary)
-        .operands(Arity::Exactly(operands))
-        .results(Arity::Exactly(1))
-        .traits(Traits::PURE)
-}
+use crate::util::pure;
 
 /// Registers the `mat` ops.
 pub fn register(r: &mut Registry) {

@@ -81,3 +81,13 @@ pub fn as_size(ctx: &Context, op: OpId, v: &RtValue) -> Result<usize, RunError> 
         None => Err(RunError::at(ctx, op, "expected an integer size")),
     }
 }
+
+/// A pure op spec with `operands` operands and one result (the common shape
+/// of the high-level value ops).
+pub fn pure(name: &'static str, summary: &'static str, operands: usize) -> ir::spec::OpSpec {
+    use ir::spec::{Arity, OpSpec, Traits};
+    OpSpec::new(name, summary)
+        .operands(Arity::Exactly(operands))
+        .results(Arity::Exactly(1))
+        .traits(Traits::PURE)
+}

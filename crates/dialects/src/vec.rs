@@ -1035,12 +1035,7 @@ fn lower_scale(b: &mut Builder, st: &OpState) -> Repl {
 
 // ----- registration --------------------------------------------------------
 
-fn pure(name: &'static str, summary: &'static str, operands: usize) -> OpSpec {
-    OpSpec::new(name, summary)
-        .operands(Arity::Exactly(operands))
-        .results(Arity::Exactly(1))
-        .traits(Traits::PURE)
-}
+use crate::util::pure;
 
 /// Registers the `vec` ops.
 pub fn register(r: &mut Registry) {
