@@ -273,7 +273,13 @@ pub fn parse_source(name: &str, text: &str, registry: Rc<Registry>) -> Result<Co
         name: name.to_string(),
         text: text.to_string(),
     });
-    let ast = crate::parser::parse_module(text).map_err(|e| diag(e.offset, e.message))?;
+    parse(source, registry)
+}
+
+/// Parses and builds `source` (shared: the context keeps it for diagnostics
+/// without copying the text).
+pub fn parse(source: Rc<Source>, registry: Rc<Registry>) -> Result<Context, Diagnostic> {
+    let ast = crate::parser::parse_module(&source.text).map_err(|e| diag(e.offset, e.message))?;
     build_module(&ast, registry, Some(source))
 }
 

@@ -203,7 +203,7 @@ fn real_main(cli: Cli) -> u8 {
     let chunks = if cli.split_input_file {
         split_chunks(&text)
     } else {
-        vec![text.clone()]
+        vec![text]
     };
     let mut outputs = Vec::new();
     let mut ok = true;
@@ -311,8 +311,7 @@ fn write_output(path: Option<&Path>, data: &[u8]) -> Result<(), String> {
 fn process(cli: &Cli, pipeline: &str, source: &Rc<Source>) -> Result<String, Failure> {
     let t0 = Instant::now();
     let registry = dialects::registry();
-    let mut ctx: Context = ir::build::parse_source(&source.name, &source.text, registry)?;
-    ctx.source = Some(source.clone());
+    let mut ctx: Context = ir::build::parse(source.clone(), registry)?;
     ir::verifier::verify(&ctx).map_err(Failure::Diags)?;
     let parse_time = t0.elapsed();
 
