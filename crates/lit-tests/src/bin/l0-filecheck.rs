@@ -90,7 +90,12 @@ fn run() -> Result<Outcome, String> {
 }
 
 fn main() -> ExitCode {
-    match run() {
+    let outcome = run();
+    // Always consume the piped input, even after an early error: otherwise the
+    // writer (`cat %s | FileCheck ...` under pipefail) may die of SIGPIPE and
+    // fail the RUN line for a reason that depends on timing.
+    let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+    match outcome {
         Ok(Outcome::Pass) => ExitCode::SUCCESS,
         Ok(Outcome::Fail(m)) => {
             eprintln!("{m}");
