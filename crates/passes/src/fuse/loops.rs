@@ -79,14 +79,8 @@ pub fn view(ctx: &Context, op: OpId) -> Option<LoopView> {
     })
 }
 
-/// The `gen.emit` ops that write to `handle`.
-pub fn emits(ctx: &Context, handle: ValueId) -> Vec<OpId> {
-    ctx.uses(handle)
-        .iter()
-        .filter(|u| ctx.is(u.op, "gen.emit"))
-        .map(|u| u.op)
-        .collect()
-}
+/// The `gen.emit` ops that write to a handle.
+pub use dialects::gen::emits_to as emits;
 
 /// The single unconditional emit to `handle` at the top of `body`, if that is
 /// the only emit (then the collect yields exactly `size` values, one per index).
