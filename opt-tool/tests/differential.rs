@@ -2,7 +2,7 @@
 //! results with any `--pass` pipeline and any backend (IR-SPEC §4, examples/README.md).
 //!
 //! Programs: every `examples/*.ir` (with its inputs from `examples/data`), and every lit
-//! test under `crates/lit-tests/tests/ir` that defines `func.func @main` whose parameters are
+//! test under `lit-tests/tests/ir` that defines `func.func @main` whose parameters are
 //! all scalars or vectors of scalars (inputs are generated, small and deterministic). Lit
 //! files whose RUN lines use `not`, `--verify-diagnostics` or `--split-input-file` are
 //! skipped: they are expected to fail, or hold several modules.
@@ -44,7 +44,7 @@ const SCALAR_TOL: f64 = 1e-9;
 
 /// The repository root.
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 /// A program to run: the file, its `--arg`s, the result types of `@main` and, for the
@@ -230,7 +230,7 @@ fn cases() -> (Vec<Case>, Vec<String>) {
     }
 
     let mut lit = Vec::new();
-    collect(&root.join("crates/lit-tests/tests/ir"), &mut lit);
+    collect(&root.join("lit-tests/tests/ir"), &mut lit);
     lit.sort();
     for file in lit {
         let text = std::fs::read_to_string(&file).unwrap();

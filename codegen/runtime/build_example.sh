@@ -4,7 +4,7 @@
 # Env: L0_OPT (path to l0-opt; default: build it with cargo), OUT (output dir).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../../.." && pwd)
+root=$(cd "$here/../.." && pwd)
 out=${OUT:-$(mktemp -d)}
 if [ -z "${L0_OPT:-}" ]; then
     (cd "$root" && cargo build -q -p opt-tool --bin l0-opt)

@@ -1,7 +1,7 @@
 # -*- Python -*-
 # LLVM lit configuration for the L0 regression tests (the same .ir files that
 # `cargo test -p lit-tests` runs). Usage, from the repository root:
-#   L0_OPT=target/release/l0-opt lit -v crates/lit-tests/tests/ir
+#   L0_OPT=target/release/l0-opt lit -v lit-tests/tests/ir
 # Env: L0_OPT (default <repo>/target/debug/l0-opt), FILECHECK (default
 # /usr/lib/llvm-14/bin/FileCheck), LIT_EXEC_ROOT (default <repo>/target/lit).
 

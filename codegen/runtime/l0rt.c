@@ -1,4 +1,4 @@
-/* L0 runtime for object files: the same ABI as crates/codegen/src/runtime.rs. */
+/* L0 runtime for object files: the same ABI as codegen/src/runtime.rs. */
 #include "l0rt.h"
 
 #include <stdio.h>
