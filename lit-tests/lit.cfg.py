@@ -14,7 +14,7 @@ config.name = "L0"
 config.test_format = lit.formats.ShTest(False)
 config.suffixes = [".ir"]
 config.test_source_root = os.path.dirname(os.path.abspath(__file__))
-repo_root = os.path.abspath(os.path.join(config.test_source_root, "..", ".."))
+repo_root = os.path.abspath(os.path.join(config.test_source_root, ".."))
 config.test_exec_root = os.environ.get(
     "LIT_EXEC_ROOT", os.path.join(repo_root, "target", "lit")
 )

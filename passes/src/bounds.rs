@@ -1,7 +1,7 @@
 //! Proves reads in bounds: a `vec.get(v, i)` whose index `i` is the
 //! induction variable of an enclosing `gen.loop` whose size is `vec.len(v)`
-//! (the same SSA value, or a length equated with it by a dominating
-//! `scf.assert(arith.cmpi eq ...)`) can never fault, and gets the unit
+//! (the same SSA value, or a length equated with it by
+//! `scf.assert(arith.cmpi eq ...)` ops that dominate the read) can never fault, and gets the unit
 //! attribute `in_bounds`. Code generators may then omit the bounds check
 //! (L0's certificates for bounds checks, Henriksen 2014, play this role).
 //! Transformations that clone a read to indices inside the same range
@@ -9,21 +9,12 @@
 
 use std::collections::HashMap;
 
+use ir::builder::dominates_point;
 use ir::{Attribute, Context, OpId, ValueId};
 
-/// Length values known equal, from `scf.assert(arith.cmpi eq, a, b)` ops in
-/// the module body's functions (an assert faults before anything after it runs).
-fn equal_lengths(ctx: &Context) -> HashMap<ValueId, ValueId> {
-    let mut rep: HashMap<ValueId, ValueId> = HashMap::new();
-    fn find(rep: &HashMap<ValueId, ValueId>, mut v: ValueId) -> ValueId {
-        while let Some(&p) = rep.get(&v) {
-            if p == v {
-                break;
-            }
-            v = p;
-        }
-        v
-    }
+/// The `scf.assert(arith.cmpi eq, a, b)` ops of the module, as `(assert, a, b)`.
+fn equality_asserts(ctx: &Context) -> Vec<(OpId, ValueId, ValueId)> {
+    let mut out = Vec::new();
     for op in ctx.walk_all() {
         if !ctx.is(op, "scf.assert") {
             continue;
@@ -35,22 +26,53 @@ fn equal_lengths(ctx: &Context) -> HashMap<ValueId, ValueId> {
         if ctx.attr(cmp, "predicate").and_then(|a| a.as_str()) != Some("eq") {
             continue;
         }
-        let (a, b) = (
-            find(&rep, ctx.operand(cmp, 0)),
-            find(&rep, ctx.operand(cmp, 1)),
-        );
-        if a != b {
-            rep.insert(a, b);
+        out.push((op, ctx.operand(cmp, 0), ctx.operand(cmp, 1)));
+    }
+    out
+}
+
+/// Whether `a` and `b` are known equal at `read`: the same value, or joined
+/// by a chain of equality asserts that each dominate `read` (an assert that
+/// does not dominate the read, e.g. one in a branch not taken, proves
+/// nothing there).
+fn known_equal(
+    ctx: &Context,
+    asserts: &[(OpId, ValueId, ValueId)],
+    read: OpId,
+    a: ValueId,
+    b: ValueId,
+) -> bool {
+    if a == b {
+        return true;
+    }
+    let Some(blk) = ctx.op(read).parent else {
+        return false;
+    };
+    let mut rep: HashMap<ValueId, ValueId> = HashMap::new();
+    fn find(rep: &HashMap<ValueId, ValueId>, mut v: ValueId) -> ValueId {
+        while let Some(&p) = rep.get(&v) {
+            if p == v {
+                break;
+            }
+            v = p;
+        }
+        v
+    }
+    for &(op, x, y) in asserts {
+        if !dominates_point(ctx, op, blk, Some(read)) {
+            continue;
+        }
+        let (x, y) = (find(&rep, x), find(&rep, y));
+        if x != y {
+            rep.insert(x, y);
         }
     }
-    let keys: Vec<ValueId> = rep.keys().copied().collect();
-    keys.into_iter().map(|k| (k, find(&rep, k))).collect()
+    find(&rep, a) == find(&rep, b)
 }
 
 /// Marks provably in-bounds `vec.get` ops; returns how many were marked.
 pub fn mark_in_bounds(ctx: &mut Context) -> u64 {
-    let eq = equal_lengths(ctx);
-    let canon = |v: ValueId| eq.get(&v).copied().unwrap_or(v);
+    let asserts = equality_asserts(ctx);
     let mut marks: Vec<OpId> = Vec::new();
     for op in ctx.walk_all() {
         if !ctx.is(op, "vec.get") || ctx.attr(op, "in_bounds").is_some() {
@@ -72,9 +94,9 @@ pub fn mark_in_bounds(ctx: &mut Context) -> u64 {
             .def_op_named(size, "vec.len")
             .is_some_and(|len| ctx.operand(len, 0) == v);
         let same_len = || {
-            ctx.uses(v)
-                .iter()
-                .any(|u| ctx.is(u.op, "vec.len") && canon(ctx.result(u.op, 0)) == canon(size))
+            ctx.uses(v).iter().any(|u| {
+                ctx.is(u.op, "vec.len") && known_equal(ctx, &asserts, op, ctx.result(u.op, 0), size)
+            })
         };
         if len_of_v || same_len() {
             marks.push(op);

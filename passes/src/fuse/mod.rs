@@ -18,7 +18,8 @@
 //! duplicating work: the first merge keeps the producer's output alive, the
 //! second consumes it, and the now-unused generator is removed (the effect of
 //! L0's T2 graph reduction, Henriksen 2014, ch. 5). Refused: reads at another
-//! index or of the whole vector, sizes not provably equal, dependencies
+//! index or of the whole vector, sizes not provably equal, two loops that
+//! emit to the same enclosing handle (a flatMap's emits are ordered), dependencies
 //! through ops between the loops, effects between them, and consumers in
 //! other blocks (e.g. inside a sequential `scf.for`, which would redo the
 //! producer each iteration) — except trivial producers (`iota`/`fill`-like
@@ -191,7 +192,23 @@ enum Mode {
     Filter(OpId, Vec<OpId>),
 }
 
+/// The handles of enclosing loops that `l` (or a loop nested in it) emits to.
+fn outer_handles(ctx: &Context, l: OpId) -> HashSet<ValueId> {
+    ctx.walk_nested(l)
+        .into_iter()
+        .filter(|&o| ctx.is(o, dialects::gen::EMIT))
+        .map(|o| ctx.operand(o, 0))
+        .filter(|&h| !dialects::gen::handle_owner(ctx, h).is_some_and(|o| ctx.is_ancestor(l, o)))
+        .collect()
+}
+
 fn classify(ctx: &Context, a: &LoopView, b: &LoopView) -> Option<Mode> {
+    // Emits of both loops to one enclosing handle are ordered effects: all
+    // of A's come before all of B's, and fusing would interleave them.
+    let outer_a = outer_handles(ctx, a.op);
+    if !outer_a.is_empty() && !outer_a.is_disjoint(&outer_handles(ctx, b.op)) {
+        return None;
+    }
     // B's own operands (size, inits) must not be A's results.
     let size_from_filter = |k: usize| -> bool {
         ctx.def_op_named(b.size, "vec.len")
