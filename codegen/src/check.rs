@@ -40,7 +40,7 @@ pub const SUPPORTED: &[&str] = &[
 ];
 
 /// Checks every op nested in function `f`.
-pub fn check_function(ctx: &Context, f: OpId) -> Result<(), Diagnostic> {
+pub fn check_function(ctx: &Context, f: OpId, backend: &str) -> Result<(), Diagnostic> {
     for op in ctx.walk_nested(f) {
         let name = ctx.op_name(op);
         if !(name.starts_with("arith.") || SUPPORTED.contains(&name)) {
@@ -48,7 +48,7 @@ pub fn check_function(ctx: &Context, f: OpId) -> Result<(), Diagnostic> {
                 ctx,
                 op,
                 format!(
-                    "'{name}' is not supported by the Cranelift backend (run --pass=lower first)"
+                    "'{name}' is not supported by the {backend} backend (run --pass=lower first)"
                 ),
             ));
         }
@@ -69,7 +69,7 @@ pub fn check_function(ctx: &Context, f: OpId) -> Result<(), Diagnostic> {
                     ctx,
                     op,
                     format!(
-                        "'{name}' on a value of type '{}' is not supported by the Cranelift backend \
+                        "'{name}' on a value of type '{}' is not supported by the {backend} backend \
                          (supported: scalars, vec<T> with T a scalar or a supported vec, \
                          mat<T> with T a scalar, arr<T> with T a scalar, a supported vec or arr)",
                         ctx.ty(v)
@@ -84,7 +84,7 @@ pub fn check_function(ctx: &Context, f: OpId) -> Result<(), Diagnostic> {
                     ctx,
                     op,
                     format!(
-                        "'{name}' on '{t}' is not supported by the Cranelift backend (keys must be scalars)"
+                        "'{name}' on '{t}' is not supported by the {backend} backend (keys must be scalars)"
                     ),
                 ));
             }

@@ -84,13 +84,16 @@
 pub mod abi;
 mod check;
 pub mod faults;
+mod host;
 mod isa;
 mod jit;
+pub mod llvm;
 mod marshal;
 mod module;
 mod object;
 pub mod runtime;
 pub mod translate;
 
-pub use jit::{JitModule, PreparedCall};
+pub use host::PreparedCall;
+pub use jit::JitModule;
 pub use object::emit_object;

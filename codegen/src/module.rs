@@ -30,7 +30,11 @@ fn module_error(e: impl std::fmt::Display) -> Diagnostic {
 }
 
 /// The flattened parameter and result types of function `f`.
-fn flat_signature(ctx: &Context, f: OpId) -> Result<(Vec<CType>, Vec<CType>), Diagnostic> {
+fn flat_signature(
+    ctx: &Context,
+    f: OpId,
+    backend: &str,
+) -> Result<(Vec<CType>, Vec<CType>), Diagnostic> {
     let Some((ins, outs)) = dialects::func::function_type(ctx, f) else {
         return Err(Diagnostic::at_op(ctx, f, "function has no function type"));
     };
@@ -41,7 +45,7 @@ fn flat_signature(ctx: &Context, f: OpId) -> Result<(Vec<CType>, Vec<CType>), Di
                 Diagnostic::at_op(
                     ctx,
                     f,
-                    format!("values of type '{t}' are not supported by the Cranelift backend"),
+                    format!("values of type '{t}' are not supported by the {backend} backend"),
                 )
             })?;
             out.extend(fl);
@@ -53,10 +57,16 @@ fn flat_signature(ctx: &Context, f: OpId) -> Result<(Vec<CType>, Vec<CType>), Di
 
 /// Finds the functions the backend cannot compile: unsupported types or ops,
 /// or calls (transitively) to such functions or to functions without a body.
-fn unsupported_functions(ctx: &Context, cands: &[(OpId, String)]) -> FxHashMap<String, Diagnostic> {
+/// Shared by both backends; `backend` names it in messages.
+pub(crate) fn unsupported_functions(
+    ctx: &Context,
+    cands: &[(OpId, String)],
+    backend: &str,
+) -> FxHashMap<String, Diagnostic> {
     let mut bad = FxHashMap::default();
     for (f, name) in cands {
-        if let Err(d) = flat_signature(ctx, *f).and_then(|_| crate::check::check_function(ctx, *f))
+        if let Err(d) = flat_signature(ctx, *f, backend)
+            .and_then(|_| crate::check::check_function(ctx, *f, backend))
         {
             bad.insert(name.clone(), d);
         }
@@ -111,13 +121,13 @@ pub(crate) fn compile(m: &mut dyn Module, ctx: &Context) -> Result<Compiled, Dia
             )
         })
         .collect();
-    let unsupported = unsupported_functions(ctx, &cands);
+    let unsupported = unsupported_functions(ctx, &cands, "Cranelift");
     let mut funcs = Funcs::default();
     for (f, name) in cands {
         if unsupported.contains_key(&name) {
             continue;
         }
-        let (params, results) = flat_signature(ctx, f)?;
+        let (params, results) = flat_signature(ctx, f, "Cranelift")?;
         let (ins, outs) = dialects::func::function_type(ctx, f).unwrap_or_default();
         let mut fi = FuncInfo {
             op: f,

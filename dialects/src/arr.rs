@@ -51,6 +51,18 @@ pub fn load(b: &mut Builder, a: ValueId, i: ValueId) -> ValueId {
 pub fn store(b: &mut Builder, a: ValueId, i: ValueId, x: ValueId) {
     b.op("arr.store", &[a, i, x], &[], vec![]);
 }
+/// `arr.store(a, i, x) {in_bounds}`: a store the caller has proved in
+/// bounds (e.g. `a` was allocated with `n` elements and `i` is the
+/// induction variable of a loop over `[0, n)`); code generators omit its
+/// bounds check.
+pub fn store_in_bounds(b: &mut Builder, a: ValueId, i: ValueId, x: ValueId) {
+    b.op(
+        "arr.store",
+        &[a, i, x],
+        &[],
+        vec![("in_bounds".to_string(), ir::Attribute::Unit)],
+    );
+}
 /// `arr.len(a)`.
 pub fn len(b: &mut Builder, a: ValueId) -> ValueId {
     b.op1("arr.len", &[a], Type::Index, vec![])

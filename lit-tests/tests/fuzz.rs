@@ -90,7 +90,9 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 fn seeds() -> Vec<Seed> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut paths = Vec::new();
-    let repo = root.parent().expect("lit-tests sits at the repository root");
+    let repo = root
+        .parent()
+        .expect("lit-tests sits at the repository root");
     collect(&root.join("tests/ir"), &mut paths);
     collect(&repo.join("examples"), &mut paths);
     paths.sort();

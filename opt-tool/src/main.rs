@@ -52,6 +52,13 @@ pub enum Backend {
     Llvm,
 }
 
+impl Cli {
+    /// The backend of `--run`.
+    pub fn backend(&self) -> Backend {
+        self.backend.unwrap_or(Backend::Cranelift)
+    }
+}
+
 /// The L0 optimizer driver.
 #[derive(Parser, Debug)]
 #[command(
@@ -89,9 +96,10 @@ struct Cli {
     /// An argument for --run: a number, boolean, `[1, 2]`, or `@file.npy`.
     #[arg(long = "arg", value_name = "ARG", allow_hyphen_values = true)]
     args: Vec<String>,
-    /// Execution backend for --run.
-    #[arg(long, value_enum, default_value = "cranelift")]
-    backend: Backend,
+    /// Execution backend for --run (default cranelift); for --emit=obj/asm/llvm
+    /// the default is LLVM.
+    #[arg(long, value_enum)]
+    backend: Option<Backend>,
     /// Run the function N times after one warm-up and print `median_ns=` on stderr.
     #[arg(long, value_name = "N")]
     bench: Option<usize>,
@@ -347,6 +355,10 @@ fn process(cli: &Cli, pipeline: &str, source: &Rc<Source>) -> Result<String, Fai
         run::run(cli, &mut ctx, func)?;
         String::new()
     } else {
+        // Native code is generated from the arr + scf level, as for --run.
+        if matches!(cli.emit, Emit::Obj | Emit::Asm | Emit::Llvm) {
+            run::lower_for_native(&mut ctx)?;
+        }
         emit(cli, &ctx)?
     };
     let out_time = t1.elapsed();
@@ -408,17 +420,33 @@ fn emit(cli: &Cli, ctx: &Context) -> Result<String, Failure> {
             let Some(path) = &cli.output else {
                 return Err(Failure::Usage("--emit=obj needs -o FILE.o".into()));
             };
-            let bytes = codegen::emit_object(ctx)?;
+            let bytes = match cli.backend {
+                Some(Backend::Cranelift) => codegen::emit_object(ctx)?,
+                _ => codegen::llvm::emit_object(ctx)?,
+            };
             write_output(Some(path), &bytes)
                 .map_err(|e| Failure::Diags(vec![ir::pass::pass_error(e)]))?;
             Ok(String::new())
         }
+        Emit::Llvm | Emit::Asm if cli.target == Target::Native => {
+            if cli.backend == Some(Backend::Cranelift) {
+                return Err(Failure::Usage(format!(
+                    "--emit={} is produced by the LLVM backend, not --backend=cranelift",
+                    if cli.emit == Emit::Llvm {
+                        "llvm"
+                    } else {
+                        "asm"
+                    }
+                )));
+            }
+            Ok(if cli.emit == Emit::Llvm {
+                codegen::llvm::emit_llvm(ctx)?
+            } else {
+                codegen::llvm::emit_asm(ctx)?
+            })
+        }
         Emit::Llvm | Emit::Asm | Emit::Ptx => Err(Failure::Diags(vec![ir::pass::pass_error(
-            format!(
-                "--emit={:?} needs the LLVM backend, which is not built yet",
-                cli.emit
-            )
-            .to_lowercase(),
+            "--target=nvptx and --emit=ptx need the GPU level, which is not built yet",
         )])),
     }
 }

@@ -22,6 +22,42 @@ fn median(mut xs: Vec<u128>) -> u128 {
     xs.get(xs.len() / 2).copied().unwrap_or(0)
 }
 
+/// The native backends compile the arr + scf level: lower whatever is above
+/// it (the IR is not printed after --run, so this is not observable).
+pub fn lower_for_native(ctx: &mut Context) -> Result<(), Failure> {
+    if ctx
+        .walk_all()
+        .into_iter()
+        .any(|op| !ctx.spec(op).lowerings.is_empty())
+    {
+        use ir::pass::Pass;
+        let mut lower = passes::lower::Lower {
+            until: None,
+            split: 4,
+        };
+        lower.run(ctx, &mut ir::pass::PassStats::default())?;
+    }
+    Ok(())
+}
+
+/// Calls compiled code once, then `--bench` times more (median on stderr).
+fn native_calls(
+    cli: &Cli,
+    call: impl Fn() -> Result<Vec<RtValue>, ir::interp::RunError>,
+) -> Result<Vec<RtValue>, Failure> {
+    let r = call().map_err(|e| Failure::Diags(vec![e.into_diagnostic()]))?;
+    if let Some(n) = cli.bench {
+        let mut times = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t = Instant::now();
+            call().map_err(|e| Failure::Diags(vec![e.into_diagnostic()]))?;
+            times.push(t.elapsed().as_nanos());
+        }
+        eprintln!("median_ns={}", median(times));
+    }
+    Ok(r)
+}
+
 /// Runs `func` with the command-line arguments and prints its results.
 pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
     let Some((params, results)) = signature(ctx, func) else {
@@ -43,7 +79,7 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
                 .map_err(|e| Failure::Usage(format!("--arg #{}: {e}", i + 1)))?,
         );
     }
-    let out: Vec<RtValue> = match cli.backend {
+    let out: Vec<RtValue> = match cli.backend() {
         Backend::Interp => {
             let call = || -> Result<Vec<RtValue>, Failure> {
                 let mut it = Interp::new(ctx);
@@ -63,44 +99,23 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
             r
         }
         Backend::Cranelift => {
-            // The JIT compiles the arr + scf level: lower whatever is above it
-            // (the IR is not printed after --run, so this is not observable).
-            if ctx
-                .walk_all()
-                .into_iter()
-                .any(|op| !ctx.spec(op).lowerings.is_empty())
-            {
-                use ir::pass::Pass;
-                let mut lower = passes::lower::Lower {
-                    until: None,
-                    split: 4,
-                };
-                lower.run(ctx, &mut ir::pass::PassStats::default())?;
-            }
+            lower_for_native(ctx)?;
             let ctx: &Context = ctx;
             let module = codegen::JitModule::compile(ctx)?;
             module.check(func)?;
             let prepared = module.prepare(func, &args).map_err(Failure::Usage)?;
-            let r = module
-                .call(&prepared)
-                .map_err(|e| Failure::Diags(vec![e.into_diagnostic()]))?;
-            if let Some(n) = cli.bench {
-                let mut times = Vec::with_capacity(n);
-                for _ in 0..n {
-                    let t = Instant::now();
-                    module
-                        .call(&prepared)
-                        .map_err(|e| Failure::Diags(vec![e.into_diagnostic()]))?;
-                    times.push(t.elapsed().as_nanos());
-                }
-                eprintln!("median_ns={}", median(times));
-            }
-            r
+            native_calls(cli, || module.call(&prepared))?
         }
         Backend::Llvm => {
-            return Err(Failure::Diags(vec![ir::pass::pass_error(
-                "--backend=llvm is not built yet; use --backend=cranelift or --backend=interp",
-            )]))
+            lower_for_native(ctx)?;
+            let ctx: &Context = ctx;
+            let module = codegen::llvm::LlvmJit::compile(ctx)?;
+            if cli.bench.is_some() {
+                eprintln!("compile_ns={}", module.compile_time.as_nanos());
+            }
+            module.check(func)?;
+            let prepared = module.prepare(func, &args).map_err(Failure::Usage)?;
+            native_calls(cli, || module.call(&prepared))?
         }
     };
     if let Some(path) = &cli.output {

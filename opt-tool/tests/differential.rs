@@ -35,6 +35,10 @@ const COLUMNS: &[(&str, &[&str])] = &[
         "fuse,lower/cranelift",
         &["--pass=fuse,lower", "--backend=cranelift"],
     ),
+    ("lower/cranelift", &["--pass=lower", "--backend=cranelift"]),
+    ("fuse,lower/llvm", &["--pass=fuse,lower", "--backend=llvm"]),
+    ("lower/llvm", &["--pass=lower", "--backend=llvm"]),
+    ("llvm", &["--backend=llvm"]),
 ];
 
 /// Relative tolerance for float vector (and matrix) elements.

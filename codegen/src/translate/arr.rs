@@ -161,15 +161,18 @@ fn free(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
 }
 
 /// Bounds-checks `i` against the length of `arr` header `h`; returns its data pointer.
+/// An op marked `in_bounds` (proved by the `gen` lowering) is not checked.
 fn arr_checked(cx: &mut FnCx, op: OpId, h: Value, i: Value) -> Result<Value, Diagnostic> {
-    let len = cx.b.ins().load(I64, trusted(), h, HDR_LEN);
-    bounds(
-        cx,
-        op,
-        i,
-        len,
-        "index {0} is out of bounds for an array of length {1}",
-    )?;
+    if cx.ctx.attr(op, "in_bounds").is_none() {
+        let len = cx.b.ins().load(I64, trusted(), h, HDR_LEN);
+        bounds(
+            cx,
+            op,
+            i,
+            len,
+            "index {0} is out of bounds for an array of length {1}",
+        )?;
+    }
     Ok(cx.b.ins().load(PTR, trusted(), h, HDR_DATA))
 }
 
@@ -218,7 +221,7 @@ fn key_bits(cx: &mut FnCx, k: Value, t: CType) -> Value {
 /// use of `a`: it is not inside a
 /// loop nested below `a`'s block, and every other use of `a` sits in an op
 /// of that block strictly before the one containing `op`.
-pub(super) fn is_last_use(ctx: &Context, a: ir::ValueId, op: OpId) -> bool {
+pub(crate) fn is_last_use(ctx: &Context, a: ir::ValueId, op: OpId) -> bool {
     let Some(home) = ctx.value_block(a) else {
         return false;
     };

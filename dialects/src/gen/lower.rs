@@ -132,6 +132,20 @@ fn combine(b: &mut Builder, m: Monoid, ty: &Type, acc: ValueId, x: ValueId) -> V
     b.op1(name, &[acc, x], ty.clone(), vec![])
 }
 
+/// The combine op of a reduce accumulator: a float combine carries the unit
+/// attribute `reassoc` (the monoid is associative by declaration, IR-SPEC
+/// §3), which lets the LLVM backend reassociate it; the interpreter and
+/// Cranelift ignore it.
+fn combine_reassoc(b: &mut Builder, m: Monoid, ty: &Type, acc: ValueId, x: ValueId) -> ValueId {
+    let name = m.combine_op(ty).expect("checked by lowerable");
+    let attrs = if ty.is_float() {
+        vec![("reassoc".to_string(), Attribute::Unit)]
+    } else {
+        vec![]
+    };
+    b.op1(name, &[acc, x], ty.clone(), attrs)
+}
+
 fn yield_(b: &mut Builder, vals: &[ValueId]) {
     let st = b.state("scf.yield", vals, &[], vec![]);
     b.create_raw(st);
@@ -345,10 +359,11 @@ fn rewrite_emit(
     let t = &g.elem;
     let x = *vals.last().expect("emit without a value");
     match plan {
-        Plan::CollectDense { buf } => arr::store(b, buf, iv, x),
+        // `buf` has `size` elements and `iv` runs over [0, size).
+        Plan::CollectDense { buf } => arr::store_in_bounds(b, buf, iv, x),
         Plan::CollectPush { buf } => arr::push(b, buf, x),
         Plan::ReduceAcc { slot } => {
-            cur[slot] = combine(b, g.monoid().unwrap(), t, cur[slot], x);
+            cur[slot] = combine_reassoc(b, g.monoid().unwrap(), t, cur[slot], x);
         }
         Plan::ReduceCell { cell } => {
             let a = arr::load(b, cell, c0);
@@ -357,7 +372,7 @@ fn rewrite_emit(
         }
         Plan::ScanDense { slot, out } => {
             let a2 = combine(b, g.monoid().unwrap(), t, cur[slot], x);
-            arr::store(b, out, iv, a2);
+            arr::store_in_bounds(b, out, iv, a2);
             cur[slot] = a2;
         }
         Plan::ScanCell { cell, out } => {

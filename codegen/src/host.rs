@@ -1,0 +1,135 @@
+//! The host side of a JIT-compiled module, shared by the Cranelift and LLVM
+//! JITs: the table of entry trampolines, argument marshalling
+//! ([`crate::marshal`]), the call itself, and turning a fault status into
+//! the interpreter's [`RunError`] through the module's [`FaultTable`].
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use ir::interp::{RtValue, RunError};
+use ir::{Diagnostic, Loc, Type};
+use rustc_hash::FxHashMap;
+
+use crate::abi::Layout;
+use crate::faults::FaultTable;
+use crate::{marshal, runtime};
+
+/// `l0t_<name>(args, out) -> status` (see [`crate`]'s function ABI).
+pub(crate) type Trampoline = unsafe extern "C" fn(*const u64, *mut u8) -> i8;
+
+/// One compiled function as the host calls it.
+pub(crate) struct HostFunc {
+    pub name: String,
+    pub params: Vec<Type>,
+    pub results: Vec<Type>,
+    pub out: Layout,
+    pub entry: Trampoline,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// The callable functions of one compiled module.
+pub(crate) struct Entries {
+    pub funcs: Vec<HostFunc>,
+    pub faults: FaultTable,
+    pub unsupported: FxHashMap<String, Diagnostic>,
+    pub id: u64,
+    /// The backend's name, for messages.
+    pub backend: &'static str,
+}
+
+/// Arguments marshalled once for repeated calls of one function.
+pub struct PreparedCall {
+    module: u64,
+    func: usize,
+    words: Vec<u64>,
+    /// Element buffers the words point into (never freed by compiled code).
+    _bufs: Vec<Vec<u64>>,
+}
+
+impl Entries {
+    pub fn new(
+        funcs: Vec<HostFunc>,
+        faults: FaultTable,
+        unsupported: FxHashMap<String, Diagnostic>,
+        backend: &'static str,
+    ) -> Entries {
+        Entries {
+            funcs,
+            faults,
+            unsupported,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            backend,
+        }
+    }
+
+    /// Whether `func` was compiled: `Err` is the diagnostic at the op (or
+    /// type) the backend does not support, or a missing function.
+    pub fn check(&self, func: &str) -> Result<(), Diagnostic> {
+        if let Some(d) = self.unsupported.get(func) {
+            return Err(d.clone());
+        }
+        if !self.funcs.iter().any(|f| f.name == func) {
+            return Err(ir::pass::pass_error(format!("no function named '@{func}'")));
+        }
+        Ok(())
+    }
+
+    /// Marshals `args` for calling `func`.
+    pub fn prepare(&self, func: &str, args: &[RtValue]) -> Result<PreparedCall, String> {
+        if let Some(d) = self.unsupported.get(func) {
+            return Err(d.message.clone());
+        }
+        let Some(k) = self.funcs.iter().position(|f| f.name == func) else {
+            return Err(format!("no function named '@{func}' to run"));
+        };
+        let f = &self.funcs[k];
+        if f.params.len() != args.len() {
+            return Err(format!(
+                "function '@{func}' takes {} argument(s), got {}",
+                f.params.len(),
+                args.len()
+            ));
+        }
+        if let Some(t) = f.results.iter().find(|t| matches!(t, Type::Arr(_))) {
+            return Err(format!(
+                "'{t}' results are not supported by the {} backend",
+                self.backend
+            ));
+        }
+        let (mut words, mut bufs) = (Vec::new(), Vec::new());
+        for (i, (a, t)) in args.iter().zip(&f.params).enumerate() {
+            marshal::marshal(a, t, &mut words, &mut bufs)
+                .map_err(|e| format!("argument #{}: {e}", i + 1))?;
+        }
+        words.push(0);
+        Ok(PreparedCall {
+            module: self.id,
+            func: k,
+            words,
+            _bufs: bufs,
+        })
+    }
+
+    /// Calls a prepared function. A run-time fault of the compiled code is a
+    /// [`RunError`] at the faulting op.
+    pub fn call(&self, p: &PreparedCall) -> Result<Vec<RtValue>, RunError> {
+        if p.module != self.id {
+            return Err(RunError {
+                loc: Loc::UNKNOWN,
+                message: "the call was prepared for another module".into(),
+            });
+        }
+        let f = &self.funcs[p.func];
+        let mut out = vec![0u64; (f.out.size as usize).div_ceil(8).max(1)];
+        runtime::take_fault();
+        // SAFETY: the words match the trampoline's parameter list (built by
+        // `prepare` from the same signature) and `out` is large enough.
+        let status = unsafe { (f.entry)(p.words.as_ptr(), out.as_mut_ptr() as *mut u8) };
+        if status != 0 {
+            let (id, payload) = runtime::take_fault().unwrap_or((-1, [0; 3]));
+            return Err(self.faults.error(id, payload));
+        }
+        // SAFETY: a successful call wrote every result field.
+        Ok(unsafe { marshal::unmarshal(out.as_ptr() as *const u8, &f.out, &f.results) })
+    }
+}

@@ -1,0 +1,303 @@
+//! `arith` ops in LLVM IR, matching `dialects::arith::eval` bit for bit (the
+//! same rules as the Cranelift translation): integers wrap; an `i1` takes
+//! part in integer arithmetic as 0/-1 and is masked back to 0/1;
+//! `divsi`/`remsi` fault on zero and are guarded against `MIN / -1`;
+//! `minf`/`maxf` are IEEE `minimum`/`maximum` from compares and selects;
+//! `fptosi` saturates (`llvm.fptosi.sat`); `sqrt` and `abs` are LLVM
+//! intrinsics, `exp log pow sin cos` call libm like the interpreter.
+//!
+//! A float combine op carrying the unit attribute `reassoc` (set by the
+//! `gen` lowering on the accumulators of reduce generators, whose monoid
+//! is associative by declaration, IR-SPEC §3) gets LLVM's `reassoc` flag,
+//! so the loop vectorizer may keep several partial sums. No other op gets
+//! any fast-math flag.
+
+use ir::{Attribute, Diagnostic, OpId, Type};
+
+use super::translate::{scalar, FnCx, Vals};
+use super::writer::Ty;
+
+pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic> {
+    let ctx = cx.ctx;
+    let opnd: Vec<_> = ctx.operands(op).to_vec();
+    let Some(&res) = ctx.results(op).first() else {
+        return Err(cx.unsupported(op));
+    };
+    let rty = ctx.ty(res).clone();
+    let short = &name["arith.".len()..];
+    let fm = if ctx.attr(op, "reassoc").is_some() {
+        "reassoc "
+    } else {
+        ""
+    };
+    let r: String = match short {
+        "constant" => constant(cx, op, &rty)?,
+        "select" => {
+            let c = cx.get1(opnd[0]);
+            let c = cx.cond(&c);
+            let (a, b) = (cx.get(opnd[1]), cx.get(opnd[2]));
+            let tys = super::translate::parts(&rty);
+            let ps: Vals = a
+                .iter()
+                .zip(&b)
+                .zip(&tys)
+                .map(|((x, y), t)| {
+                    cx.w.val(format!("select i1 {c}, {} {x}, {} {y}", t.name(), t.name()))
+                })
+                .collect();
+            cx.set(res, &ps);
+            return Ok(());
+        }
+        "addi" | "subi" | "muli" | "andi" | "ori" | "xori" | "mini" | "maxi" => {
+            let (t, a, b) = int_operands(cx, &rty, opnd[0], opnd[1]);
+            let n = t.name();
+            let r = match short {
+                "addi" => cx.w.val(format!("add {n} {a}, {b}")),
+                "subi" => cx.w.val(format!("sub {n} {a}, {b}")),
+                "muli" => cx.w.val(format!("mul {n} {a}, {b}")),
+                "andi" => cx.w.val(format!("and {n} {a}, {b}")),
+                "ori" => cx.w.val(format!("or {n} {a}, {b}")),
+                "xori" => cx.w.val(format!("xor {n} {a}, {b}")),
+                "mini" => intrinsic(cx, "smin", t, &[a, b]),
+                _ => intrinsic(cx, "smax", t, &[a, b]),
+            };
+            int_result(cx, &rty, r)
+        }
+        "divsi" | "remsi" => {
+            let (t, a, b) = int_operands(cx, &rty, opnd[0], opnd[1]);
+            let n = t.name();
+            let nz = cx.w.val(format!("icmp ne {n} {b}, 0"));
+            cx.check(
+                &nz,
+                op,
+                format!("'{name}' op {}", dialects::arith::eval::DIV_BY_ZERO),
+                &[],
+            );
+            let m1 = cx.w.val(format!("icmp eq {n} {b}, -1"));
+            let safe = cx.w.val(format!("select i1 {m1}, {n} 1, {n} {b}"));
+            let r = if short == "divsi" {
+                let q = cx.w.val(format!("sdiv {n} {a}, {safe}"));
+                let neg = cx.w.val(format!("sub {n} 0, {a}"));
+                cx.w.val(format!("select i1 {m1}, {n} {neg}, {n} {q}"))
+            } else {
+                cx.w.val(format!("srem {n} {a}, {safe}"))
+            };
+            int_result(cx, &rty, r)
+        }
+        "addf" | "subf" | "mulf" | "divf" => {
+            let t = float_ty(&rty);
+            let (a, b) = (cx.get1(opnd[0]), cx.get1(opnd[1]));
+            let i = match short {
+                "addf" => "fadd",
+                "subf" => "fsub",
+                "mulf" => "fmul",
+                _ => "fdiv",
+            };
+            cx.w.val(format!("{i} {fm}{} {a}, {b}", t.name()))
+        }
+        "minf" | "maxf" => {
+            let t = float_ty(&rty);
+            let (a, b) = (cx.get1(opnd[0]), cx.get1(opnd[1]));
+            min_max(cx, t, &a, &b, short == "minf")
+        }
+        "pow" => {
+            let t = float_ty(&rty);
+            let f = if t == Ty::F32 { "powf" } else { "pow" };
+            let args = [cx.get1(opnd[0]), cx.get1(opnd[1])];
+            cx.call_rt(f, &[t, t], Some(t), &args)
+        }
+        "negf" => {
+            let t = float_ty(&rty);
+            let a = cx.get1(opnd[0]);
+            cx.w.val(format!("fneg {} {a}", t.name()))
+        }
+        "sqrt" => {
+            let t = float_ty(&rty);
+            let a = cx.get1(opnd[0]);
+            intrinsic(cx, "sqrt", t, &[a])
+        }
+        "abs" => {
+            let a = cx.get1(opnd[0]);
+            match rty {
+                Type::I1 => a,
+                ref t if t.is_integer() => {
+                    let ty = scalar(t).unwrap_or(Ty::I64);
+                    let n = ty.name();
+                    cx.declare(&format!("llvm.abs.{n}"), || {
+                        format!("declare {n} @llvm.abs.{n}({n}, i1)")
+                    });
+                    cx.w.val(format!("call {n} @llvm.abs.{n}({n} {a}, i1 false)"))
+                }
+                ref t => intrinsic(cx, "fabs", float_ty(t), &[a]),
+            }
+        }
+        "exp" | "log" | "sin" | "cos" => {
+            let t = float_ty(&rty);
+            let a = cx.get1(opnd[0]);
+            let f = match (short, t == Ty::F32) {
+                ("exp", false) => "exp",
+                ("log", false) => "log",
+                ("sin", false) => "sin",
+                ("cos", false) => "cos",
+                ("exp", true) => "expf",
+                ("log", true) => "logf",
+                ("sin", true) => "sinf",
+                _ => "cosf",
+            };
+            cx.call_rt(f, &[t], Some(t), &[a])
+        }
+        "cmpi" => {
+            let ity = ctx.ty(opnd[0]).clone();
+            let (t, a, b) = int_operands(cx, &ity, opnd[0], opnd[1]);
+            let p = pred(cx, op);
+            if !matches!(
+                p,
+                "eq" | "ne" | "slt" | "sle" | "sgt" | "sge" | "ult" | "ule" | "ugt" | "uge"
+            ) {
+                return Err(cx.unsupported(op));
+            }
+            let c = cx.w.val(format!("icmp {p} {} {a}, {b}", t.name()));
+            cx.bool8(&c)
+        }
+        "cmpf" => {
+            let (a, b) = (cx.get1(opnd[0]), cx.get1(opnd[1]));
+            let t = float_ty(ctx.ty(opnd[0]));
+            let p = pred(cx, op);
+            let c = match p {
+                "false" | "true" => {
+                    let v = if p == "true" { "1" } else { "0" };
+                    cx.set(res, &[v.to_string()]);
+                    return Ok(());
+                }
+                "oeq" | "ogt" | "oge" | "olt" | "ole" | "one" | "ord" | "ueq" | "ugt" | "uge"
+                | "ult" | "ule" | "une" | "uno" => {
+                    cx.w.val(format!("fcmp {p} {} {a}, {b}", t.name()))
+                }
+                _ => return Err(cx.unsupported(op)),
+            };
+            cx.bool8(&c)
+        }
+        "sitofp" | "fptosi" | "index_cast" | "extf" | "truncf" => {
+            let a = cx.get1(opnd[0]);
+            let from = scalar(ctx.ty(opnd[0])).unwrap_or(Ty::I64);
+            let Some(to) = scalar(&rty) else {
+                return Err(cx.unsupported(op));
+            };
+            let (f, t) = (from.name(), to.name());
+            match short {
+                "sitofp" => cx.w.val(format!("sitofp {f} {a} to {t}")),
+                "fptosi" => {
+                    let fs = if from == Ty::F32 { "f32" } else { "f64" };
+                    let name = format!("llvm.fptosi.sat.{t}.{fs}");
+                    cx.declare(&name, || format!("declare {t} @{name}({f})"));
+                    cx.w.val(format!("call {t} @{name}({f} {a})"))
+                }
+                "extf" => cx.w.val(format!("fpext {f} {a} to {t}")),
+                "truncf" => cx.w.val(format!("fptrunc {f} {a} to {t}")),
+                _ if from == to => a,
+                _ if from.bytes() > to.bytes() => cx.w.val(format!("trunc {f} {a} to {t}")),
+                _ => cx.w.val(format!("sext {f} {a} to {t}")),
+            }
+        }
+        _ => return Err(cx.unsupported(op)),
+    };
+    cx.set(res, &[r]);
+    Ok(())
+}
+
+fn float_ty(t: &Type) -> Ty {
+    if *t == Type::F32 {
+        Ty::F32
+    } else {
+        Ty::F64
+    }
+}
+
+/// `call @llvm.<name>.<suffix>(args)` (overloaded on one type `t`).
+fn intrinsic(cx: &mut FnCx, name: &str, t: Ty, args: &[String]) -> String {
+    let n = t.name();
+    let sfx = match t {
+        Ty::F32 => "f32",
+        Ty::F64 => "f64",
+        t => t.name(),
+    };
+    let a: Vec<String> = args.iter().map(|x| format!("{n} {x}")).collect();
+    let full = format!("llvm.{name}.{sfx}");
+    let ps = vec![n; args.len()].join(", ");
+    cx.declare(&full, || format!("declare {n} @{full}({ps})"));
+    cx.w.val(format!("call {n} @{full}({})", a.join(", ")))
+}
+
+fn pred<'c>(cx: &FnCx<'c>, op: OpId) -> &'c str {
+    cx.ctx
+        .attr(op, "predicate")
+        .and_then(|a| a.as_str())
+        .unwrap_or("")
+}
+
+/// The type and two operands of an integer op at type `ty`, with `i1` as 0/-1.
+fn int_operands(cx: &mut FnCx, ty: &Type, a: ir::ValueId, b: ir::ValueId) -> (Ty, String, String) {
+    let t = scalar(ty).unwrap_or(Ty::I64);
+    let (mut x, mut y) = (cx.get1(a), cx.get1(b));
+    if *ty == Type::I1 {
+        x = cx.w.val(format!("sub i8 0, {x}"));
+        y = cx.w.val(format!("sub i8 0, {y}"));
+    }
+    (t, x, y)
+}
+
+/// Masks an `i1` result back to 0/1.
+fn int_result(cx: &mut FnCx, ty: &Type, r: String) -> String {
+    if *ty == Type::I1 {
+        cx.w.val(format!("and i8 {r}, 1"))
+    } else {
+        r
+    }
+}
+
+fn constant(cx: &mut FnCx, op: OpId, ty: &Type) -> Result<String, Diagnostic> {
+    let a = cx.ctx.attr(op, "value").cloned();
+    Ok(match (ty, a) {
+        (Type::I1, Some(Attribute::Bool(b))) => (b as i64).to_string(),
+        (Type::I1, Some(Attribute::Int(v, _))) => (v & 1).to_string(),
+        (Type::I32, Some(Attribute::Int(v, _))) => (v as i32).to_string(),
+        (Type::I64 | Type::Index, Some(Attribute::Int(v, _))) => v.to_string(),
+        // LLVM spells a float constant as the hex bits of the same value as a double.
+        (Type::F32, Some(Attribute::Float(v, _))) => {
+            format!("0x{:016X}", ((v as f32) as f64).to_bits())
+        }
+        (Type::F64, Some(Attribute::Float(v, _))) => format!("0x{:016X}", v.to_bits()),
+        _ => {
+            return Err(Diagnostic::at_op(
+                cx.ctx,
+                op,
+                "this constant is not supported by the LLVM backend",
+            ))
+        }
+    })
+}
+
+/// IEEE `minimum`/`maximum` exactly as `eval::min_f64`/`max_f64`: the first
+/// NaN operand (payload kept), else the smaller/larger, else (equal values)
+/// `a` when its sign bit is set (min) or clear (max), else `b`.
+fn min_max(cx: &mut FnCx, t: Ty, a: &str, b: &str, min: bool) -> String {
+    let n = t.name();
+    let it = if t == Ty::F64 { "i64" } else { "i32" };
+    let bits = cx.w.val(format!("bitcast {n} {a} to {it}"));
+    let neg = cx.w.val(format!("icmp slt {it} {bits}, 0"));
+    let a_on_tie = if min {
+        neg
+    } else {
+        cx.w.val(format!("xor i1 {neg}, true"))
+    };
+    let (first, second) = if min { ("olt", "ogt") } else { ("ogt", "olt") };
+    let mut r = cx.w.val(format!("select i1 {a_on_tie}, {n} {a}, {n} {b}"));
+    let b_wins = cx.w.val(format!("fcmp {second} {n} {a}, {b}"));
+    r = cx.w.val(format!("select i1 {b_wins}, {n} {b}, {n} {r}"));
+    let a_wins = cx.w.val(format!("fcmp {first} {n} {a}, {b}"));
+    r = cx.w.val(format!("select i1 {a_wins}, {n} {a}, {n} {r}"));
+    let b_nan = cx.w.val(format!("fcmp uno {n} {b}, {b}"));
+    r = cx.w.val(format!("select i1 {b_nan}, {n} {b}, {n} {r}"));
+    let a_nan = cx.w.val(format!("fcmp uno {n} {a}, {a}"));
+    cx.w.val(format!("select i1 {a_nan}, {n} {a}, {n} {r}"))
+}

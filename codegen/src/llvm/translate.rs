@@ -1,0 +1,439 @@
+//! Translation of one `func.func` body to LLVM IR text.
+//!
+//! The same value representation ([`crate::abi`]), function ABI, ownership
+//! rules and fault sites as the Cranelift translation ([`crate::translate`]
+//! explains them); only the instructions differ. Every L0 value maps to one
+//! or more LLVM values ([`parts`]); `i1` is an `i8` holding 0 or 1, as in
+//! memory. Nested single-block regions become LLVM blocks; values of
+//! enclosing blocks dominate them and are used directly.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use smallvec::SmallVec;
+
+use ir::spec::Traits;
+use ir::{BlockId, Context, Diagnostic, OpId, Type, ValueId};
+
+use super::writer::{Blk, FnWriter, Mem, Ty};
+use crate::abi::{self, Layout};
+use crate::faults::FaultTable;
+use crate::translate::MAX_DEPTH;
+
+/// The LLVM values of one L0 value, or of a list of them.
+pub(crate) type Vals = SmallVec<[String; 3]>;
+
+/// The LLVM part types of a value of L0 type `t` (checked supported before
+/// translation): scalars one part, `vec` `(ptr, i64)`, `mat` `(ptr, i64,
+/// i64)`, `arr` `(ptr)`.
+pub(crate) fn parts(t: &Type) -> SmallVec<[Ty; 3]> {
+    let mut out = SmallVec::new();
+    match t {
+        Type::Vec(_) => out.extend([Ty::Ptr, Ty::I64]),
+        Type::Mat(_) => out.extend([Ty::Ptr, Ty::I64, Ty::I64]),
+        Type::Arr(_) => out.push(Ty::Ptr),
+        t => out.extend(scalar(t)),
+    }
+    out
+}
+
+/// The LLVM type of a scalar L0 type.
+pub(crate) fn scalar(t: &Type) -> Option<Ty> {
+    Some(match t {
+        Type::I1 => Ty::I8,
+        Type::I32 => Ty::I32,
+        Type::I64 | Type::Index => Ty::I64,
+        Type::F32 => Ty::F32,
+        Type::F64 => Ty::F64,
+        _ => return None,
+    })
+}
+
+/// What the module knows about one L0 function.
+pub(crate) struct FuncInfo {
+    pub op: OpId,
+    pub name: String,
+    pub body: BlockId,
+    pub param_tys: Vec<Type>,
+    pub result_tys: Vec<Type>,
+    /// Flattened parameter types.
+    pub params: Vec<Ty>,
+    /// Flattened result types, in the order of the out-struct's fields.
+    pub results: Vec<Ty>,
+    /// Layout of the flattened results behind the out-pointer.
+    pub out: Layout,
+}
+
+/// The functions of a module, by name.
+#[derive(Default)]
+pub(crate) struct Funcs {
+    pub list: Vec<FuncInfo>,
+    pub by_name: FxHashMap<String, usize>,
+}
+
+/// The internal function's parameter list: `(params..., i8* out, i64 depth)`.
+pub(crate) fn internal_params(f: &FuncInfo) -> String {
+    let mut s: Vec<String> = f
+        .params
+        .iter()
+        .enumerate()
+        .map(|(k, t)| format!("{} %p{k}", t.name()))
+        .collect();
+    s.push("i8* %out".into());
+    s.push("i64 %depth".into());
+    s.join(", ")
+}
+
+/// Per-function translation state.
+pub(crate) struct FnCx<'a> {
+    pub ctx: &'a Context,
+    pub w: FnWriter,
+    pub funcs: &'a Funcs,
+    pub faults: &'a mut FaultTable,
+    /// Runtime and libm functions called, with their declarations.
+    pub decls: &'a mut FxHashMap<String, String>,
+    vals: FxHashMap<ValueId, Vals>,
+    pub(crate) owned: FxHashSet<ValueId>,
+    fault_exit: Blk,
+}
+
+/// Translates function `fi`; returns its definition's text.
+pub(crate) fn define(
+    ctx: &Context,
+    funcs: &Funcs,
+    faults: &mut FaultTable,
+    decls: &mut FxHashMap<String, String>,
+    fi: &FuncInfo,
+    attrs: &str,
+) -> Result<String, Diagnostic> {
+    let mut w = FnWriter::default();
+    let first = w.block(&[]);
+    let fault_exit = w.block(&[]);
+    w.set_cold(&fault_exit);
+    let mut cx = FnCx {
+        ctx,
+        w,
+        funcs,
+        faults,
+        decls,
+        vals: FxHashMap::default(),
+        owned: FxHashSet::default(),
+        fault_exit,
+    };
+    cx.w.start(&first);
+    let mut k = 0;
+    for &a in ctx.block_args(fi.body) {
+        let n = parts(ctx.ty(a)).len();
+        let ps: Vals = (k..k + n).map(|j| format!("%p{j}")).collect();
+        cx.set(a, &ps);
+        k += n;
+    }
+    let (_, vals) = cx.emit_block(fi.body)?;
+    if vals.len() != fi.out.offsets.len() {
+        return Err(Diagnostic::at_op(
+            ctx,
+            fi.op,
+            "function results do not match its type",
+        ));
+    }
+    for ((v, &off), &t) in vals.iter().zip(&fi.out.offsets).zip(&fi.results) {
+        cx.w.store(t, v, "%out", off as i64, Mem::Other);
+    }
+    cx.w.line("ret i8 0");
+    let fe = cx.fault_exit.clone();
+    cx.w.start(&fe);
+    cx.w.line("ret i8 1");
+    let header = format!(
+        "define internal i8 @l0i_{}({}) {attrs}",
+        fi.name,
+        internal_params(fi)
+    );
+    Ok(cx.w.finish(&header, &first.label))
+}
+
+impl<'a> FnCx<'a> {
+    // ----- values --------------------------------------------------------
+
+    /// The LLVM values of `v`.
+    pub fn get(&self, v: ValueId) -> Vals {
+        self.vals.get(&v).cloned().unwrap_or_default()
+    }
+    /// The single LLVM value of scalar `v`.
+    pub fn get1(&self, v: ValueId) -> String {
+        self.vals[&v][0].clone()
+    }
+    /// Binds `v`.
+    pub fn set(&mut self, v: ValueId, ps: &[String]) {
+        self.vals.insert(v, SmallVec::from_vec(ps.to_vec()));
+    }
+    /// Binds `v` and records that the current block owns it if it is a buffer.
+    pub fn set_owned(&mut self, v: ValueId, ps: &[String]) {
+        self.set(v, ps);
+        if abi::is_buffer(self.ctx.ty(v)) {
+            self.owned.insert(v);
+        }
+    }
+    /// The flattened types of a list of values.
+    pub fn flat_all(&self, vs: &[ValueId]) -> Vec<Ty> {
+        vs.iter().flat_map(|&v| parts(self.ctx.ty(v))).collect()
+    }
+    /// Binds `vs` to consecutive chunks of `ps`; `owned` marks buffers owned.
+    pub fn bind(&mut self, vs: &[ValueId], ps: &[String], owned: bool) {
+        let mut k = 0;
+        for &v in vs {
+            let n = parts(self.ctx.ty(v)).len();
+            if owned {
+                self.set_owned(v, &ps[k..k + n]);
+            } else {
+                self.set(v, &ps[k..k + n]);
+            }
+            k += n;
+        }
+    }
+    /// `i1` of an `i8` boolean.
+    pub fn cond(&mut self, v: &str) -> String {
+        self.w.val(format!("trunc i8 {v} to i1"))
+    }
+    /// `i8` 0/1 of an `i1`.
+    pub fn bool8(&mut self, c: &str) -> String {
+        self.w.val(format!("zext i1 {c} to i8"))
+    }
+
+    // ----- calls ---------------------------------------------------------
+
+    /// Calls the runtime or libm function `name`; returns its result (or
+    /// an empty string for `void`).
+    pub fn call_rt(
+        &mut self,
+        name: &'static str,
+        params: &[Ty],
+        ret: Option<Ty>,
+        args: &[String],
+    ) -> String {
+        let rt = ret.map_or("void", |t| t.name());
+        let ps: Vec<&str> = params.iter().map(|t| t.name()).collect();
+        self.declare(name, || format!("declare {rt} @{name}({})", ps.join(", ")));
+        let a: Vec<String> = params
+            .iter()
+            .zip(args)
+            .map(|(t, v)| format!("{} {v}", t.name()))
+            .collect();
+        let call = format!("call {rt} @{name}({})", a.join(", "));
+        if ret.is_some() {
+            self.w.val(call)
+        } else {
+            self.w.line(call);
+            String::new()
+        }
+    }
+
+    /// Records the declaration of function `name` (once).
+    pub fn declare(&mut self, name: &str, decl: impl FnOnce() -> String) {
+        if !self.decls.contains_key(name) {
+            self.decls.insert(name.to_string(), decl());
+        }
+    }
+
+    // ----- faults --------------------------------------------------------
+
+    /// Continues when the `i1` `ok` holds; otherwise reports a fault at `op`
+    /// with `template` (formatted with the `i64` `payload` when not empty).
+    pub fn check(&mut self, ok: &str, op: OpId, template: String, payload: &[String]) {
+        let cont = self.w.block(&[]);
+        let fail = self.w.block(&[]);
+        self.w.set_cold(&fail);
+        self.w.brif(ok, &cont, &[], &fail, &[]);
+        self.w.start(&fail);
+        let id = self
+            .faults
+            .add(self.ctx.loc(op), template, !payload.is_empty());
+        let mut args = vec![id.to_string()];
+        for k in 0..3 {
+            args.push(payload.get(k).cloned().unwrap_or_else(|| "0".into()));
+        }
+        self.call_rt("l0rt_fault", &[Ty::I64; 4], None, &args);
+        let fe = self.fault_exit.clone();
+        self.w.jump(&fe, &[]);
+        self.w.start(&cont);
+    }
+    /// Faults at `op` with "out of memory" when pointer `p` is null.
+    pub fn check_alloc(&mut self, p: &str, op: OpId) {
+        let ok = self.w.val(format!("icmp ne i8* {p}, null"));
+        let msg = format!("'{}' op out of memory", self.ctx.op_name(op));
+        self.check(&ok, op, msg, &[]);
+    }
+    /// Returns status 1 from this function when the `i8` `status` is non-zero.
+    pub fn propagate(&mut self, status: &str) {
+        let bad = self.w.val(format!("icmp ne i8 {status}, 0"));
+        let cont = self.w.block(&[]);
+        let fe = self.fault_exit.clone();
+        self.w.brif(&bad, &fe, &[], &cont, &[]);
+        self.w.start(&cont);
+    }
+    /// The message of an unsupported op.
+    pub fn unsupported(&self, op: OpId) -> Diagnostic {
+        Diagnostic::at_op(
+            self.ctx,
+            op,
+            format!(
+                "'{}' is not supported by the LLVM backend",
+                self.ctx.op_name(op)
+            ),
+        )
+    }
+
+    // ----- blocks --------------------------------------------------------
+
+    /// Emits the ops of `blk` before its terminator, then the terminator's
+    /// ownership transfer and frees; returns the terminator and the
+    /// flattened values it passes on (the caller emits the branch).
+    pub fn emit_block(&mut self, blk: BlockId) -> Result<(OpId, Vals), Diagnostic> {
+        let ctx = self.ctx;
+        let mut term = None;
+        for op in ctx.iter_block(blk) {
+            if ctx.has_traits(op, Traits::TERMINATOR) {
+                term = Some(op);
+                break;
+            }
+            self.emit_op(op)?;
+        }
+        let Some(term) = term else {
+            return Err(ir::pass::pass_error("a block has no terminator"));
+        };
+        let mut moved = FxHashSet::default();
+        let mut out = Vals::new();
+        for &v in ctx.operands(term) {
+            if abi::is_buffer(ctx.ty(v)) {
+                let mine = self.owned.contains(&v) && ctx.value_block(v) == Some(blk);
+                if mine && moved.insert(v) {
+                    out.extend(self.get(v));
+                } else {
+                    let c = self.copy_buffer(v, term);
+                    out.extend(c);
+                }
+            } else {
+                out.extend(self.get(v));
+            }
+        }
+        let defined = ctx.block_args(blk).iter().copied().chain(
+            ctx.iter_block(blk)
+                .flat_map(|op| ctx.results(op).iter().copied()),
+        );
+        let to_free: Vec<ValueId> = defined
+            .filter(|v| self.owned.contains(v) && !moved.contains(v))
+            .collect();
+        for v in to_free {
+            self.free_buffer(v);
+        }
+        Ok((term, out))
+    }
+
+    /// Emits one non-terminator op.
+    fn emit_op(&mut self, op: OpId) -> Result<(), Diagnostic> {
+        let name = self.ctx.op_name(op);
+        match name.split('.').next().unwrap_or("") {
+            "arith" => super::arith::emit(self, op, name),
+            "scf" => super::scf::emit(self, op, name),
+            "func" if name == "func.call" => super::scf::call(self, op),
+            "vec" | "mat" | "arr" => super::mem::emit(self, op, name),
+            _ => Err(self.unsupported(op)),
+        }
+    }
+
+    // ----- buffers -------------------------------------------------------
+
+    /// Number of elements of buffer value `v` (`len` or `rows * cols`).
+    fn buffer_len(&mut self, v: ValueId) -> String {
+        let p = self.get(v);
+        match self.ctx.ty(v) {
+            Type::Mat(_) => self.w.val(format!("mul i64 {}, {}", p[1], p[2])),
+            _ => p[1].clone(),
+        }
+    }
+
+    /// A fresh owned (deep) copy of buffer value `v`, made at `op`.
+    pub fn copy_buffer(&mut self, v: ValueId, op: OpId) -> Vals {
+        let t = self.ctx.ty(v);
+        let (depth, es) = (abi::own_depth(t), abi::leaf_size(t) as i64);
+        let n = self.buffer_len(v);
+        let mut p = self.get(v);
+        let r = if depth == 0 {
+            let bytes = self.w.val(format!("mul i64 {n}, {es}"));
+            self.call_rt(
+                "l0rt_copy",
+                &[Ty::Ptr, Ty::I64],
+                Some(Ty::Ptr),
+                &[p[0].clone(), bytes],
+            )
+        } else {
+            self.call_rt(
+                "l0rt_vec_clone",
+                &[Ty::Ptr, Ty::I64, Ty::I64, Ty::I64],
+                Some(Ty::Ptr),
+                &[p[0].clone(), n, es.to_string(), depth.to_string()],
+            )
+        };
+        self.check_alloc(&r, op);
+        p[0] = r;
+        p
+    }
+
+    /// Frees owned buffer value `v` (and its element vectors).
+    pub fn free_buffer(&mut self, v: ValueId) {
+        let depth = abi::own_depth(self.ctx.ty(v));
+        let p = self.get(v);
+        if depth == 0 {
+            self.call_rt("l0rt_free", &[Ty::Ptr], None, &[p[0].clone()]);
+        } else {
+            self.drop_vecs(&p[0], &p[1], depth);
+        }
+    }
+
+    /// `l0rt_vec_drop(data, n, depth)`.
+    pub fn drop_vecs(&mut self, data: &str, n: &str, depth: i64) {
+        self.call_rt(
+            "l0rt_vec_drop",
+            &[Ty::Ptr, Ty::I64, Ty::I64],
+            None,
+            &[data.into(), n.into(), depth.to_string()],
+        );
+    }
+
+    /// The values of `vs` passed into a loop: buffers are copied.
+    pub fn copy_in(&mut self, vs: &[ValueId], op: OpId) -> Vals {
+        let mut out = Vals::new();
+        for &v in vs {
+            if abi::is_buffer(self.ctx.ty(v)) {
+                let c = self.copy_buffer(v, op);
+                out.extend(c);
+            } else {
+                out.extend(self.get(v));
+            }
+        }
+        out
+    }
+
+    /// The parts of `x` to store into an array at `op`: a buffer is moved
+    /// when the op's block owns it and `op` is its last use, else copied.
+    pub fn value_to_store(&mut self, x: ValueId, op: OpId) -> Vals {
+        let ctx = self.ctx;
+        if !abi::is_buffer(ctx.ty(x)) {
+            return self.get(x);
+        }
+        let here = ctx.op(op).parent;
+        let movable = self.owned.contains(&x)
+            && here.is_some()
+            && ctx.value_block(x) == here
+            && crate::translate::is_last_use(ctx, x, op)
+            && ctx.operands(op).iter().filter(|&&o| o == x).count() == 1;
+        if movable {
+            self.owned.remove(&x);
+            self.get(x)
+        } else {
+            self.copy_buffer(x, op)
+        }
+    }
+
+    /// The call depth limit, for `func.call`.
+    pub fn max_depth(&self) -> i64 {
+        MAX_DEPTH
+    }
+}
