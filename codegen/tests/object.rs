@@ -22,14 +22,24 @@ func.func @main(%x: vec<f64>) -> f64 {
 #[test]
 fn object_file_links_with_the_c_runtime() {
     let ctx = build(SUMSQ, "fuse,lower");
-    let bytes = codegen::emit_object(&ctx).unwrap();
+    link_and_run_sumsq(codegen::emit_object(&ctx).unwrap(), "cranelift");
+}
+
+/// The LLVM backend's object file has the same contract.
+#[test]
+fn llvm_object_file_links_with_the_c_runtime() {
+    let ctx = build(SUMSQ, "fuse,lower");
+    link_and_run_sumsq(codegen::llvm::emit_object(&ctx).unwrap(), "llvm");
+}
+
+fn link_and_run_sumsq(bytes: Vec<u8>, tag: &str) {
     assert_eq!(&bytes[..4], b"\x7fELF");
     if Command::new("gcc").arg("--version").output().is_err() {
         eprintln!("gcc not found: skipping the link test");
         return;
     }
     let rt = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("runtime");
-    let dir = std::env::temp_dir().join(format!("l0-codegen-obj-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("l0-codegen-obj-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let obj = dir.join("sumsq.o");
     std::fs::write(&obj, &bytes).unwrap();

@@ -161,6 +161,68 @@ fn if_then(b: &mut Builder, cond: ValueId, then: impl FnOnce(&mut Builder)) {
     b.op_with_regions("scf.if", &[cond], &[], vec![], &[t, e]);
 }
 
+/// An exact identity of monoid `m` at type `ty`: like [`Monoid::identity`]
+/// but `-0.0` for a float sum (`-0.0 + y == y` for every `y`, while
+/// `+0.0 + -0.0 == +0.0`).
+fn exact_identity(m: Monoid, ty: &Type) -> Option<Attribute> {
+    match (m, ty.is_float()) {
+        (Monoid::Add, true) => Some(Attribute::float(-0.0, ty.clone())),
+        _ => m.identity(ty),
+    }
+}
+
+/// If-conversion of filtered reductions: an emit `scf.if %c { gen.emit(%h,
+/// %x) }` to reduce handle `h`, whose `scf.if` sits directly in the loop
+/// body, holds nothing else and has no else branch, and whose value `%x` is
+/// computed outside the `scf.if`, becomes `gen.emit(%h, select(%c, %x,
+/// identity))`: the fold is unchanged (combining with an exact identity is
+/// exact, `-0.0` for a float sum), nothing is speculated but a `select`,
+/// and the reduction becomes a top-level accumulator (an `iter_arg` with no
+/// branch, which compilers vectorize) instead of a memory cell updated
+/// under a branch.
+fn if_convert_reduce_emits(b: &mut Builder, body: ir::BlockId, h: ValueId, m: Monoid, ty: &Type) {
+    let Some(id) = exact_identity(m, ty) else {
+        return;
+    };
+    for e in emits_to(b.ctx, h) {
+        let ctx = &*b.ctx;
+        let Some(blk) = ctx.op(e).parent else {
+            continue;
+        };
+        let Some(ifop) = ctx.block_parent_op(blk) else {
+            continue;
+        };
+        let x = *ctx.operands(e).last().expect("emit without a value");
+        let then_only_emit = ctx.block_ops(blk).len() == 2
+            && ctx.terminator(blk).is_some_and(|t| ctx.is(t, "scf.yield"))
+            && ctx.operands(e).len() == 2;
+        let else_empty = ctx.regions(ifop).get(1).is_none_or(|&r| {
+            ctx.region(r)
+                .blocks
+                .iter()
+                .all(|&eb| ctx.block_ops(eb).len() <= 1)
+        });
+        let ok = ctx.is(ifop, "scf.if")
+            && ctx.op(ifop).parent == Some(body)
+            && ctx.results(ifop).is_empty()
+            && ctx.region_block(ctx.regions(ifop)[0]) == blk
+            && then_only_emit
+            && else_empty
+            && !ctx
+                .value_block(x)
+                .is_some_and(|vb| ctx.block_in_op(vb, ifop));
+        if !ok {
+            continue;
+        }
+        let c = ctx.operand(ifop, 0);
+        let mut nb = Builder::before(&mut *b.ctx, ifop);
+        let idv = constant(&mut nb, id.clone(), ty);
+        let sel = nb.op1("arith.select", &[c, x, idv], ty.clone(), vec![]);
+        nb.op(EMIT, &[h, sel], &[], vec![]);
+        b.ctx.erase_op(ifop);
+    }
+}
+
 /// Lowers `op` (checked by [`lowerable`]) before itself; returns the values
 /// replacing its results. The caller replaces and erases `op`. `consts` are
 /// the index constants 0 and 1 when an enclosing lowering already has them.
@@ -194,6 +256,12 @@ fn lower_loop_op(
             &[],
             vec![("msg".into(), Attribute::Str("negative size".to_string()))],
         );
+    }
+
+    for (g, &h) in gens.iter().zip(&handles) {
+        if let GenKind::Reduce(m) = g.kind {
+            if_convert_reduce_emits(b, body, h, m, &g.elem);
+        }
     }
 
     // Plans and the buffers they need, built before the loop.
