@@ -357,7 +357,12 @@ fn process(cli: &Cli, pipeline: &str, source: &Rc<Source>) -> Result<String, Fai
     } else {
         // Native code is generated from the arr + scf level, as for --run.
         if matches!(cli.emit, Emit::Obj | Emit::Asm | Emit::Llvm) {
-            run::lower_for_native(&mut ctx)?;
+            let split = if cli.emit == Emit::Obj && cli.backend == Some(Backend::Cranelift) {
+                4
+            } else {
+                1
+            };
+            run::lower_for_native(&mut ctx, split)?;
         }
         emit(cli, &ctx)?
     };

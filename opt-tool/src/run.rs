@@ -24,17 +24,17 @@ fn median(mut xs: Vec<u128>) -> u128 {
 
 /// The native backends compile the arr + scf level: lower whatever is above
 /// it (the IR is not printed after --run, so this is not observable).
-pub fn lower_for_native(ctx: &mut Context) -> Result<(), Failure> {
+/// `split` is `lower`'s `split` option: Cranelift gains from several
+/// accumulators per reduction (4); LLVM reassociates reductions itself
+/// (their accumulators carry `reassoc`), so it gets one (1).
+pub fn lower_for_native(ctx: &mut Context, split: usize) -> Result<(), Failure> {
     if ctx
         .walk_all()
         .into_iter()
         .any(|op| !ctx.spec(op).lowerings.is_empty())
     {
         use ir::pass::Pass;
-        let mut lower = passes::lower::Lower {
-            until: None,
-            split: 4,
-        };
+        let mut lower = passes::lower::Lower { until: None, split };
         lower.run(ctx, &mut ir::pass::PassStats::default())?;
     }
     Ok(())
@@ -99,7 +99,7 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
             r
         }
         Backend::Cranelift => {
-            lower_for_native(ctx)?;
+            lower_for_native(ctx, 4)?;
             let ctx: &Context = ctx;
             let module = codegen::JitModule::compile(ctx)?;
             module.check(func)?;
@@ -107,7 +107,7 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
             native_calls(cli, || module.call(&prepared))?
         }
         Backend::Llvm => {
-            lower_for_native(ctx)?;
+            lower_for_native(ctx, 1)?;
             let ctx: &Context = ctx;
             let module = codegen::llvm::LlvmJit::compile(ctx)?;
             if cli.bench.is_some() {
