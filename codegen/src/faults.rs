@@ -58,3 +58,21 @@ pub fn format_template(t: &str, p: [i64; 3]) -> String {
         .replace("{1}", &p[1].to_string())
         .replace("{2}", &p[2].to_string())
 }
+
+/// The object-file fault table `l0_fault_messages`: one NUL-terminated
+/// `file:line:col: template` per fault id, then an empty string (what
+/// `runtime/l0rt.c` reads).
+pub fn message_table(ctx: &ir::Context, faults: &FaultTable) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for s in &faults.sites {
+        let prefix = ir::diag::location_prefix(ctx.source.as_deref(), s.loc);
+        bytes.extend(
+            format!("{prefix}: {}", s.template)
+                .replace('\0', " ")
+                .into_bytes(),
+        );
+        bytes.push(0);
+    }
+    bytes.push(0);
+    bytes
+}

@@ -91,6 +91,7 @@ pub mod llvm;
 mod marshal;
 mod module;
 mod object;
+mod ownership;
 pub mod runtime;
 pub mod translate;
 

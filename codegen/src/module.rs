@@ -57,6 +57,19 @@ fn flat_signature(
 
 /// Finds the functions the backend cannot compile: unsupported types or ops,
 /// or calls (transitively) to such functions or to functions without a body.
+/// The `func.func` ops with a body, with their names (both backends compile these).
+pub(crate) fn candidates(ctx: &Context) -> Vec<(OpId, String)> {
+    ctx.iter_block(ctx.top)
+        .filter(|&f| ctx.is(f, "func.func") && !ctx.regions(f).is_empty())
+        .map(|f| {
+            (
+                f,
+                dialects::func::func_name(ctx, f).unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
 /// Shared by both backends; `backend` names it in messages.
 pub(crate) fn unsupported_functions(
     ctx: &Context,
@@ -111,16 +124,7 @@ pub(crate) fn unsupported_functions(
 /// Declares every supported `func.func` with a body as `l0i_<name>` and
 /// defines it; the others are listed in [`Compiled::unsupported`].
 pub(crate) fn compile(m: &mut dyn Module, ctx: &Context) -> Result<Compiled, Diagnostic> {
-    let cands: Vec<(OpId, String)> = ctx
-        .iter_block(ctx.top)
-        .filter(|&f| ctx.is(f, "func.func") && !ctx.regions(f).is_empty())
-        .map(|f| {
-            (
-                f,
-                dialects::func::func_name(ctx, f).unwrap_or("").to_string(),
-            )
-        })
-        .collect();
+    let cands = candidates(ctx);
     let unsupported = unsupported_functions(ctx, &cands, "Cranelift");
     let mut funcs = Funcs::default();
     for (f, name) in cands {

@@ -34,17 +34,7 @@ pub fn emit_object(ctx: &Context) -> Result<Vec<u8>, Diagnostic> {
     for fi in &c.funcs.list {
         module::define_wrapper(&mut om, fi, Wrapper::Export)?;
     }
-    let mut bytes = Vec::new();
-    for s in &c.faults.sites {
-        let prefix = ir::diag::location_prefix(ctx.source.as_deref(), s.loc);
-        bytes.extend(
-            format!("{prefix}: {}", s.template)
-                .replace('\0', " ")
-                .into_bytes(),
-        );
-        bytes.push(0);
-    }
-    bytes.push(0);
+    let bytes = crate::faults::message_table(ctx, &c.faults);
     let mut desc = DataDescription::new();
     desc.define(bytes.into_boxed_slice());
     let id = om

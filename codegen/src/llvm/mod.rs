@@ -39,7 +39,7 @@ use inkwell::OptimizationLevel;
 use rustc_hash::FxHashMap;
 
 use ir::interp::{RtValue, RunError};
-use ir::{Context, Diagnostic, OpId};
+use ir::{Context, Diagnostic};
 
 use crate::abi;
 use crate::faults::FaultTable;
@@ -89,16 +89,7 @@ enum Wrappers {
 
 /// Translates every supported function of `ctx` to LLVM IR text.
 fn translate_module(ctx: &Context, wrappers: Wrappers) -> Result<Translated, Diagnostic> {
-    let cands: Vec<(OpId, String)> = ctx
-        .iter_block(ctx.top)
-        .filter(|&f| ctx.is(f, "func.func") && !ctx.regions(f).is_empty())
-        .map(|f| {
-            (
-                f,
-                dialects::func::func_name(ctx, f).unwrap_or("").to_string(),
-            )
-        })
-        .collect();
+    let cands = crate::module::candidates(ctx);
     let unsupported = crate::module::unsupported_functions(ctx, &cands, "LLVM");
     let mut funcs = Funcs::default();
     for (f, name) in cands {
@@ -214,17 +205,7 @@ fn wrapper(fi: &FuncInfo, kind: Wrappers) -> String {
 /// `@l0_fault_messages`: one NUL-terminated `file:line:col: template` per
 /// fault id, then an empty string (the object-file contract of `l0rt.c`).
 fn fault_messages(ctx: &Context, faults: &FaultTable) -> String {
-    let mut bytes = Vec::new();
-    for s in &faults.sites {
-        let prefix = ir::diag::location_prefix(ctx.source.as_deref(), s.loc);
-        bytes.extend(
-            format!("{prefix}: {}", s.template)
-                .replace('\0', " ")
-                .into_bytes(),
-        );
-        bytes.push(0);
-    }
-    bytes.push(0);
+    let bytes = crate::faults::message_table(ctx, faults);
     let mut lit = String::new();
     for b in &bytes {
         if b.is_ascii_graphic() && *b != b'"' && *b != b'\\' || *b == b' ' {

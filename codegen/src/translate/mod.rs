@@ -403,28 +403,18 @@ impl<'a, 'f> FnCx<'a, 'f> {
         let Some(term) = term else {
             return Err(ir::pass::pass_error("a block has no terminator"));
         };
-        let mut moved = FxHashSet::default();
+        let (transfers, to_free) =
+            crate::ownership::terminator_transfer(ctx, blk, term, &self.owned);
         let mut out = Vals::new();
-        for &v in ctx.operands(term) {
-            if abi::is_buffer(ctx.ty(v)) {
-                let mine = self.owned.contains(&v) && ctx.value_block(v) == Some(blk);
-                if mine && moved.insert(v) {
-                    out.extend(self.get(v));
-                } else {
+        for (v, t) in transfers {
+            match t {
+                crate::ownership::Transfer::Copy => {
                     let c = self.copy_buffer(v, term)?;
                     out.extend(c);
                 }
-            } else {
-                out.extend(self.get(v));
+                _ => out.extend(self.get(v)),
             }
         }
-        let defined = ctx.block_args(blk).iter().copied().chain(
-            ctx.iter_block(blk)
-                .flat_map(|op| ctx.results(op).iter().copied()),
-        );
-        let to_free: Vec<ValueId> = defined
-            .filter(|v| self.owned.contains(v) && !moved.contains(v))
-            .collect();
         for v in to_free {
             self.free_buffer(v)?;
         }
