@@ -55,8 +55,6 @@ fn flat_signature(
     Ok((flat_all(ins)?, flat_all(outs)?))
 }
 
-/// Finds the functions the backend cannot compile: unsupported types or ops,
-/// or calls (transitively) to such functions or to functions without a body.
 /// The `func.func` ops with a body, with their names (both backends compile these).
 pub(crate) fn candidates(ctx: &Context) -> Vec<(OpId, String)> {
     ctx.iter_block(ctx.top)
@@ -70,6 +68,8 @@ pub(crate) fn candidates(ctx: &Context) -> Vec<(OpId, String)> {
         .collect()
 }
 
+/// Finds the functions the backend cannot compile: unsupported types or ops,
+/// or calls (transitively) to such functions or to functions without a body.
 /// Shared by both backends; `backend` names it in messages.
 pub(crate) fn unsupported_functions(
     ctx: &Context,
@@ -118,6 +118,23 @@ pub(crate) fn unsupported_functions(
         if !changed {
             return bad;
         }
+    }
+}
+
+/// The first function of `ctx` (in module order) that is in `unsupported`:
+/// an object file or a printed module holds every function, so it is the
+/// error.
+pub(crate) fn first_unsupported(
+    ctx: &Context,
+    unsupported: &FxHashMap<String, Diagnostic>,
+) -> Result<(), Diagnostic> {
+    match ctx
+        .iter_block(ctx.top)
+        .filter_map(|f| dialects::func::func_name(ctx, f))
+        .find_map(|n| unsupported.get(n))
+    {
+        Some(d) => Err(d.clone()),
+        None => Ok(()),
     }
 }
 

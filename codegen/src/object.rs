@@ -22,15 +22,7 @@ pub fn emit_object(ctx: &Context) -> Result<Vec<u8>, Diagnostic> {
     let builder = ObjectBuilder::new(isa, "l0", default_libcall_names()).map_err(err)?;
     let mut om = ObjectModule::new(builder);
     let c = module::compile(&mut om, ctx)?;
-    // An object file holds every function: the first unsupported one (in
-    // module order) is the error.
-    if let Some(d) = ctx
-        .iter_block(ctx.top)
-        .filter_map(|f| dialects::func::func_name(ctx, f))
-        .find_map(|n| c.unsupported.get(n))
-    {
-        return Err(d.clone());
-    }
+    module::first_unsupported(ctx, &c.unsupported)?;
     for fi in &c.funcs.list {
         module::define_wrapper(&mut om, fi, Wrapper::Export)?;
     }

@@ -2,7 +2,10 @@
 //! ([`crate::translate`] explains the rules): each `vec`/`mat` operand is
 //! moved when the block owns it (first occurrence only) and copied
 //! otherwise, so what a terminator passes on is owned by the receiver; then
-//! the block frees the owned buffers it defined and did not move.
+//! the block frees the owned buffers it defined and did not move. A vector
+//! stored into an array is moved when this is its last use
+//! ([`movable_into_array`]), and `arr.to_vec`/`arr.free` take or release a
+//! buffer in place only at its last use ([`is_last_use`]).
 
 use rustc_hash::FxHashSet;
 
@@ -53,4 +56,54 @@ pub(crate) fn terminator_transfer(
         .filter(|v| owned.contains(v) && !moved.contains(v))
         .collect();
     (ops, to_free)
+}
+
+/// Whether buffer `x`, stored into an array by `op` (`arr.store` /
+/// `arr.push`), may be moved there instead of copied: `x` is owned by the
+/// op's block (`owned`), `op` is its last use and names it once.
+pub(crate) fn movable_into_array(
+    ctx: &Context,
+    owned: &FxHashSet<ValueId>,
+    x: ValueId,
+    op: OpId,
+) -> bool {
+    let here = ctx.op(op).parent;
+    owned.contains(&x)
+        && here.is_some()
+        && ctx.value_block(x) == here
+        && is_last_use(ctx, x, op)
+        && ctx.operands(op).iter().filter(|&&o| o == x).count() == 1
+}
+
+/// Whether `op` (`to_vec`, `free`, or a store moving a vector) is the last
+/// use of `a`: it is not inside a
+/// loop nested below `a`'s block, and every other use of `a` sits in an op
+/// of that block strictly before the one containing `op`.
+pub(crate) fn is_last_use(ctx: &Context, a: ValueId, op: OpId) -> bool {
+    let Some(home) = ctx.value_block(a) else {
+        return false;
+    };
+    let Some(anchor) = ancestor_in(ctx, op, home, true) else {
+        return false;
+    };
+    ctx.uses(a).iter().filter(|u| u.op != op).all(|u| {
+        ancestor_in(ctx, u.op, home, false)
+            .is_some_and(|ua| ua != anchor && ctx.is_before_in_block(ua, anchor))
+    })
+}
+
+/// The ancestor of `op` (or `op` itself) in block `home`; `None` when there
+/// is none, or, with `no_loops`, when a loop lies between.
+fn ancestor_in(ctx: &Context, mut op: OpId, home: BlockId, no_loops: bool) -> Option<OpId> {
+    loop {
+        let blk = ctx.op(op).parent?;
+        if blk == home {
+            return Some(op);
+        }
+        let parent = ctx.block_parent_op(blk)?;
+        if no_loops && matches!(ctx.op_name(parent), "scf.for" | "scf.while") {
+            return None;
+        }
+        op = parent;
+    }
 }

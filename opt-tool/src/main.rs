@@ -357,12 +357,12 @@ fn process(cli: &Cli, pipeline: &str, source: &Rc<Source>) -> Result<String, Fai
     } else {
         // Native code is generated from the arr + scf level, as for --run.
         if matches!(cli.emit, Emit::Obj | Emit::Asm | Emit::Llvm) {
-            let split = if cli.emit == Emit::Obj && cli.backend == Some(Backend::Cranelift) {
-                4
+            let backend = if cli.emit == Emit::Obj && cli.backend == Some(Backend::Cranelift) {
+                Backend::Cranelift
             } else {
-                1
+                Backend::Llvm
             };
-            run::lower_for_native(&mut ctx, split)?;
+            run::lower_for_native(&mut ctx, backend)?;
         }
         emit(cli, &ctx)?
     };

@@ -24,10 +24,11 @@ fn median(mut xs: Vec<u128>) -> u128 {
 
 /// The native backends compile the arr + scf level: lower whatever is above
 /// it (the IR is not printed after --run, so this is not observable).
-/// `split` is `lower`'s `split` option: Cranelift gains from several
-/// accumulators per reduction (4); LLVM reassociates reductions itself
-/// (their accumulators carry `reassoc`), so it gets one (1).
-pub fn lower_for_native(ctx: &mut Context, split: usize) -> Result<(), Failure> {
+/// `lower`'s `split` option depends on the backend: Cranelift gains from
+/// several accumulators per reduction (4); LLVM reassociates reductions
+/// itself (their accumulators carry `reassoc`), so it gets one (1).
+pub fn lower_for_native(ctx: &mut Context, backend: Backend) -> Result<(), Failure> {
+    let split = if backend == Backend::Cranelift { 4 } else { 1 };
     if ctx
         .walk_all()
         .into_iter()
@@ -99,7 +100,7 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
             r
         }
         Backend::Cranelift => {
-            lower_for_native(ctx, 4)?;
+            lower_for_native(ctx, Backend::Cranelift)?;
             let ctx: &Context = ctx;
             let module = codegen::JitModule::compile(ctx)?;
             module.check(func)?;
@@ -107,7 +108,7 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
             native_calls(cli, || module.call(&prepared))?
         }
         Backend::Llvm => {
-            lower_for_native(ctx, 1)?;
+            lower_for_native(ctx, Backend::Llvm)?;
             let ctx: &Context = ctx;
             let module = codegen::llvm::LlvmJit::compile(ctx)?;
             if cli.bench.is_some() {

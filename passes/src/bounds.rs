@@ -31,33 +31,19 @@ fn equality_asserts(ctx: &Context) -> Vec<(OpId, ValueId, ValueId)> {
     out
 }
 
-/// Whether `a` and `b` are known equal at `read`: the same value, or joined
-/// by a chain of equality asserts that each dominate `read` (an assert that
-/// does not dominate the read, e.g. one in a branch not taken, proves
-/// nothing there).
-fn known_equal(
+/// Length values known equal at `read`, as a union-find map (see [`find`]):
+/// joined by the equality asserts that dominate `read` (an assert that does
+/// not dominate the read, e.g. one in a branch not taken, proves nothing
+/// there).
+fn equal_at(
     ctx: &Context,
     asserts: &[(OpId, ValueId, ValueId)],
     read: OpId,
-    a: ValueId,
-    b: ValueId,
-) -> bool {
-    if a == b {
-        return true;
-    }
-    let Some(blk) = ctx.op(read).parent else {
-        return false;
-    };
+) -> HashMap<ValueId, ValueId> {
     let mut rep: HashMap<ValueId, ValueId> = HashMap::new();
-    fn find(rep: &HashMap<ValueId, ValueId>, mut v: ValueId) -> ValueId {
-        while let Some(&p) = rep.get(&v) {
-            if p == v {
-                break;
-            }
-            v = p;
-        }
-        v
-    }
+    let Some(blk) = ctx.op(read).parent else {
+        return rep;
+    };
     for &(op, x, y) in asserts {
         if !dominates_point(ctx, op, blk, Some(read)) {
             continue;
@@ -67,7 +53,18 @@ fn known_equal(
             rep.insert(x, y);
         }
     }
-    find(&rep, a) == find(&rep, b)
+    rep
+}
+
+/// The representative of `v` in union-find map `rep`.
+fn find(rep: &HashMap<ValueId, ValueId>, mut v: ValueId) -> ValueId {
+    while let Some(&p) = rep.get(&v) {
+        if p == v {
+            break;
+        }
+        v = p;
+    }
+    v
 }
 
 /// Marks provably in-bounds `vec.get` ops; returns how many were marked.
@@ -93,10 +90,24 @@ pub fn mark_in_bounds(ctx: &mut Context) -> u64 {
         let len_of_v = ctx
             .def_op_named(size, "vec.len")
             .is_some_and(|len| ctx.operand(len, 0) == v);
+        // Another `vec.len(v)` equal to the size at this read (the
+        // dominating asserts are gathered once per read).
         let same_len = || {
-            ctx.uses(v).iter().any(|u| {
-                ctx.is(u.op, "vec.len") && known_equal(ctx, &asserts, op, ctx.result(u.op, 0), size)
-            })
+            let lens: Vec<ValueId> = ctx
+                .uses(v)
+                .iter()
+                .filter(|u| ctx.is(u.op, "vec.len"))
+                .map(|u| ctx.result(u.op, 0))
+                .collect();
+            if lens.contains(&size) {
+                return true;
+            }
+            if lens.is_empty() || asserts.is_empty() {
+                return false;
+            }
+            let rep = equal_at(ctx, &asserts, op);
+            let s = find(&rep, size);
+            lens.iter().any(|&l| find(&rep, l) == s)
         };
         if len_of_v || same_len() {
             marks.push(op);

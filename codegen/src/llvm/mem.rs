@@ -298,7 +298,7 @@ fn arr(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic> {
             let a = ops[0];
             let h = cx.get1(a);
             let depth = abi::own_depth(ctx.ty(a));
-            let last = crate::translate::is_last_use(ctx, a, op);
+            let last = crate::ownership::is_last_use(ctx, a, op);
             if last && depth == 0 {
                 cx.call_rt("l0rt_arr_free", &[Ty::Ptr], None, &[h]);
                 return Ok(());
@@ -349,7 +349,7 @@ fn arr(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic> {
             let h = cx.get1(ops[0]);
             let data = hdr_data(cx, &h);
             let len = hdr_len(cx, &h);
-            if crate::translate::is_last_use(ctx, ops[0], op) {
+            if crate::ownership::is_last_use(ctx, ops[0], op) {
                 cx.call_rt("l0rt_free", &[Ty::Ptr], None, &[h]);
                 cx.set_owned(r, &[data, len]);
             } else {
@@ -360,9 +360,7 @@ fn arr(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic> {
         }
         ("arr.find_or_insert", Some(r)) => {
             let (h, k) = (cx.get1(ops[0]), cx.get1(ops[1]));
-            let t = abi::elem(ctx.ty(ops[0]))
-                .and(ctx.ty(ops[0]).elem().and_then(scalar))
-                .unwrap_or(Ty::I8);
+            let t = ctx.ty(ops[0]).elem().and_then(scalar).unwrap_or(Ty::I8);
             let bits = match t {
                 Ty::F64 => cx.w.val(format!("bitcast double {k} to i64")),
                 Ty::F32 => {

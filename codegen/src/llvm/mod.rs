@@ -161,7 +161,7 @@ fn wrapper(fi: &FuncInfo, kind: Wrappers) -> String {
                 let _ = writeln!(s, "  %w{k} = load i64, i64* %a{k}, align 8");
                 let conv = match t {
                     Ty::I64 => format!("add i64 %w{k}, 0"),
-                    Ty::I1 | Ty::I8 | Ty::I32 => format!("trunc i64 %w{k} to {}", t.name()),
+                    Ty::I8 | Ty::I32 => format!("trunc i64 %w{k} to {}", t.name()),
                     Ty::F64 => format!("bitcast i64 %w{k} to double"),
                     Ty::F32 => {
                         let _ = writeln!(s, "  %h{k} = trunc i64 %w{k} to i32");
@@ -237,45 +237,32 @@ fn build<'c>(lctx: &'c LContext, text: &str, tm: &TargetMachine) -> Result<Modul
     Ok(module)
 }
 
-/// The first function of `ctx` the backend cannot compile, as an error
-/// (an object file or a printed module holds every function).
-fn all_supported(ctx: &Context, t: &Translated) -> Result<(), Diagnostic> {
-    match ctx
-        .iter_block(ctx.top)
-        .filter_map(|f| dialects::func::func_name(ctx, f))
-        .find_map(|n| t.unsupported.get(n))
-    {
-        Some(d) => Err(d.clone()),
-        None => Ok(()),
-    }
+/// Translates every function of `ctx` (all must be supported) with the
+/// exported C wrappers, optimises the module for the host and hands it to
+/// `f` with its target machine.
+fn with_optimized<R>(
+    ctx: &Context,
+    f: impl FnOnce(&Module, &TargetMachine) -> Result<R, Diagnostic>,
+) -> Result<R, Diagnostic> {
+    let t = translate_module(ctx, Wrappers::Export)?;
+    crate::module::first_unsupported(ctx, &t.unsupported)?;
+    let tm = host_machine(RelocMode::PIC, CodeModel::Default)?;
+    let lctx = LContext::create();
+    let m = build(&lctx, &t.text, &tm)?;
+    f(&m, &tm)
 }
 
 /// The optimised LLVM IR of `ctx` (at the `arr` + `scf` level), with the
 /// exported C wrappers `l0_<name>`.
 pub fn emit_llvm(ctx: &Context) -> Result<String, Diagnostic> {
-    let t = translate_module(ctx, Wrappers::Export)?;
-    all_supported(ctx, &t)?;
-    let tm = host_machine(RelocMode::PIC, CodeModel::Default)?;
-    let lctx = LContext::create();
-    let m = build(&lctx, &t.text, &tm)?;
-    Ok(m.print_to_string().to_string())
-}
-
-/// The LLVM IR text before optimisation (for tests of the translation).
-pub fn emit_llvm_unoptimized(ctx: &Context) -> Result<String, Diagnostic> {
-    let t = translate_module(ctx, Wrappers::Export)?;
-    all_supported(ctx, &t)?;
-    Ok(t.text)
+    with_optimized(ctx, |m, _| Ok(m.print_to_string().to_string()))
 }
 
 fn emit_file(ctx: &Context, ft: FileType) -> Result<Vec<u8>, Diagnostic> {
-    let t = translate_module(ctx, Wrappers::Export)?;
-    all_supported(ctx, &t)?;
-    let tm = host_machine(RelocMode::PIC, CodeModel::Default)?;
-    let lctx = LContext::create();
-    let m = build(&lctx, &t.text, &tm)?;
-    let buf = tm.write_to_memory_buffer(&m, ft).map_err(llvm_error)?;
-    Ok(buf.as_slice().to_vec())
+    with_optimized(ctx, |m, tm| {
+        let buf = tm.write_to_memory_buffer(m, ft).map_err(llvm_error)?;
+        Ok(buf.as_slice().to_vec())
+    })
 }
 
 /// Native assembly for the host (AT&T syntax), from the optimised module.
@@ -289,6 +276,43 @@ pub fn emit_asm(ctx: &Context) -> Result<String, Diagnostic> {
 /// `l0_fault_messages`, the same contract as [`crate::emit_object`].
 pub fn emit_object(ctx: &Context) -> Result<Vec<u8>, Diagnostic> {
     emit_file(ctx, FileType::Object)
+}
+
+/// Builds and optimises the module of `t` in `lctx`, JIT-compiles it with
+/// the runtime's symbols mapped, and finds each function's trampoline.
+/// On an error the engine and the module are dropped (in that order) here.
+#[allow(clippy::type_complexity)]
+fn load<'c>(
+    lctx: &'c LContext,
+    t: &Translated,
+    tm: &TargetMachine,
+) -> Result<(Module<'c>, ExecutionEngine<'c>, Vec<HostFunc>), Diagnostic> {
+    let module = build(lctx, &t.text, tm)?;
+    let engine = module
+        .create_jit_execution_engine(OptimizationLevel::Aggressive)
+        .map_err(llvm_error)?;
+    for (name, addr) in crate::runtime::symbols() {
+        if let Some(f) = module.get_function(name) {
+            engine.add_global_mapping(&f, addr as usize);
+        }
+    }
+    let mut funcs = Vec::new();
+    for fi in &t.funcs.list {
+        let name = format!("l0t_{}", fi.name);
+        let addr = engine.get_function_address(&name).map_err(llvm_error)?;
+        if addr == 0 {
+            return Err(llvm_error(format!("no code for '{name}'")));
+        }
+        funcs.push(HostFunc {
+            name: fi.name.clone(),
+            params: fi.param_tys.clone(),
+            results: fi.result_tys.clone(),
+            out: fi.out.clone(),
+            // SAFETY: the trampoline was defined with exactly this signature.
+            entry: unsafe { std::mem::transmute::<usize, Trampoline>(addr) },
+        });
+    }
+    Ok((module, engine, funcs))
 }
 
 /// A module compiled by LLVM's MCJIT. Its code is released when it is dropped.
@@ -310,54 +334,17 @@ impl LlvmJit {
         let t = translate_module(ctx, Wrappers::Trampoline)?;
         let tm = host_machine(RelocMode::Default, CodeModel::JITDefault)?;
         let lctx: *mut LContext = Box::into_raw(Box::new(LContext::create()));
-        // SAFETY: the context outlives the module and the engine: both are
-        // dropped (in `Drop`, or below on error) before the context is freed.
-        let lref: &'static LContext = unsafe { &*lctx };
-        let free_ctx = || unsafe { drop(Box::from_raw(lctx)) };
-        let module = match build(lref, &t.text, &tm) {
-            Ok(m) => m,
+        // SAFETY: the context outlives the module and the engine: `load`
+        // drops both before returning an error (the context is freed once,
+        // below), and `LlvmJit::drop` drops them before the context.
+        let loaded = load(unsafe { &*lctx }, &t, &tm);
+        let (module, engine, funcs) = match loaded {
+            Ok(x) => x,
             Err(e) => {
-                free_ctx();
+                unsafe { drop(Box::from_raw(lctx)) };
                 return Err(e);
             }
         };
-        let engine = match module.create_jit_execution_engine(OptimizationLevel::Aggressive) {
-            Ok(e) => e,
-            Err(e) => {
-                drop(module);
-                free_ctx();
-                return Err(llvm_error(e));
-            }
-        };
-        for (name, addr) in crate::runtime::symbols() {
-            if let Some(f) = module.get_function(name) {
-                engine.add_global_mapping(&f, addr as usize);
-            }
-        }
-        let mut funcs = Vec::new();
-        for fi in &t.funcs.list {
-            let name = format!("l0t_{}", fi.name);
-            let addr = engine.get_function_address(&name).map_err(llvm_error);
-            let addr = match addr {
-                Ok(a) if a != 0 => a,
-                other => {
-                    drop(engine);
-                    drop(module);
-                    free_ctx();
-                    return Err(other
-                        .err()
-                        .unwrap_or_else(|| llvm_error(format!("no code for '{name}'"))));
-                }
-            };
-            funcs.push(HostFunc {
-                name: fi.name.clone(),
-                params: fi.param_tys.clone(),
-                results: fi.result_tys.clone(),
-                out: fi.out.clone(),
-                // SAFETY: the trampoline was defined with exactly this signature.
-                entry: unsafe { std::mem::transmute::<usize, Trampoline>(addr) },
-            });
-        }
         Ok(LlvmJit {
             engine: ManuallyDrop::new(engine),
             module: ManuallyDrop::new(module),

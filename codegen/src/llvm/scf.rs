@@ -153,7 +153,7 @@ pub(super) fn call(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
             format!("'@{callee}' is not a function with a body"),
         ));
     };
-    let max = cx.max_depth();
+    let max = crate::translate::MAX_DEPTH;
     let ok = cx.w.val(format!("icmp slt i64 %depth, {max}"));
     cx.check(&ok, op, format!("call depth limit ({max}) exceeded"), &[]);
     let mut args: Vec<String> = Vec::new();

@@ -16,7 +16,6 @@ use ir::{BlockId, Context, Diagnostic, OpId, Type, ValueId};
 use super::writer::{Blk, FnWriter, Mem, Ty};
 use crate::abi::{self, Layout};
 use crate::faults::FaultTable;
-use crate::translate::MAX_DEPTH;
 
 /// The LLVM values of one L0 value, or of a list of them.
 pub(crate) type Vals = SmallVec<[String; 3]>;
@@ -91,7 +90,7 @@ pub(crate) struct FnCx<'a> {
     /// Runtime and libm functions called, with their declarations.
     pub decls: &'a mut FxHashMap<String, String>,
     vals: FxHashMap<ValueId, Vals>,
-    pub(crate) owned: FxHashSet<ValueId>,
+    owned: FxHashSet<ValueId>,
     fault_exit: Blk,
 }
 
@@ -408,22 +407,11 @@ impl<'a> FnCx<'a> {
         if !abi::is_buffer(ctx.ty(x)) {
             return self.get(x);
         }
-        let here = ctx.op(op).parent;
-        let movable = self.owned.contains(&x)
-            && here.is_some()
-            && ctx.value_block(x) == here
-            && crate::translate::is_last_use(ctx, x, op)
-            && ctx.operands(op).iter().filter(|&&o| o == x).count() == 1;
-        if movable {
+        if crate::ownership::movable_into_array(ctx, &self.owned, x, op) {
             self.owned.remove(&x);
             self.get(x)
         } else {
             self.copy_buffer(x, op)
         }
-    }
-
-    /// The call depth limit, for `func.call`.
-    pub fn max_depth(&self) -> i64 {
-        MAX_DEPTH
     }
 }

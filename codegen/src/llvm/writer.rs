@@ -13,7 +13,6 @@ use std::fmt::Write;
 /// An LLVM type of one flattened part of an L0 value.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Ty {
-    I1,
     I8,
     I32,
     I64,
@@ -27,7 +26,6 @@ impl Ty {
     /// The type's spelling.
     pub fn name(self) -> &'static str {
         match self {
-            Ty::I1 => "i1",
             Ty::I8 => "i8",
             Ty::I32 => "i32",
             Ty::I64 => "i64",
@@ -39,18 +37,15 @@ impl Ty {
     /// Size in bytes in memory.
     pub fn bytes(self) -> u32 {
         match self {
-            Ty::I1 | Ty::I8 => 1,
+            Ty::I8 => 1,
             Ty::I32 | Ty::F32 => 4,
             Ty::I64 | Ty::F64 | Ty::Ptr => 8,
         }
     }
-    pub fn is_float(self) -> bool {
-        matches!(self, Ty::F32 | Ty::F64)
-    }
     /// The TBAA tag of a memory access of this type to element data.
     fn elem_tbaa(self) -> &'static str {
         match self {
-            Ty::I1 | Ty::I8 => "!4",
+            Ty::I8 => "!4",
             Ty::I32 => "!6",
             Ty::I64 => "!8",
             Ty::F32 => "!10",
@@ -213,7 +208,7 @@ impl FnWriter {
         } else {
             self.val(format!("getelementptr inbounds i8, i8* {ptr}, i64 {off}"))
         };
-        if t == Ty::I8 || t == Ty::I1 {
+        if t == Ty::I8 {
             return a;
         }
         self.val(format!("bitcast i8* {a} to {}*", t.name()))
@@ -223,7 +218,7 @@ impl FnWriter {
     /// analyses see an affine address.
     pub fn elem_addr(&mut self, data: &str, i: &str, size: u32, scalar: Option<Ty>) -> String {
         match scalar {
-            Some(t) if t.bytes() == size && t != Ty::I8 && t != Ty::I1 => {
+            Some(t) if t.bytes() == size && t != Ty::I8 => {
                 let n = t.name();
                 let tp = self.val(format!("bitcast i8* {data} to {n}*"));
                 let e = self.val(format!("getelementptr inbounds {n}, {n}* {tp}, i64 {i}"));
@@ -247,10 +242,6 @@ impl FnWriter {
             self.allocas, self.body
         )
     }
-    /// Writes a label for a block reached only by raw branches.
-    pub fn label(&mut self, b: &Blk) {
-        let _ = writeln!(self.body, "{}:", b.label);
-    }
 }
 
 fn tbaa(t: Ty, mem: Mem) -> String {
@@ -269,15 +260,15 @@ pub fn metadata() -> String {
     let mut s = String::new();
     s.push_str("!0 = !{!\"l0 tbaa\"}\n");
     let kinds = [
-        ("hdr", "l0 arr header"),
-        ("i8", "l0 i8"),
-        ("i32", "l0 i32"),
-        ("i64", "l0 i64"),
-        ("f32", "l0 f32"),
-        ("f64", "l0 f64"),
-        ("ptr", "l0 ptr"),
+        "l0 arr header",
+        "l0 i8",
+        "l0 i32",
+        "l0 i64",
+        "l0 f32",
+        "l0 f64",
+        "l0 ptr",
     ];
-    for (k, (_, name)) in kinds.iter().enumerate() {
+    for (k, name) in kinds.iter().enumerate() {
         let ty = 1 + 2 * k;
         let _ = writeln!(s, "!{ty} = !{{!\"{name}\", !0, i64 0}}");
         let _ = writeln!(s, "!{} = !{{!{ty}, !{ty}, i64 0}}", ty + 1);

@@ -8,11 +8,12 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64, I8};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type as CType, Value};
 
-use ir::{Context, Diagnostic, OpId, Type};
+use ir::{Diagnostic, OpId, Type};
 
 use super::mem::{bounds, elem_of, load_elem, store_elem};
 use super::{trusted, FnCx};
 use crate::abi::{self, Elem, HDR_CAP, HDR_DATA, HDR_LEN, PTR};
+use crate::ownership::is_last_use;
 
 pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic> {
     let ctx = cx.ctx;
@@ -214,38 +215,5 @@ fn key_bits(cx: &mut FnCx, k: Value, t: CType) -> Value {
         int
     } else {
         cx.b.ins().uextend(I64, int)
-    }
-}
-
-/// Whether `op` (`to_vec`, `free`, or a store moving a vector) is the last
-/// use of `a`: it is not inside a
-/// loop nested below `a`'s block, and every other use of `a` sits in an op
-/// of that block strictly before the one containing `op`.
-pub(crate) fn is_last_use(ctx: &Context, a: ir::ValueId, op: OpId) -> bool {
-    let Some(home) = ctx.value_block(a) else {
-        return false;
-    };
-    let Some(anchor) = ancestor_in(ctx, op, home, true) else {
-        return false;
-    };
-    ctx.uses(a).iter().filter(|u| u.op != op).all(|u| {
-        ancestor_in(ctx, u.op, home, false)
-            .is_some_and(|ua| ua != anchor && ctx.is_before_in_block(ua, anchor))
-    })
-}
-
-/// The ancestor of `op` (or `op` itself) in block `home`; `None` when there
-/// is none, or, with `no_loops`, when a loop lies between.
-fn ancestor_in(ctx: &Context, mut op: OpId, home: ir::BlockId, no_loops: bool) -> Option<OpId> {
-    loop {
-        let blk = ctx.op(op).parent?;
-        if blk == home {
-            return Some(op);
-        }
-        let parent = ctx.block_parent_op(blk)?;
-        if no_loops && matches!(ctx.op_name(parent), "scf.for" | "scf.while") {
-            return None;
-        }
-        op = parent;
     }
 }

@@ -7,7 +7,6 @@ use cranelift_codegen::ir::InstBuilder;
 
 use ir::{Diagnostic, OpId, Type, ValueId};
 
-use super::arr::is_last_use;
 use super::{FnCx, Vals};
 use crate::abi::{self, PTR};
 
@@ -92,13 +91,7 @@ impl FnCx<'_, '_> {
         if !abi::is_buffer(ctx.ty(x)) {
             return Ok(self.get(x));
         }
-        let here = ctx.op(op).parent;
-        let movable = self.owned.contains(&x)
-            && here.is_some()
-            && ctx.value_block(x) == here
-            && is_last_use(ctx, x, op)
-            && ctx.operands(op).iter().filter(|&&o| o == x).count() == 1;
-        if movable {
+        if crate::ownership::movable_into_array(ctx, &self.owned, x, op) {
             self.owned.remove(&x);
             Ok(self.get(x))
         } else {

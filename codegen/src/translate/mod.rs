@@ -32,8 +32,6 @@ mod buffers;
 mod mem;
 mod scf;
 
-pub(crate) use arr::is_last_use;
-
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{self, I64, I8};
 use cranelift_codegen::ir::{

@@ -127,18 +127,21 @@ fn identity(b: &mut Builder, g: &Generator) -> ValueId {
     constant(b, a, &g.elem)
 }
 
-fn combine(b: &mut Builder, m: Monoid, ty: &Type, acc: ValueId, x: ValueId) -> ValueId {
-    let name = m.combine_op(ty).expect("checked by lowerable");
-    b.op1(name, &[acc, x], ty.clone(), vec![])
-}
-
-/// The combine op of a reduce accumulator: a float combine carries the unit
-/// attribute `reassoc` (the monoid is associative by declaration, IR-SPEC
+/// The op combining `acc` with `x` under monoid `m`. With `reassoc`, a
+/// float combine carries the unit attribute `reassoc` (the accumulator of a
+/// reduce generator, whose monoid is associative by declaration, IR-SPEC
 /// §3), which lets the LLVM backend reassociate it; the interpreter and
 /// Cranelift ignore it.
-fn combine_reassoc(b: &mut Builder, m: Monoid, ty: &Type, acc: ValueId, x: ValueId) -> ValueId {
+fn combine(
+    b: &mut Builder,
+    m: Monoid,
+    ty: &Type,
+    acc: ValueId,
+    x: ValueId,
+    reassoc: bool,
+) -> ValueId {
     let name = m.combine_op(ty).expect("checked by lowerable");
-    let attrs = if ty.is_float() {
+    let attrs = if reassoc && ty.is_float() {
         vec![("reassoc".to_string(), Attribute::Unit)]
     } else {
         vec![]
@@ -431,21 +434,21 @@ fn rewrite_emit(
         Plan::CollectDense { buf } => arr::store_in_bounds(b, buf, iv, x),
         Plan::CollectPush { buf } => arr::push(b, buf, x),
         Plan::ReduceAcc { slot } => {
-            cur[slot] = combine_reassoc(b, g.monoid().unwrap(), t, cur[slot], x);
+            cur[slot] = combine(b, g.monoid().unwrap(), t, cur[slot], x, true);
         }
         Plan::ReduceCell { cell } => {
             let a = arr::load(b, cell, c0);
-            let a2 = combine(b, g.monoid().unwrap(), t, a, x);
+            let a2 = combine(b, g.monoid().unwrap(), t, a, x, false);
             arr::store(b, cell, c0, a2);
         }
         Plan::ScanDense { slot, out } => {
-            let a2 = combine(b, g.monoid().unwrap(), t, cur[slot], x);
+            let a2 = combine(b, g.monoid().unwrap(), t, cur[slot], x, false);
             arr::store_in_bounds(b, out, iv, a2);
             cur[slot] = a2;
         }
         Plan::ScanCell { cell, out } => {
             let a = arr::load(b, cell, c0);
-            let a2 = combine(b, g.monoid().unwrap(), t, a, x);
+            let a2 = combine(b, g.monoid().unwrap(), t, a, x, false);
             arr::store(b, cell, c0, a2);
             arr::push(b, out, a2);
         }
@@ -461,7 +464,7 @@ fn rewrite_emit(
             let id = identity(b, g);
             if_then(b, is_new, |b| arr::push(b, vs, id));
             let a = arr::load(b, vs, j);
-            let a2 = combine(b, g.monoid().unwrap(), t, a, x);
+            let a2 = combine(b, g.monoid().unwrap(), t, a, x, false);
             arr::store(b, vs, j, a2);
         }
         Plan::BucketCollect { keys, vals: vs } => {
