@@ -49,6 +49,9 @@ fn verify_func(ctx: &Context, op: OpId) -> Result<(), String> {
     if dup > 0 && ctx.op(op).parent == Some(ctx.top) {
         return Err(format!("redefinition of symbol '@{name}'"));
     }
+    if ctx.attr(op, crate::gpu::KERNEL_ATTR).is_some() {
+        crate::gpu::verify_kernel_func(ctx, op)?;
+    }
     Ok(())
 }
 

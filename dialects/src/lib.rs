@@ -1,5 +1,5 @@
 //! The L0 dialects, one module each: `func`, `arith`, `scf` (and the
-//! higher levels `vec`/`mat`, `gen`, `arr`). Each module's `register`
+//! higher levels `vec`/`mat`, `gen`, `arr`, and `gpu`). Each module's `register`
 //! declares its op specs; [`registry`] assembles all of them.
 
 use std::rc::Rc;
@@ -10,6 +10,7 @@ pub mod arith;
 pub mod arr;
 pub mod func;
 pub mod gen;
+pub mod gpu;
 pub mod mat;
 pub mod scf;
 pub mod util;
@@ -28,6 +29,7 @@ pub fn registry() -> Rc<Registry> {
     mat::register(&mut r);
     gen::register(&mut r);
     arr::register(&mut r);
+    gpu::register(&mut r);
     r.phases = PHASES.to_vec();
     Rc::new(r)
 }

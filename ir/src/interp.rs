@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use smallvec::SmallVec;
 
-use crate::context::{Context, Loc, OpId, RegionId, ValueId};
+use crate::context::{BlockId, Context, Loc, OpId, RegionId, ValueId};
 use crate::diag::Diagnostic;
 use crate::spec::Traits;
 
@@ -161,8 +161,20 @@ pub const MAX_CALL_DEPTH: usize = 2000;
 /// Executes IR. Values live in a table indexed by value id.
 pub struct Interp<'a> {
     pub ctx: &'a Context,
+    /// State a dialect binds around a run (e.g. the simulated GPU thread
+    /// whose `gpu.thread_id` this interpreter answers); `None` on the host.
+    pub ambient: Option<Rc<dyn Any>>,
     env: Vec<Option<RtValue>>,
     depth: usize,
+}
+
+/// Where [`Interp::run_until`] stopped.
+#[derive(Debug)]
+pub enum Stop {
+    /// Before this op (not executed), for which the stop predicate held.
+    At(OpId),
+    /// After the block's terminator, with its operands.
+    Returned(SmallVec<[RtValue; 2]>),
 }
 
 impl<'a> Interp<'a> {
@@ -170,6 +182,7 @@ impl<'a> Interp<'a> {
     pub fn new(ctx: &'a Context) -> Self {
         Interp {
             ctx,
+            ambient: None,
             env: vec![None; ctx.num_values()],
             depth: 0,
         }
@@ -262,6 +275,13 @@ impl<'a> Interp<'a> {
         }
     }
 
+    /// Binds the arguments of block `b` to `args`.
+    pub fn bind_args(&mut self, b: BlockId, args: &[RtValue]) {
+        for (&a, v) in self.ctx.block_args(b).iter().zip(args) {
+            self.env[a.index()] = Some(v.clone());
+        }
+    }
+
     /// Runs the single block of `r` with `args` bound to its arguments and
     /// returns the operands of its terminator.
     pub fn run_region(
@@ -269,14 +289,37 @@ impl<'a> Interp<'a> {
         r: RegionId,
         args: &[RtValue],
     ) -> Result<SmallVec<[RtValue; 2]>, RunError> {
-        let ctx = self.ctx;
-        let b = ctx.region_block(r);
-        for (&a, v) in ctx.block_args(b).iter().zip(args) {
-            self.env[a.index()] = Some(v.clone());
+        let b = self.ctx.region_block(r);
+        self.bind_args(b, args);
+        match self.run_until(b, None, None)? {
+            Stop::Returned(v) => Ok(v),
+            Stop::At(_) => Ok(SmallVec::new()),
         }
-        let mut cur = ctx.block(b).first;
+    }
+
+    /// Runs the ops of block `b` from `from` (its first op when `None`)
+    /// until the terminator, which is executed ([`Stop::Returned`]), or
+    /// until an op for which `stop` holds, which is not ([`Stop::At`]). The
+    /// block's arguments must be bound. A block without a terminator
+    /// returns no values.
+    pub fn run_until(
+        &mut self,
+        b: BlockId,
+        from: Option<OpId>,
+        stop: Option<&dyn Fn(OpId) -> bool>,
+    ) -> Result<Stop, RunError> {
+        let ctx = self.ctx;
+        let mut cur = match from {
+            Some(op) => Some(op),
+            None => ctx.block(b).first,
+        };
         let mut operands: SmallVec<[RtValue; 4]> = SmallVec::new();
         while let Some(op) = cur {
+            if let Some(p) = stop {
+                if p(op) {
+                    return Ok(Stop::At(op));
+                }
+            }
             cur = ctx.op(op).next;
             let spec = ctx.spec(op);
             let Some(f) = spec.interpret else {
@@ -291,12 +334,12 @@ impl<'a> Interp<'a> {
             }
             let results = f(self, op, &operands)?;
             if spec.traits.contains(Traits::TERMINATOR) {
-                return Ok(results);
+                return Ok(Stop::Returned(results));
             }
             for (&r, v) in ctx.results(op).iter().zip(results) {
                 self.env[r.index()] = Some(v);
             }
         }
-        Ok(SmallVec::new())
+        Ok(Stop::Returned(SmallVec::new()))
     }
 }

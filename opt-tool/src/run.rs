@@ -35,7 +35,11 @@ pub fn lower_for_native(ctx: &mut Context, backend: Backend) -> Result<(), Failu
         .any(|op| !ctx.spec(op).lowerings.is_empty())
     {
         use ir::pass::Pass;
-        let mut lower = passes::lower::Lower { until: None, split };
+        let mut lower = passes::lower::Lower {
+            until: None,
+            split,
+            gpu: None,
+        };
         lower.run(ctx, &mut ir::pass::PassStats::default())?;
     }
     Ok(())

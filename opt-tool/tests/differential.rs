@@ -39,7 +39,31 @@ const COLUMNS: &[(&str, &[&str])] = &[
     ("fuse,lower/llvm", &["--pass=fuse,lower", "--backend=llvm"]),
     ("lower/llvm", &["--pass=lower", "--backend=llvm"]),
     ("llvm", &["--backend=llvm"]),
+    (
+        "fuse,lower{target=gpu,block=32}/interp",
+        &["--pass=fuse,lower{target=gpu,block=32}", "--backend=interp"],
+    ),
+    (
+        "lower{target=gpu,block=64,max-grid=2}/interp",
+        &[
+            "--pass=lower{target=gpu,block=64,max-grid=2}",
+            "--backend=interp",
+        ],
+    ),
 ];
+
+/// The `gpu`-level configurations of [`gpu_level_agrees_at_every_size`], checked against
+/// `--pass=fuse` in the interpreter: several block sizes, and grids capped so that
+/// threads take several indices each (grid-stride loops).
+const GPU_COLUMNS: &[&str] = &[
+    "--pass=fuse,lower{target=gpu,block=32,max-grid=2}",
+    "--pass=fuse,lower{target=gpu,block=64}",
+    "--pass=fuse,lower{target=gpu,block=128,max-grid=1}",
+];
+
+/// Vector lengths of [`gpu_level_agrees_at_every_size`]: empty, one element, and sizes
+/// that are not multiples of a block (37 < 64 threads; 150 > 2 blocks of 32 threads).
+const GPU_SIZES: &[usize] = &[0, 1, 37, 150];
 
 /// Relative tolerance for float vector (and matrix) elements.
 const ELEM_TOL: f64 = 1e-12;
@@ -152,6 +176,11 @@ fn main_signature(text: &str) -> Option<(Vec<String>, Vec<String>)> {
 /// A small deterministic `--arg` for a parameter of type `ty` (the `k`-th parameter), or
 /// `None` if the type cannot be generated (matrices, nested vectors, arrays).
 fn input_for(ty: &str, k: usize) -> Option<String> {
+    input_of_len(ty, k, 5)
+}
+
+/// [`input_for`] with vectors of `len` elements.
+fn input_of_len(ty: &str, k: usize, len: usize) -> Option<String> {
     let scalar = |t: &str, i: usize| -> Option<String> {
         // Dyadic floats keep every partial sum exact; small integers keep indices in range.
         const F: [&str; 7] = ["1.5", "-2.25", "3", "0.5", "-0.75", "4.125", "2"];
@@ -167,7 +196,7 @@ fn input_for(ty: &str, k: usize) -> Option<String> {
     };
     match ty.strip_prefix("vec<").and_then(|t| t.strip_suffix('>')) {
         Some(elem) => {
-            let items = (0..5)
+            let items = (0..len)
                 .map(|i| scalar(elem, i + k))
                 .collect::<Option<Vec<_>>>()?;
             Some(format!("[{}]", items.join(", ")))
@@ -450,6 +479,71 @@ fn pipelines_and_backends_agree() {
         "differential: {} programs, {compared} comparisons",
         cases.len()
     );
+    assert!(
+        failures.is_empty(),
+        "{} divergence(s):\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// Every program with generated inputs, lowered to the `gpu` level, agrees with its
+/// `gen`-level run in the interpreter (the kernels' simulated threads, barriers and
+/// shuffles included) for vectors of every length in [`GPU_SIZES`].
+#[test]
+fn gpu_level_agrees_at_every_size() {
+    let (cases, _) = cases();
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for case in cases.iter().filter(|c| c.expected.is_none()) {
+        let text = std::fs::read_to_string(&case.file).unwrap();
+        let Some((params, _)) = main_signature(&text) else {
+            continue;
+        };
+        if !params.iter().any(|p| p.starts_with("vec<")) {
+            continue;
+        }
+        for &len in GPU_SIZES {
+            let Some(args) = params
+                .iter()
+                .enumerate()
+                .map(|(k, t)| input_of_len(t, k, len))
+                .collect::<Option<Vec<_>>>()
+            else {
+                continue;
+            };
+            let sized = Case {
+                file: case.file.clone(),
+                args,
+                results: case.results.clone(),
+                expected: None,
+            };
+            let reference = run(&sized, &["--pass=fuse", "--backend=interp"]);
+            for cfg in GPU_COLUMNS {
+                let got = run(&sized, &[cfg, "--backend=interp"]);
+                compared += 1;
+                let verdict = if got.code != reference.code {
+                    Err(format!("exit status {} vs {}", reference.code, got.code))
+                } else if got.code == 0 {
+                    compare(&reference.stdout, &got.stdout, &sized.results)
+                } else {
+                    Ok(())
+                };
+                if let Err(why) = verdict {
+                    failures.push(format!(
+                        "{} (length {len}): {cfg} diverges from --pass=fuse: {why}\n--- fuse ---\n{}{}--- gpu ---\n{}{}",
+                        case.file.display(),
+                        reference.stdout,
+                        reference.stderr,
+                        got.stdout,
+                        got.stderr
+                    ));
+                }
+            }
+        }
+    }
+    eprintln!("gpu level: {compared} comparisons");
+    assert!(compared >= 100, "too few gpu-level comparisons: {compared}");
     assert!(
         failures.is_empty(),
         "{} divergence(s):\n\n{}",

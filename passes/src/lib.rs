@@ -9,6 +9,7 @@ pub mod code_motion;
 pub mod cse;
 pub mod dce;
 pub mod fuse;
+pub mod gpu;
 pub mod inline;
 pub mod lower;
 pub mod split_reductions;

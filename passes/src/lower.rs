@@ -4,6 +4,11 @@
 //! loops become buffers and `scf` loops), and after each phase re-runs
 //! canonicalize, CSE and DCE, so high-level simplifications happen before an
 //! op is lowered and the lowered code is simplified before the next phase.
+//!
+//! With `target=gpu`, the top-level generator loops that a kernel can run
+//! become `gpu` kernels and launches just before the `arr` phase (see
+//! [`crate::gpu`]); the `arr` phase then lowers the kernels' per-thread
+//! loops and whatever stays on the host.
 
 use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
 use ir::rewrite::{apply_greedily, GreedyConfig, Patterns};
@@ -18,6 +23,8 @@ pub struct Lower {
     /// Accumulators per reduction, applied just before the `arr` phase
     /// (see [`crate::split_reductions`]); 1 disables it.
     pub split: usize,
+    /// `Some` for `target=gpu`: outline loops into kernels.
+    pub gpu: Option<crate::gpu::GpuOptions>,
 }
 
 /// Runs `canonicalize`, `cse` and `dce`.
@@ -51,6 +58,11 @@ impl Pass for Lower {
         for p in phases {
             if p == "arr" {
                 stats.add("in-bounds", crate::bounds::mark_in_bounds(ctx));
+                if let Some(g) = &self.gpu {
+                    let (k, h) = crate::gpu::outline(ctx, g);
+                    stats.add("gpu-kernels", k);
+                    stats.add("gpu-host-loops", h);
+                }
                 stats.add(
                     "split-reductions",
                     crate::split_reductions::split_reductions(ctx, self.split),
@@ -70,10 +82,29 @@ impl Pass for Lower {
 }
 
 fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    opts.check_known("lower", &["until", "split"])?;
+    opts.check_known("lower", &["until", "split", "target", "block", "max-grid"])?;
+    let gpu = match opts.get("target").unwrap_or("native") {
+        "native" => {
+            if opts.get("block").is_some() || opts.get("max-grid").is_some() {
+                return Err("options 'block' and 'max-grid' need 'target=gpu'".into());
+            }
+            None
+        }
+        "gpu" => {
+            let d = crate::gpu::GpuOptions::default();
+            let g = crate::gpu::GpuOptions {
+                block: opts.get_usize("block", d.block as usize)? as i64,
+                max_grid: opts.get_usize("max-grid", d.max_grid as usize)? as i64,
+            };
+            g.check()?;
+            Some(g)
+        }
+        t => return Err(format!("unknown target '{t}' (expected native or gpu)")),
+    };
     Ok(Box::new(Lower {
         until: opts.get("until").map(|s| s.to_string()),
         split: opts.get_usize("split", 4)?,
+        gpu,
     }))
 }
 
@@ -89,6 +120,15 @@ pub fn info() -> PassInfo {
                 "split",
                 "accumulators per reduction before the arr phase (default 4; 1 = off)",
             ),
+            (
+                "target",
+                "native (default) or gpu: top-level loops become gpu kernels and launches",
+            ),
+            (
+                "block",
+                "gpu: threads per block (power of two, 32..1024; default 256)",
+            ),
+            ("max-grid", "gpu: most blocks per launch (default 1024)"),
         ],
         create,
     }

@@ -167,7 +167,7 @@ fn if_then(b: &mut Builder, cond: ValueId, then: impl FnOnce(&mut Builder)) {
 /// An exact identity of monoid `m` at type `ty`: like [`Monoid::identity`]
 /// but `-0.0` for a float sum (`-0.0 + y == y` for every `y`, while
 /// `+0.0 + -0.0 == +0.0`).
-fn exact_identity(m: Monoid, ty: &Type) -> Option<Attribute> {
+pub fn exact_identity(m: Monoid, ty: &Type) -> Option<Attribute> {
     match (m, ty.is_float()) {
         (Monoid::Add, true) => Some(Attribute::float(-0.0, ty.clone())),
         _ => m.identity(ty),

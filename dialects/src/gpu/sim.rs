@@ -1,0 +1,305 @@
+//! Interpreter semantics of the `gpu` dialect: a kernel launch runs every
+//! block of the grid, one after another, and the threads of a block in
+//! *lockstep between synchronisation points*, as CPU implementations of
+//! CUDA do (the kernel body is cut at its barriers and shuffles).
+//!
+//! Each simulated thread has its own [`Interp`] (its own values) whose
+//! [`Interp::ambient`] is a [`ThreadCx`]: its thread and block ids and the
+//! block's workgroup buffers. Every thread runs the body up to the next
+//! top-level `gpu.barrier` or `gpu.shuffle` (they stand only at the top
+//! level: see the verifier in [`super`]); then a shuffle's results are
+//! computed from the operands of all the threads of each warp, and every
+//! thread goes on past it. Within a segment the threads run one after
+//! another, so a race between threads that a barrier does not order gives
+//! a deterministic answer here, but code that relies on it is wrong on a GPU.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
+use smallvec::{smallvec, SmallVec};
+
+use ir::interp::{Interp, RtValue, RunError, Stop};
+use ir::{Context, OpId, Type};
+
+use super::{shuffle_source, MAX_BLOCK, WARP};
+use crate::arr::{zero_of, MAX_ALLOC};
+use crate::gen::Monoid;
+use crate::util::as_size;
+
+type Res = Result<SmallVec<[RtValue; 2]>, RunError>;
+
+/// The simulated thread an interpreter runs as.
+pub struct ThreadCx {
+    pub thread: i64,
+    pub block: i64,
+    pub block_dim: i64,
+    pub grid_dim: i64,
+    /// The block's workgroup buffers, by the `gpu.workgroup_alloc` op.
+    pub shared: Rc<RefCell<FxHashMap<OpId, RtValue>>>,
+}
+
+fn thread_cx<'i>(it: &'i Interp, op: OpId) -> Result<&'i ThreadCx, RunError> {
+    it.ambient
+        .as_ref()
+        .and_then(|a| a.downcast_ref::<ThreadCx>())
+        .ok_or_else(|| {
+            RunError::at(
+                it.ctx,
+                op,
+                "runs only inside a kernel launched by 'gpu.launch_func'",
+            )
+        })
+}
+
+pub(super) fn interp_id(it: &mut Interp, op: OpId, _: &[RtValue]) -> Res {
+    let t = thread_cx(it, op)?;
+    let x = it.ctx.attr(op, "dimension").and_then(|a| a.as_str()) == Some("x");
+    let v = match (it.ctx.op_name(op), x) {
+        ("gpu.thread_id", true) => t.thread,
+        ("gpu.block_id", true) => t.block,
+        ("gpu.block_dim", true) => t.block_dim,
+        ("gpu.grid_dim", true) => t.grid_dim,
+        ("gpu.thread_id" | "gpu.block_id", false) => 0,
+        _ => 1,
+    };
+    Ok(smallvec![RtValue::Int(v)])
+}
+
+/// `gpu.barrier` and `gpu.shuffle` run only under [`interp_launch`], which
+/// stops every thread before them.
+pub(super) fn interp_sync(it: &mut Interp, op: OpId, _: &[RtValue]) -> Res {
+    thread_cx(it, op)?;
+    Err(RunError::at(
+        it.ctx,
+        op,
+        "must stand directly in the body of the launched kernel",
+    ))
+}
+
+fn new_buffer(ctx: &Context, op: OpId, n: usize) -> Result<RtValue, RunError> {
+    if n > MAX_ALLOC {
+        return Err(RunError::at(
+            ctx,
+            op,
+            format!("allocation of {n} elements is too large"),
+        ));
+    }
+    let elem = match ctx.ty(ctx.result(op, 0)) {
+        Type::Arr(t) => (**t).clone(),
+        _ => return Err(RunError::at(ctx, op, "result is not an array")),
+    };
+    let mut data = Vec::new();
+    data.try_reserve_exact(n)
+        .map_err(|_| RunError::at(ctx, op, format!("cannot allocate {n} elements")))?;
+    data.resize(n, zero_of(&elem));
+    Ok(RtValue::Arr(Rc::new(RefCell::new(data))))
+}
+
+pub(super) fn interp_workgroup_alloc(it: &mut Interp, op: OpId, _: &[RtValue]) -> Res {
+    let ctx = it.ctx;
+    let shared = thread_cx(it, op)?.shared.clone();
+    let mut map = shared.borrow_mut();
+    if let Some(v) = map.get(&op) {
+        return Ok(smallvec![v.clone()]);
+    }
+    let n = ctx
+        .attr(op, "size")
+        .and_then(|a| a.as_int())
+        .unwrap_or(0)
+        .max(0) as usize;
+    let v = new_buffer(ctx, op, n)?;
+    map.insert(op, v.clone());
+    Ok(smallvec![v])
+}
+
+fn buffer<'v>(
+    ctx: &Context,
+    op: OpId,
+    v: &'v RtValue,
+) -> Result<&'v Rc<RefCell<Vec<RtValue>>>, RunError> {
+    match v {
+        RtValue::Arr(a) => Ok(a),
+        _ => Err(RunError::at(ctx, op, "operand is not an array buffer")),
+    }
+}
+
+pub(super) fn interp_atomic(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
+    let ctx = it.ctx;
+    let mut a = buffer(ctx, op, &args[0])?
+        .try_borrow_mut()
+        .map_err(|_| RunError::at(ctx, op, "array is already borrowed"))?;
+    let len = a.len();
+    let i = match args[1].as_int() {
+        Some(i) if i >= 0 && (i as u64) < len as u64 => i as usize,
+        i => {
+            return Err(RunError::at(
+                ctx,
+                op,
+                format!("index {} out of bounds for length {len}", i.unwrap_or(-1)),
+            ))
+        }
+    };
+    let m = match ctx.attr(op, "kind").and_then(|k| k.as_str()) {
+        Some("add") => Monoid::Add,
+        Some("min") => Monoid::Min,
+        _ => Monoid::Max,
+    };
+    let ty = ctx.ty(ctx.result(op, 0)).clone();
+    let old = a[i].clone();
+    a[i] = m
+        .apply(&ty, &old, &args[2])
+        .ok_or_else(|| RunError::at(ctx, op, "operands do not match the element type"))?;
+    Ok(smallvec![old])
+}
+
+pub(super) fn interp_alloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
+    let n = as_size(it.ctx, op, &args[0])?;
+    Ok(smallvec![new_buffer(it.ctx, op, n)?])
+}
+
+pub(super) fn interp_memcpy(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
+    let ctx = it.ctx;
+    let src: Vec<RtValue> = match &args[1] {
+        RtValue::Vec(v) => v.as_ref().clone(),
+        RtValue::Arr(a) => a.borrow().clone(),
+        _ => return Err(RunError::at(ctx, op, "source is not a buffer or vector")),
+    };
+    let mut dst = buffer(ctx, op, &args[0])?
+        .try_borrow_mut()
+        .map_err(|_| RunError::at(ctx, op, "array is already borrowed"))?;
+    if dst.len() != src.len() {
+        return Err(RunError::at(
+            ctx,
+            op,
+            format!(
+                "size mismatch: copying {} elements into a buffer of {}",
+                src.len(),
+                dst.len()
+            ),
+        ));
+    }
+    dst.clone_from_slice(&src);
+    Ok(smallvec![])
+}
+
+pub(super) fn interp_dealloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
+    let ctx = it.ctx;
+    let mut a = buffer(ctx, op, &args[0])?
+        .try_borrow_mut()
+        .map_err(|_| RunError::at(ctx, op, "array is already borrowed"))?;
+    *a = Vec::new();
+    Ok(smallvec![])
+}
+
+/// Largest grid the simulation accepts (CUDA's x-dimension limit).
+const MAX_GRID: usize = (1 << 31) - 1;
+
+/// `gpu.launch_func`: runs the kernel on every block of the grid.
+pub(super) fn interp_launch(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
+    let ctx = it.ctx;
+    let grid = as_size(ctx, op, &args[0])?;
+    let block = as_size(ctx, op, &args[1])?;
+    if !(1..=MAX_BLOCK as usize).contains(&block) {
+        return Err(RunError::at(
+            ctx,
+            op,
+            format!("block size {block} is not between 1 and {MAX_BLOCK}"),
+        ));
+    }
+    if !(1..=MAX_GRID).contains(&grid) {
+        return Err(RunError::at(
+            ctx,
+            op,
+            format!("grid size {grid} is not between 1 and {MAX_GRID}"),
+        ));
+    }
+    let name = ctx
+        .attr(op, "kernel")
+        .and_then(|a| a.as_symbol())
+        .unwrap_or("");
+    let Some(kernel) = ctx.lookup_symbol(name) else {
+        return Err(RunError::at(ctx, op, format!("no kernel named '@{name}'")));
+    };
+    let body = ctx.op_block(kernel, 0);
+    let kargs = &args[2..];
+    if ctx.block_args(body).len() != kargs.len() {
+        return Err(RunError::at(
+            ctx,
+            op,
+            "argument count does not match the kernel",
+        ));
+    }
+    let is_sync = |o: OpId| ctx.is(o, "gpu.barrier") || ctx.is(o, "gpu.shuffle");
+    let mut threads: Vec<Interp> = (0..block).map(|_| Interp::new(ctx)).collect();
+    for b in 0..grid {
+        let shared = Rc::new(RefCell::new(FxHashMap::default()));
+        for (t, th) in threads.iter_mut().enumerate() {
+            th.ambient = Some(Rc::new(ThreadCx {
+                thread: t as i64,
+                block: b as i64,
+                block_dim: block as i64,
+                grid_dim: grid as i64,
+                shared: shared.clone(),
+            }));
+            th.bind_args(body, kargs);
+        }
+        let mut from = None;
+        loop {
+            let mut at: Option<OpId> = None;
+            for (t, th) in threads.iter_mut().enumerate() {
+                let stop = th.run_until(body, from, Some(&is_sync))?;
+                let here = match stop {
+                    Stop::At(o) => Some(o),
+                    Stop::Returned(_) => None,
+                };
+                if t > 0 && here != at {
+                    return Err(RunError::at(
+                        ctx,
+                        op,
+                        "threads of a block diverged at a barrier or shuffle",
+                    ));
+                }
+                at = here;
+            }
+            let Some(sync) = at else { break };
+            if ctx.is(sync, "gpu.shuffle") {
+                shuffle_block(ctx, sync, &mut threads)?;
+            }
+            from = ctx.op(sync).next;
+        }
+    }
+    Ok(smallvec![])
+}
+
+/// Computes a shuffle's results for every thread of a block.
+fn shuffle_block(ctx: &Context, op: OpId, threads: &mut [Interp]) -> Result<(), RunError> {
+    let mode = ctx
+        .attr(op, "mode")
+        .and_then(|a| a.as_str())
+        .unwrap_or("idx");
+    let operand = |th: &Interp, i: usize| -> Result<RtValue, RunError> {
+        th.get(ctx.operand(op, i))
+            .cloned()
+            .ok_or_else(|| RunError::at(ctx, op, "operand has no value"))
+    };
+    let mut xs = Vec::with_capacity(threads.len());
+    let mut lanes = Vec::with_capacity(threads.len());
+    for th in threads.iter() {
+        xs.push(operand(th, 0)?);
+        let off = operand(th, 1)?.as_int().unwrap_or(0);
+        let width = operand(th, 2)?.as_int().unwrap_or(WARP);
+        lanes.push((off, width));
+    }
+    let n = threads.len() as i64;
+    for (t, th) in threads.iter_mut().enumerate() {
+        let t = t as i64;
+        let lane = t % WARP;
+        let base = t - lane;
+        let (off, width) = lanes[t as usize];
+        let (src, ok) = shuffle_source(mode, lane, off, width, (n - base).min(WARP));
+        th.set(ctx.result(op, 0), xs[(base + src) as usize].clone());
+        th.set(ctx.result(op, 1), RtValue::Bool(ok));
+    }
+    Ok(())
+}

@@ -1,0 +1,332 @@
+//! The kernels of an offloaded loop (see [`super`]).
+//!
+//! **Main kernel** `@f_kN(n, captures..., outs..., parts...)`: thread `t`
+//! of block `b` handles the indices `i = b * B + t + k * stride` (`stride`
+//! = threads in the grid; a grid-stride loop), as a per-thread `gen.loop`
+//! over `k` whose body is the original body with `i` substituted, each
+//! dense collect's emit a store `outs_j[i] = x` and each reduce a reduce
+//! of that per-thread loop (the `arr` lowering then gives it an
+//! accumulator). Then each reduce's per-thread partial is combined over the
+//! block ([`block_reduce`]) and thread 0 writes the block's partial to
+//! `parts_j[b]`.
+//!
+//! **Combine kernel** `@f_kN+1(g, parts..., results...)`: one block reduces
+//! the `g` partials of every reduce the same way and writes `results_j[0]`.
+
+use ir::clone::{clone_op_into, ValueMap};
+use ir::spec::Traits;
+use ir::{Attribute, BlockId, Builder, Context, OpId, Type, ValueId};
+
+use dialects::gen::{self, Generator, Monoid};
+use dialects::{arith, arr, gpu, scf};
+
+use super::{binop, cmpi, idx, select, Role};
+
+/// Creates an empty kernel `@name(params)` just before host function `f`;
+/// returns its op and body block.
+fn new_kernel(
+    ctx: &mut Context,
+    f: OpId,
+    loc_of: OpId,
+    name: &str,
+    params: &[Type],
+) -> (OpId, BlockId) {
+    let kind = ctx.registry().expect_kind("func.func");
+    let (region, block) = ctx.new_region_with_block(params);
+    let attrs = vec![
+        ("sym_name".to_string(), Attribute::Str(name.to_string())),
+        (
+            "function_type".to_string(),
+            Attribute::Type(Type::function(params.to_vec(), vec![])),
+        ),
+        (gpu::KERNEL_ATTR.to_string(), Attribute::Unit),
+    ];
+    let loc = ctx.loc(loc_of);
+    let k = ctx.create_op(kind, &[], &[], attrs, &[region], loc);
+    let top = ctx.top;
+    ctx.insert_op(k, top, Some(f));
+    (k, block)
+}
+
+/// The thread's coordinates.
+struct Thread {
+    tid: ValueId,
+    bid: ValueId,
+    /// `bid * block_dim + tid`.
+    gtid: ValueId,
+    /// `block_dim * grid_dim`.
+    stride: ValueId,
+}
+
+fn prologue(b: &mut Builder) -> Thread {
+    let tid = gpu::thread_id(b);
+    let bid = gpu::block_id(b);
+    let bdim = gpu::block_dim(b);
+    let gdim = gpu::grid_dim(b);
+    let base = binop(b, "arith.muli", bid, bdim);
+    let gtid = binop(b, "arith.addi", base, tid);
+    let stride = binop(b, "arith.muli", bdim, gdim);
+    Thread {
+        tid,
+        bid,
+        gtid,
+        stride,
+    }
+}
+
+/// How many of `[0, n)` the grid-stride loop gives the thread:
+/// `gtid < n ? (n - gtid - 1) / stride + 1 : 0`.
+fn per_thread_count(b: &mut Builder, n: ValueId, t: &Thread) -> ValueId {
+    let one = idx(b, 1);
+    let zero = idx(b, 0);
+    let rest = binop(b, "arith.subi", n, t.gtid);
+    let rest = binop(b, "arith.subi", rest, one);
+    let q = binop(b, "arith.divsi", rest, t.stride);
+    let q = binop(b, "arith.addi", q, one);
+    let has = cmpi(b, "slt", t.gtid, n);
+    select(b, has, q, zero)
+}
+
+/// `i = gtid + k * stride`.
+fn global_index(b: &mut Builder, t: &Thread, k: ValueId) -> ValueId {
+    let off = binop(b, "arith.muli", k, t.stride);
+    binop(b, "arith.addi", t.gtid, off)
+}
+
+fn i32c(b: &mut Builder, v: i64) -> ValueId {
+    arith::const_int(b, v, &Type::I32)
+}
+
+/// Combines `v` over lanes `[lane, lane + 2 * first)` of each warp with a
+/// tree of `gpu.shuffle down` (offsets `first, first / 2, ..., 1`); lane 0
+/// of each warp ends with the warp's value.
+fn warp_reduce(b: &mut Builder, mut v: ValueId, m: Monoid, ty: &Type, first: i64) -> ValueId {
+    let op = m.combine_op(ty).expect("checked monoid");
+    let width = i32c(b, gpu::WARP);
+    let mut off = first;
+    while off >= 1 {
+        let o = i32c(b, off);
+        let (s, _) = gpu::shuffle(b, "down", v, o, width);
+        v = binop(b, op, v, s);
+        off /= 2;
+    }
+    v
+}
+
+/// Reduces each `(value, monoid, type)` over the block and has thread 0
+/// store the block's value at `dsts[j][block_id]`: a warp tree, one
+/// workgroup slot per warp, one barrier, and a warp tree over the slots
+/// (every warp computes it; only thread 0 stores).
+fn block_reduce(
+    b: &mut Builder,
+    t: &Thread,
+    vals: &[(ValueId, Monoid, Type)],
+    dsts: &[ValueId],
+    block: i64,
+) {
+    if vals.is_empty() {
+        return;
+    }
+    let warps = block / gpu::WARP;
+    let c32 = idx(b, gpu::WARP);
+    let lane = binop(b, "arith.remsi", t.tid, c32);
+    let warp = binop(b, "arith.divsi", t.tid, c32);
+    let zero = idx(b, 0);
+    let lane0 = cmpi(b, "eq", lane, zero);
+    let mut slots = Vec::new();
+    for (v, m, ty) in vals {
+        let w = warp_reduce(b, *v, *m, ty, gpu::WARP / 2);
+        let sh = gpu::workgroup_alloc(b, warps, ty.clone());
+        scf::build_if(
+            b,
+            lane0,
+            &[],
+            |b| {
+                arr::store(b, sh, warp, w);
+                vec![]
+            },
+            |_| vec![],
+        );
+        slots.push(sh);
+    }
+    gpu::barrier(b);
+    let nw = idx(b, warps);
+    let has = cmpi(b, "slt", lane, nw);
+    let at = select(b, has, lane, zero);
+    let thread0 = cmpi(b, "eq", t.tid, zero);
+    for ((_, m, ty), (&sh, &dst)) in vals.iter().zip(slots.iter().zip(dsts)) {
+        let x = arr::load(b, sh, at);
+        let id = gen::lower::exact_identity(*m, ty).expect("checked monoid");
+        let id = b.constant(id, ty);
+        let x = select(b, has, x, id);
+        let w = warp_reduce(b, x, *m, ty, warps / 2);
+        let bid = t.bid;
+        scf::build_if(
+            b,
+            thread0,
+            &[],
+            |b| {
+                arr::store(b, dst, bid, w);
+                vec![]
+            },
+            |_| vec![],
+        );
+    }
+}
+
+fn finish(b: &mut Builder) {
+    let st = b.state("func.return", &[], &[], vec![]);
+    b.create_raw(st);
+}
+
+/// Rewrites the `vec.get`/`vec.len` of kernel `k` whose vector became a
+/// device buffer into `arr.load`/`arr.len` (keeping `in_bounds`).
+fn vec_reads_to_arr(ctx: &mut Context, k: OpId) {
+    for op in ctx.walk_nested(k) {
+        let name = ctx.op_name(op);
+        if !(name == "vec.get" || name == "vec.len")
+            || !matches!(ctx.ty(ctx.operand(op, 0)), Type::Arr(_))
+        {
+            continue;
+        }
+        let ops = ctx.operands(op).to_vec();
+        let attrs = ctx.op(op).attrs.clone();
+        let t = ctx.ty(ctx.result(op, 0)).clone();
+        let mut b = Builder::before(ctx, op);
+        let new = if name == "vec.get" {
+            b.op1("arr.load", &ops, t, attrs)
+        } else {
+            arr::len(&mut b, ops[0])
+        };
+        ctx.replace_op(op, &[new]);
+    }
+}
+
+/// Builds the main kernel of loop `l` (in host function `f`).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn main_kernel(
+    ctx: &mut Context,
+    f: OpId,
+    name: &str,
+    l: OpId,
+    roles: &[Role],
+    captures: &[ValueId],
+    cap_types: &[Type],
+    block: i64,
+) {
+    let mut params = vec![Type::Index];
+    params.extend(cap_types.iter().cloned());
+    for r in roles {
+        if let Role::Collect { elem, .. } = r {
+            params.push(Type::arr(elem.clone()));
+        }
+    }
+    let mut inner = Vec::new();
+    for r in roles {
+        if let Role::Reduce { m, elem } = r {
+            params.push(Type::arr(elem.clone()));
+            inner.push(Generator::reduce(*m, elem.clone()));
+        }
+    }
+    let (k, kb) = new_kernel(ctx, f, l, name, &params);
+    let args = ctx.block_args(kb).to_vec();
+    let body = gen::body(ctx, l);
+    let ops = ctx.block_ops(body);
+    let iv = gen::induction_var(ctx, l);
+    let handles = gen::handles(ctx, l).to_vec();
+    let mut map = ValueMap::new();
+    for (c, &v) in captures.iter().enumerate() {
+        map.insert(v, args[1 + c]);
+    }
+    // Collect outputs, by emit op.
+    let mut next = 1 + captures.len();
+    let mut stores = Vec::new();
+    for r in roles {
+        if let Role::Collect { emit, .. } = r {
+            stores.push((*emit, args[next]));
+            next += 1;
+        }
+    }
+    let parts = args[next..].to_vec();
+    let reduce_handles: Vec<ValueId> = roles
+        .iter()
+        .zip(&handles)
+        .filter(|(r, _)| matches!(r, Role::Reduce { .. }))
+        .map(|(_, &h)| h)
+        .collect();
+
+    let mut b = Builder::at_end(ctx, kb);
+    b.loc = b.ctx.loc(l);
+    let t = prologue(&mut b);
+    let cnt = per_thread_count(&mut b, args[0], &t);
+    let partial = gen::build_loop(&mut b, cnt, &[], &inner, |b, kv, hs| {
+        let i = global_index(b, &t, kv);
+        map.insert(iv, i);
+        for (&h, &nh) in reduce_handles.iter().zip(hs) {
+            map.insert(h, nh);
+        }
+        for &op in &ops {
+            if b.ctx.has_traits(op, Traits::TERMINATOR) {
+                continue;
+            }
+            if let Some(&(_, out)) = stores.iter().find(|(e, _)| *e == op) {
+                let x = b.ctx.operand(op, 1);
+                let x = map.get(&x).copied().unwrap_or(x);
+                arr::store_in_bounds(b, out, i, x);
+                continue;
+            }
+            clone_op_into(b, op, &mut map);
+        }
+    });
+    let vals: Vec<(ValueId, Monoid, Type)> = partial
+        .iter()
+        .zip(&inner)
+        .map(|(&v, g)| (v, g.monoid().expect("reduce"), g.elem.clone()))
+        .collect();
+    block_reduce(&mut b, &t, &vals, &parts, block);
+    finish(&mut b);
+    vec_reads_to_arr(ctx, k);
+}
+
+/// Builds the kernel that combines the per-block partials of `reduces`.
+pub(super) fn combine_kernel(
+    ctx: &mut Context,
+    f: OpId,
+    name: &str,
+    reduces: &[(Monoid, Type)],
+    block: i64,
+) {
+    let mut params = vec![Type::Index];
+    params.extend(reduces.iter().map(|(_, t)| Type::arr(t.clone())));
+    params.extend(reduces.iter().map(|(_, t)| Type::arr(t.clone())));
+    let (_, kb) = new_kernel(ctx, f, f, name, &params);
+    let args = ctx.block_args(kb).to_vec();
+    let r = reduces.len();
+    let (parts, results) = (args[1..1 + r].to_vec(), args[1 + r..].to_vec());
+    let gens: Vec<Generator> = reduces
+        .iter()
+        .map(|(m, t)| Generator::reduce(*m, t.clone()))
+        .collect();
+    let mut b = Builder::at_end(ctx, kb);
+    let t = prologue(&mut b);
+    let cnt = per_thread_count(&mut b, args[0], &t);
+    let partial = gen::build_loop(&mut b, cnt, &[], &gens, |b, kv, hs| {
+        let i = global_index(b, &t, kv);
+        for ((&p, &h), (_, ty)) in parts.iter().zip(hs).zip(reduces) {
+            let x = b.op1(
+                "arr.load",
+                &[p, i],
+                ty.clone(),
+                vec![("in_bounds".to_string(), Attribute::Unit)],
+            );
+            gen::emit(b, h, x);
+        }
+    });
+    let vals: Vec<(ValueId, Monoid, Type)> = partial
+        .iter()
+        .zip(reduces)
+        .map(|(&v, (m, ty))| (v, *m, ty.clone()))
+        .collect();
+    block_reduce(&mut b, &t, &vals, &results, block);
+    finish(&mut b);
+}
