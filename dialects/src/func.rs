@@ -75,6 +75,14 @@ fn print_func(p: &mut Printer, op: OpId) -> std::fmt::Result {
         p.w(" -> ");
         p.type_list(&results);
     }
+    let extra = ctx
+        .op(op)
+        .attrs
+        .iter()
+        .any(|(k, _)| k != "sym_name" && k != "function_type");
+    if extra {
+        p.w(" attributes");
+    }
     p.attr_dict(op, &["sym_name", "function_type"]);
     p.w(" ");
     p.region(r, false);

@@ -625,6 +625,7 @@ fn guarded_registry() -> Rc<ir::Registry> {
     dialects::mat::register(&mut r);
     dialects::gen::register(&mut r);
     dialects::arr::register(&mut r);
+    dialects::gpu::register(&mut r);
     r.phases = dialects::PHASES.to_vec();
     let plain = dialects::registry();
     let same = r.specs().len() == plain.specs().len()

@@ -356,7 +356,10 @@ fn process(cli: &Cli, pipeline: &str, source: &Rc<Source>) -> Result<String, Fai
         String::new()
     } else {
         // Native code is generated from the arr + scf level, as for --run.
-        if matches!(cli.emit, Emit::Obj | Emit::Asm | Emit::Llvm) {
+        if cli.target == Target::Nvptx || cli.emit == Emit::Ptx {
+            // Kernels are generated from the gpu level.
+            run::lower_for_gpu(&mut ctx)?;
+        } else if matches!(cli.emit, Emit::Obj | Emit::Asm | Emit::Llvm) {
             let backend = if cli.emit == Emit::Obj && cli.backend == Some(Backend::Cranelift) {
                 Backend::Cranelift
             } else {
@@ -450,8 +453,7 @@ fn emit(cli: &Cli, ctx: &Context) -> Result<String, Failure> {
                 codegen::llvm::emit_asm(ctx)?
             })
         }
-        Emit::Llvm | Emit::Asm | Emit::Ptx => Err(Failure::Diags(vec![ir::pass::pass_error(
-            "--target=nvptx and --emit=ptx need the GPU level, which is not built yet",
-        )])),
+        Emit::Llvm => Ok(codegen::llvm::ptx::emit_kernel_llvm(ctx)?),
+        Emit::Asm | Emit::Ptx => Ok(codegen::llvm::ptx::emit_ptx(ctx)?),
     }
 }

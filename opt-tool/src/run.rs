@@ -45,6 +45,25 @@ pub fn lower_for_native(ctx: &mut Context, backend: Backend) -> Result<(), Failu
     Ok(())
 }
 
+/// `--target=nvptx` and `--emit=ptx` compile the `gpu` level: lower
+/// whatever is above it with `lower{target=gpu}` (default block size).
+pub fn lower_for_gpu(ctx: &mut Context) -> Result<(), Failure> {
+    if ctx
+        .walk_all()
+        .into_iter()
+        .any(|op| !ctx.spec(op).lowerings.is_empty())
+    {
+        use ir::pass::Pass;
+        let mut lower = passes::lower::Lower {
+            until: None,
+            split: 1,
+            gpu: Some(passes::gpu::GpuOptions::default()),
+        };
+        lower.run(ctx, &mut ir::pass::PassStats::default())?;
+    }
+    Ok(())
+}
+
 /// Calls compiled code once, then `--bench` times more (median on stderr).
 fn native_calls(
     cli: &Cli,

@@ -11,15 +11,15 @@ use super::writer::{Mem, Ty};
 use crate::abi::{self, HDR_CAP, HDR_DATA, HDR_LEN};
 
 /// How one element is stored: its size and its parts with byte offsets.
-struct Elem {
-    size: u32,
-    parts: Vec<(Ty, i64)>,
+pub(super) struct Elem {
+    pub size: u32,
+    pub parts: Vec<(Ty, i64)>,
     /// The element type when it is one scalar.
-    scalar: Option<Ty>,
+    pub scalar: Option<Ty>,
 }
 
 /// The element layout of container type `t` (checked supported before translation).
-fn elem_of(t: &Type) -> Elem {
+pub(super) fn elem_of(t: &Type) -> Elem {
     match t.elem() {
         Some(Type::Vec(_)) => Elem {
             size: 16,
@@ -185,7 +185,7 @@ fn hdr_data(cx: &mut FnCx, h: &str) -> String {
 
 /// Bounds-checks `i` against the length of `arr` header `h` (unless the op
 /// is `in_bounds`); returns its data pointer.
-fn arr_checked(cx: &mut FnCx, op: OpId, h: &str, i: &str) -> String {
+pub(super) fn arr_checked(cx: &mut FnCx, op: OpId, h: &str, i: &str) -> String {
     if !in_bounds(cx.ctx, op) {
         let len = hdr_len(cx, h);
         bounds(

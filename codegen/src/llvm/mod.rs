@@ -19,7 +19,9 @@
 //! ([`arith`]); loads and stores proved in bounds have no check.
 
 mod arith;
+mod gpu;
 mod mem;
+pub mod ptx;
 mod scf;
 mod translate;
 pub mod writer;

@@ -92,6 +92,14 @@ pub(crate) struct FnCx<'a> {
     vals: FxHashMap<ValueId, Vals>,
     owned: FxHashSet<ValueId>,
     fault_exit: Blk,
+    /// Translating a GPU kernel: faults trap, libm calls go to CUDA's
+    /// libdevice (`__nv_*`), and the host runtime cannot be called.
+    pub device: bool,
+    /// What a kernel needed that the device cannot do (reported after
+    /// translation).
+    pub device_errors: Vec<(OpId, String)>,
+    /// The op being translated.
+    current: Option<OpId>,
 }
 
 /// Translates function `fi`; returns its definition's text.
@@ -116,6 +124,9 @@ pub(crate) fn define(
         vals: FxHashMap::default(),
         owned: FxHashSet::default(),
         fault_exit,
+        device: false,
+        device_errors: Vec::new(),
+        current: None,
     };
     cx.w.start(&first);
     let mut k = 0;
@@ -145,6 +156,101 @@ pub(crate) fn define(
         fi.name,
         internal_params(fi)
     );
+    Ok(cx.w.finish(&header, &first.label))
+}
+
+/// Translates kernel `f` (a `gpu.kernel` function) for NVPTX: `define
+/// void @<name>(params)`, where an `arr<T>` parameter is a global-memory
+/// data pointer and a length (`T addrspace(1)*`-like `i8 addrspace(1)*`,
+/// `i64`) and a scalar is itself; the body sees each `arr` through a
+/// header on the stack (which SROA removes), so the `arr` ops translate as
+/// on the host. `decls` gathers intrinsics, libdevice functions and the
+/// workgroup (`addrspace(3)`) buffers.
+pub(crate) fn define_kernel(
+    ctx: &Context,
+    funcs: &Funcs,
+    faults: &mut FaultTable,
+    decls: &mut FxHashMap<String, String>,
+    f: OpId,
+    name: &str,
+) -> Result<String, Diagnostic> {
+    let mut w = FnWriter::default();
+    let first = w.block(&[]);
+    let fault_exit = w.block(&[]);
+    let mut cx = FnCx {
+        ctx,
+        w,
+        funcs,
+        faults,
+        decls,
+        vals: FxHashMap::default(),
+        owned: FxHashSet::default(),
+        fault_exit,
+        device: true,
+        device_errors: Vec::new(),
+        current: Some(f),
+    };
+    cx.w.start(&first);
+    let body = ctx.op_block(f, 0);
+    let mut params = Vec::new();
+    for (k, &a) in ctx.block_args(body).iter().enumerate() {
+        match ctx.ty(a) {
+            Type::Arr(_) => {
+                params.push(format!("i8 addrspace(1)* %p{k}"));
+                params.push(format!("i64 %n{k}"));
+                let data =
+                    cx.w.val(format!("addrspacecast i8 addrspace(1)* %p{k} to i8*"));
+                let h = cx.w.stack(24);
+                cx.w.store(Ty::Ptr, &data, &h, abi::HDR_DATA as i64, Mem::Header);
+                cx.w.store(
+                    Ty::I64,
+                    &format!("%n{k}"),
+                    &h,
+                    abi::HDR_LEN as i64,
+                    Mem::Header,
+                );
+                cx.w.store(
+                    Ty::I64,
+                    &format!("%n{k}"),
+                    &h,
+                    abi::HDR_CAP as i64,
+                    Mem::Header,
+                );
+                cx.set(a, &[h]);
+            }
+            t => {
+                let Some(s) = scalar(t) else {
+                    return Err(Diagnostic::at_op(
+                        ctx,
+                        f,
+                        format!("kernel parameter type '{t}'"),
+                    ));
+                };
+                params.push(format!("{} %p{k}", s.name()));
+                cx.set(a, &[format!("%p{k}")]);
+            }
+        }
+    }
+    let (term, vals) = cx.emit_block(body)?;
+    if !vals.is_empty() || !ctx.is(term, "func.return") {
+        return Err(Diagnostic::at_op(
+            ctx,
+            f,
+            "a kernel must end in 'func.return' with no values",
+        ));
+    }
+    if let Some((op, why)) = cx.device_errors.first() {
+        return Err(Diagnostic::at_op(
+            ctx,
+            *op,
+            format!("cannot run in a GPU kernel: {why}"),
+        ));
+    }
+    cx.w.line("ret void");
+    let fe = cx.fault_exit.clone();
+    cx.w.start(&fe);
+    cx.w.line("unreachable");
+    let header = format!("define void @{name}({}) #0", params.join(", "));
     Ok(cx.w.finish(&header, &first.label))
 }
 
@@ -207,6 +313,17 @@ impl<'a> FnCx<'a> {
         ret: Option<Ty>,
         args: &[String],
     ) -> String {
+        let name: String = if self.device {
+            if let (true, Some(at)) = (name.starts_with("l0rt_"), self.current) {
+                self.device_errors
+                    .push((at, format!("needs the host runtime ({name})")));
+            }
+            // libm on the device is CUDA's libdevice.
+            format!("__nv_{name}")
+        } else {
+            name.to_string()
+        };
+        let name = name.as_str();
         let rt = ret.map_or("void", |t| t.name());
         let ps: Vec<&str> = params.iter().map(|t| t.name()).collect();
         self.declare(name, || format!("declare {rt} @{name}({})", ps.join(", ")));
@@ -241,6 +358,15 @@ impl<'a> FnCx<'a> {
         self.w.set_cold(&fail);
         self.w.brif(ok, &cont, &[], &fail, &[]);
         self.w.start(&fail);
+        if self.device {
+            // A kernel cannot report where it failed: it traps, and the
+            // launch fails (the gpu level's interpreter run names the op).
+            self.declare("llvm.trap", || "declare void @llvm.trap()".into());
+            self.w.line("call void @llvm.trap()");
+            self.w.line("unreachable");
+            self.w.start(&cont);
+            return;
+        }
         let id = self
             .faults
             .add(self.ctx.loc(op), template, !payload.is_empty());
@@ -318,7 +444,16 @@ impl<'a> FnCx<'a> {
     /// Emits one non-terminator op.
     fn emit_op(&mut self, op: OpId) -> Result<(), Diagnostic> {
         let name = self.ctx.op_name(op);
+        self.current = Some(op);
+        if self.device && !super::gpu::device_op(name) {
+            return Err(Diagnostic::at_op(
+                self.ctx,
+                op,
+                format!("'{name}' cannot run in a GPU kernel"),
+            ));
+        }
         match name.split('.').next().unwrap_or("") {
+            "gpu" => super::gpu::emit(self, op, name),
             "arith" => super::arith::emit(self, op, name),
             "scf" => super::scf::emit(self, op, name),
             "func" if name == "func.call" => super::scf::call(self, op),

@@ -483,8 +483,26 @@ impl<'s> Driver<'s> {
                             let loc = self.pos;
                             // A failed try is not an error: no pest error conversion.
                             let input = &self.src[loc..];
-                            match L0Parser::parse(Rule::attr_dict, input).map(|mut p| p.next()) {
-                                Ok(Some(dict)) => {
+                            // `{a.b}` could also be a region holding one op
+                            // `a.b`: a dotted unit attribute needs MLIR's
+                            // `attributes` keyword before the dictionary.
+                            let after_attributes =
+                                self.src[..loc].trim_end().ends_with("attributes");
+                            let dict = L0Parser::parse(Rule::attr_dict, input)
+                                .map(|mut p| p.next())
+                                .ok()
+                                .flatten()
+                                .filter(|d| {
+                                    after_attributes
+                                        || d.clone().into_inner().all(|e| {
+                                            let mut i = e.into_inner();
+                                            let dotted =
+                                                i.next().is_some_and(|n| n.as_str().contains('.'));
+                                            !dotted || i.next().is_some()
+                                        })
+                                });
+                            match dict {
+                                Some(dict) => {
                                     self.pos = loc + dict.as_span().end();
                                     let entries = self.attr_dict(loc, dict)?;
                                     let item = AstItem {

@@ -1,0 +1,210 @@
+//! The `gpu` dialect's kernel ops in LLVM IR for NVPTX (the `llvm.nvvm.*`
+//! intrinsics, as MLIR's `nvvm` dialect names them):
+//!
+//! | op | LLVM |
+//! |---|---|
+//! | `gpu.thread_id/block_id/block_dim/grid_dim` | `llvm.nvvm.read.ptx.sreg.{tid,ctaid,ntid,nctaid}.{x,y,z}`, zero-extended to `i64` |
+//! | `gpu.barrier` | `llvm.nvvm.barrier0` (`bar.sync 0`) |
+//! | `gpu.shuffle` | `llvm.nvvm.shfl.sync.{down,bfly,idx}.i32p` over the full warp mask; 64-bit values as two halves, `i1`/`f32` through `i32` |
+//! | `gpu.workgroup_alloc` | an `addrspace(3)` (shared) global per op, seen through a stack header like any `arr` |
+//! | `gpu.atomic_rmw` | `atomicrmw add/fadd/min/max` (bounds-checked like `arr.store`) |
+//!
+//! The host-side ops (`gpu.launch_func`, `gpu.alloc`, ...) are not
+//! translated: the host part of a program runs on the host
+//! (`opt-tool`'s launcher).
+
+use ir::{Diagnostic, OpId, Type};
+
+use super::mem::{arr_checked, elem_of};
+use super::translate::{scalar, FnCx};
+use super::writer::{Mem, Ty};
+use crate::abi;
+
+/// Whether op `name` may stand in a kernel.
+pub(super) fn device_op(name: &str) -> bool {
+    name.starts_with("arith.")
+        || matches!(
+            name,
+            "scf.if"
+                | "scf.for"
+                | "scf.while"
+                | "scf.yield"
+                | "scf.condition"
+                | "scf.assert"
+                | "arr.load"
+                | "arr.store"
+                | "arr.len"
+                | "gpu.thread_id"
+                | "gpu.block_id"
+                | "gpu.block_dim"
+                | "gpu.grid_dim"
+                | "gpu.barrier"
+                | "gpu.shuffle"
+                | "gpu.workgroup_alloc"
+                | "gpu.atomic_rmw"
+        )
+}
+
+/// An `arr` header on the stack for `len` elements at generic `data`.
+fn header(cx: &mut FnCx, data: &str, len: &str) -> String {
+    let h = cx.w.stack(24);
+    cx.w.store(Ty::Ptr, data, &h, abi::HDR_DATA as i64, Mem::Header);
+    cx.w.store(Ty::I64, len, &h, abi::HDR_LEN as i64, Mem::Header);
+    cx.w.store(Ty::I64, len, &h, abi::HDR_CAP as i64, Mem::Header);
+    h
+}
+
+pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic> {
+    let ctx = cx.ctx;
+    if !cx.device {
+        return Err(cx.unsupported(op));
+    }
+    let ops = ctx.operands(op);
+    match name {
+        "gpu.thread_id" | "gpu.block_id" | "gpu.block_dim" | "gpu.grid_dim" => {
+            let dim = ctx
+                .attr(op, "dimension")
+                .and_then(|a| a.as_str())
+                .unwrap_or("x");
+            let reg = match name {
+                "gpu.thread_id" => "tid",
+                "gpu.block_id" => "ctaid",
+                "gpu.block_dim" => "ntid",
+                _ => "nctaid",
+            };
+            let f = format!("llvm.nvvm.read.ptx.sreg.{reg}.{dim}");
+            cx.declare(&f, || format!("declare i32 @{f}()"));
+            let v = cx.w.val(format!("call i32 @{f}()"));
+            let v = cx.w.val(format!("zext i32 {v} to i64"));
+            cx.set(ctx.result(op, 0), &[v]);
+        }
+        "gpu.barrier" => {
+            cx.declare("llvm.nvvm.barrier0", || {
+                "declare void @llvm.nvvm.barrier0()".into()
+            });
+            cx.w.line("call void @llvm.nvvm.barrier0()");
+        }
+        "gpu.shuffle" => shuffle(cx, op),
+        "gpu.workgroup_alloc" => {
+            let Some(Type::Arr(e)) = Some(ctx.ty(ctx.result(op, 0))) else {
+                return Err(cx.unsupported(op));
+            };
+            let t = scalar(e).ok_or_else(|| cx.unsupported(op))?;
+            let n = ctx
+                .attr(op, "size")
+                .and_then(|a| a.as_int())
+                .unwrap_or(0)
+                .max(1);
+            let g = format!("@l0_shared_{}", op.index());
+            let tn = t.name();
+            cx.declare(&g, || {
+                format!("{g} = internal addrspace(3) global [{n} x {tn}] undef, align 8")
+            });
+            let data = cx.w.val(format!(
+                "addrspacecast i8 addrspace(3)* bitcast ([{n} x {tn}] addrspace(3)* {g} to i8 addrspace(3)*) to i8*"
+            ));
+            let len = ctx
+                .attr(op, "size")
+                .and_then(|a| a.as_int())
+                .unwrap_or(0)
+                .to_string();
+            let h = header(cx, &data, &len);
+            cx.set(ctx.result(op, 0), &[h]);
+        }
+        "gpu.atomic_rmw" => {
+            let (h, i, x) = (cx.get1(ops[0]), cx.get1(ops[1]), cx.get1(ops[2]));
+            let e = elem_of(ctx.ty(ops[0]));
+            let t = e.scalar.ok_or_else(|| cx.unsupported(op))?;
+            let float = matches!(t, Ty::F32 | Ty::F64);
+            let kind =
+                match (ctx.attr(op, "kind").and_then(|a| a.as_str()), float) {
+                    (Some("add"), true) => "fadd",
+                    (Some("add"), false) => "add",
+                    (Some("min"), false) => "min",
+                    (Some("max"), false) => "max",
+                    _ => return Err(Diagnostic::at_op(
+                        ctx,
+                        op,
+                        "float 'min'/'max' atomics are not supported by LLVM 14's NVPTX backend",
+                    )),
+                };
+            let data = arr_checked(cx, op, &h, &i);
+            let a = cx.w.elem_addr(&data, &i, e.size, e.scalar);
+            let tn = t.name();
+            let p = cx.w.val(format!("bitcast i8* {a} to {tn}*"));
+            let old =
+                cx.w.val(format!("atomicrmw {kind} {tn}* {p}, {tn} {x} monotonic"));
+            cx.set(ctx.result(op, 0), &[old]);
+        }
+        _ => return Err(cx.unsupported(op)),
+    }
+    Ok(())
+}
+
+/// `gpu.shuffle` through the 32-bit `shfl.sync` intrinsics.
+fn shuffle(cx: &mut FnCx, op: OpId) {
+    let ctx = cx.ctx;
+    let ops = ctx.operands(op);
+    let mode = match ctx.attr(op, "mode").and_then(|a| a.as_str()) {
+        Some("down") => "down",
+        Some("xor") => "bfly",
+        _ => "idx",
+    };
+    let (x, off, width) = (cx.get1(ops[0]), cx.get1(ops[1]), cx.get1(ops[2]));
+    // c = ((32 - width) << 8) | 31: the segment mask and the clamp lane.
+    let w = cx.w.val(format!("sub i32 32, {width}"));
+    let w = cx.w.val(format!("shl i32 {w}, 8"));
+    let c = cx.w.val(format!("or i32 {w}, 31"));
+    let f = format!("llvm.nvvm.shfl.sync.{mode}.i32p");
+    cx.declare(&f, || {
+        format!("declare {{i32, i1}} @{f}(i32, i32, i32, i32)")
+    });
+    let one = |cx: &mut FnCx, v: &str| -> (String, String) {
+        let r = cx.w.val(format!(
+            "call {{i32, i1}} @{f}(i32 -1, i32 {v}, i32 {off}, i32 {c})"
+        ));
+        (
+            cx.w.val(format!("extractvalue {{i32, i1}} {r}, 0")),
+            cx.w.val(format!("extractvalue {{i32, i1}} {r}, 1")),
+        )
+    };
+    let t = scalar(ctx.ty(ops[0])).unwrap_or(Ty::I32);
+    let (v, ok) = match t {
+        Ty::I32 => one(cx, &x),
+        Ty::I8 => {
+            let z = cx.w.val(format!("zext i8 {x} to i32"));
+            let (r, ok) = one(cx, &z);
+            (cx.w.val(format!("trunc i32 {r} to i8")), ok)
+        }
+        Ty::F32 => {
+            let z = cx.w.val(format!("bitcast float {x} to i32"));
+            let (r, ok) = one(cx, &z);
+            (cx.w.val(format!("bitcast i32 {r} to float")), ok)
+        }
+        _ => {
+            let bits = if t == Ty::F64 {
+                cx.w.val(format!("bitcast double {x} to i64"))
+            } else {
+                x.clone()
+            };
+            let lo = cx.w.val(format!("trunc i64 {bits} to i32"));
+            let hi = cx.w.val(format!("lshr i64 {bits}, 32"));
+            let hi = cx.w.val(format!("trunc i64 {hi} to i32"));
+            let (rl, ok) = one(cx, &lo);
+            let (rh, _) = one(cx, &hi);
+            let rl = cx.w.val(format!("zext i32 {rl} to i64"));
+            let rh = cx.w.val(format!("zext i32 {rh} to i64"));
+            let rh = cx.w.val(format!("shl i64 {rh}, 32"));
+            let r = cx.w.val(format!("or i64 {rh}, {rl}"));
+            let r = if t == Ty::F64 {
+                cx.w.val(format!("bitcast i64 {r} to double"))
+            } else {
+                r
+            };
+            (r, ok)
+        }
+    };
+    let ok8 = cx.bool8(&ok);
+    cx.set(ctx.result(op, 0), &[v]);
+    cx.set(ctx.result(op, 1), &[ok8]);
+}
