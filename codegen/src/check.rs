@@ -44,12 +44,15 @@ pub fn check_function(ctx: &Context, f: OpId, backend: &str) -> Result<(), Diagn
     for op in ctx.walk_nested(f) {
         let name = ctx.op_name(op);
         if !(name.starts_with("arith.") || SUPPORTED.contains(&name)) {
+            let hint = if name.starts_with("gpu.") {
+                "the gpu level runs with --backend=interp, or on a GPU with --target=nvptx"
+            } else {
+                "run --pass=lower first"
+            };
             return Err(Diagnostic::at_op(
                 ctx,
                 op,
-                format!(
-                    "'{name}' is not supported by the {backend} backend (run --pass=lower first)"
-                ),
+                format!("'{name}' is not supported by the {backend} backend ({hint})"),
             ));
         }
         let block_args = ctx.regions(op).iter().flat_map(|&r| {

@@ -3,6 +3,7 @@
 //! command line.
 
 mod args;
+mod cuda;
 mod expect;
 mod npy;
 mod run;
@@ -39,7 +40,7 @@ enum Emit {
 
 /// Code generation target.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-enum Target {
+pub enum Target {
     Native,
     Nvptx,
 }

@@ -82,6 +82,53 @@ fn native_calls(
     Ok(r)
 }
 
+/// `--run` with `--target=nvptx`: the host part in the interpreter, the
+/// kernels on the GPU ([`crate::cuda`]). `--bench` prints `median_ns=`
+/// (whole calls, copies included) and `kernel_ns=` (median time in kernels).
+fn run_on_gpu(
+    cli: &Cli,
+    ctx: &mut Context,
+    func: &str,
+    args: &[RtValue],
+) -> Result<Vec<RtValue>, Failure> {
+    // Errors about the device are reported at the function being run.
+    let at = ctx
+        .lookup_symbol(func)
+        .map(|f| ctx.loc(f))
+        .unwrap_or(Loc::UNKNOWN);
+    let diag = move |m: String| Failure::Diags(vec![ir::Diagnostic::error(at, m)]);
+    if !crate::cuda::driver_present() {
+        return Err(diag(crate::cuda::NO_DRIVER.into()));
+    }
+    lower_for_gpu(ctx)?;
+    let ctx: &Context = ctx;
+    let ptx = codegen::llvm::ptx::emit_ptx(ctx)?;
+    let cuda = std::rc::Rc::new(crate::cuda::Cuda::open(&ptx).map_err(diag)?);
+    let device: std::rc::Rc<dyn dialects::gpu::sim::Device> = cuda.clone();
+    let call = || -> Result<Vec<RtValue>, Failure> {
+        let mut it = Interp::new(ctx);
+        it.ambient = Some(std::rc::Rc::new(dialects::gpu::sim::DeviceCx(
+            device.clone(),
+        )));
+        it.call(func, args, Loc::UNKNOWN)
+            .map_err(|e| e.into_diagnostic().into())
+    };
+    let r = call()?;
+    if let Some(n) = cli.bench {
+        let (mut times, mut kernels) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for _ in 0..n {
+            cuda.kernel_time.set(std::time::Duration::ZERO);
+            let t = Instant::now();
+            call()?;
+            times.push(t.elapsed().as_nanos());
+            kernels.push(cuda.kernel_time.get().as_nanos());
+        }
+        eprintln!("median_ns={}", median(times));
+        eprintln!("kernel_ns={}", median(kernels));
+    }
+    Ok(r)
+}
+
 /// Runs `func` with the command-line arguments and prints its results.
 pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
     let Some((params, results)) = signature(ctx, func) else {
@@ -104,6 +151,7 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
         );
     }
     let out: Vec<RtValue> = match cli.backend() {
+        _ if cli.target == crate::Target::Nvptx => run_on_gpu(cli, ctx, func, &args)?,
         Backend::Interp => {
             let call = || -> Result<Vec<RtValue>, Failure> {
                 let mut it = Interp::new(ctx);

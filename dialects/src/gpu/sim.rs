@@ -29,6 +29,45 @@ use crate::util::as_size;
 
 type Res = Result<SmallVec<[RtValue; 2]>, RunError>;
 
+/// A real device behind the host ops (`gpu.alloc`, `gpu.memcpy`,
+/// `gpu.dealloc`, `gpu.launch_func`). When the host interpreter's
+/// [`Interp::ambient`] is a [`DeviceCx`], these ops go to it instead of the
+/// simulation; device buffers are then whatever values the device hands
+/// out (typically [`RtValue::Opaque`]). Errors are messages reported at the op.
+pub trait Device {
+    /// A zeroed buffer of `n` elements of scalar type `elem`.
+    fn alloc(&self, elem: &Type, n: usize) -> Result<RtValue, String>;
+    /// Copies all of `src` into `dst` (a device buffer and a host `arr` or
+    /// `vec`, either way, or two device buffers) of element type `elem`.
+    fn memcpy(&self, dst: &RtValue, src: &RtValue, elem: &Type) -> Result<(), String>;
+    /// Releases a device buffer.
+    fn dealloc(&self, buf: &RtValue) -> Result<(), String>;
+    /// Runs kernel `name` (parameter types `types`) on `grid` blocks of
+    /// `block` threads and waits for it.
+    fn launch(
+        &self,
+        name: &str,
+        grid: usize,
+        block: usize,
+        args: &[RtValue],
+        types: &[Type],
+    ) -> Result<(), String>;
+}
+
+/// The ambient value that routes the host ops to a [`Device`].
+pub struct DeviceCx(pub Rc<dyn Device>);
+
+fn device(it: &Interp) -> Option<Rc<dyn Device>> {
+    it.ambient
+        .as_ref()
+        .and_then(|a| a.downcast_ref::<DeviceCx>())
+        .map(|d| d.0.clone())
+}
+
+fn elem_type(ctx: &Context, v: ir::ValueId) -> Type {
+    ctx.ty(v).elem().cloned().unwrap_or(Type::I64)
+}
+
 /// The simulated thread an interpreter runs as.
 pub struct ThreadCx {
     pub thread: i64,
@@ -155,11 +194,22 @@ pub(super) fn interp_atomic(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res 
 
 pub(super) fn interp_alloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
     let n = as_size(it.ctx, op, &args[0])?;
+    if let Some(d) = device(it) {
+        let elem = elem_type(it.ctx, it.ctx.result(op, 0));
+        let b = d.alloc(&elem, n).map_err(|e| RunError::at(it.ctx, op, e))?;
+        return Ok(smallvec![b]);
+    }
     Ok(smallvec![new_buffer(it.ctx, op, n)?])
 }
 
 pub(super) fn interp_memcpy(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
     let ctx = it.ctx;
+    if let Some(d) = device(it) {
+        let elem = elem_type(ctx, ctx.operand(op, 0));
+        d.memcpy(&args[0], &args[1], &elem)
+            .map_err(|e| RunError::at(ctx, op, e))?;
+        return Ok(smallvec![]);
+    }
     let src: Vec<RtValue> = match &args[1] {
         RtValue::Vec(v) => v.as_ref().clone(),
         RtValue::Arr(a) => a.borrow().clone(),
@@ -185,6 +235,10 @@ pub(super) fn interp_memcpy(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res 
 
 pub(super) fn interp_dealloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
     let ctx = it.ctx;
+    if let Some(d) = device(it) {
+        d.dealloc(&args[0]).map_err(|e| RunError::at(ctx, op, e))?;
+        return Ok(smallvec![]);
+    }
     let mut a = buffer(ctx, op, &args[0])?
         .try_borrow_mut()
         .map_err(|_| RunError::at(ctx, op, "array is already borrowed"))?;
@@ -221,6 +275,14 @@ pub(super) fn interp_launch(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res 
     let Some(kernel) = ctx.lookup_symbol(name) else {
         return Err(RunError::at(ctx, op, format!("no kernel named '@{name}'")));
     };
+    if let Some(d) = device(it) {
+        let types = crate::func::function_type(ctx, kernel)
+            .map(|(ins, _)| ins.to_vec())
+            .unwrap_or_default();
+        d.launch(name, grid, block, &args[2..], &types)
+            .map_err(|e| RunError::at(ctx, op, e))?;
+        return Ok(smallvec![]);
+    }
     let body = ctx.op_block(kernel, 0);
     let kargs = &args[2..];
     if ctx.block_args(body).len() != kargs.len() {
