@@ -24,7 +24,7 @@ use super::{binop, cmpi, idx, select, Role};
 
 /// Creates an empty kernel `@name(params)` just before host function `f`;
 /// returns its op and body block.
-fn new_kernel(
+pub(super) fn new_kernel(
     ctx: &mut Context,
     f: OpId,
     loc_of: OpId,
@@ -49,16 +49,18 @@ fn new_kernel(
 }
 
 /// The thread's coordinates.
-struct Thread {
-    tid: ValueId,
-    bid: ValueId,
+pub(super) struct Thread {
+    pub tid: ValueId,
+    pub bid: ValueId,
     /// `bid * block_dim + tid`.
-    gtid: ValueId,
+    pub gtid: ValueId,
     /// `block_dim * grid_dim`.
-    stride: ValueId,
+    pub stride: ValueId,
+    pub bdim: ValueId,
+    pub gdim: ValueId,
 }
 
-fn prologue(b: &mut Builder) -> Thread {
+pub(super) fn prologue(b: &mut Builder) -> Thread {
     let tid = gpu::thread_id(b);
     let bid = gpu::block_id(b);
     let bdim = gpu::block_dim(b);
@@ -71,6 +73,8 @@ fn prologue(b: &mut Builder) -> Thread {
         bid,
         gtid,
         stride,
+        bdim,
+        gdim,
     }
 }
 
@@ -117,7 +121,7 @@ fn warp_reduce(b: &mut Builder, mut v: ValueId, m: Monoid, ty: &Type, first: i64
 /// store the block's value at `dsts[j][block_id]`: a warp tree, one
 /// workgroup slot per warp, one barrier, and a warp tree over the slots
 /// (every warp computes it; only thread 0 stores).
-fn block_reduce(
+pub(super) fn block_reduce(
     b: &mut Builder,
     t: &Thread,
     vals: &[(ValueId, Monoid, Type)],
@@ -174,14 +178,14 @@ fn block_reduce(
     }
 }
 
-fn finish(b: &mut Builder) {
+pub(super) fn finish(b: &mut Builder) {
     let st = b.state("func.return", &[], &[], vec![]);
     b.create_raw(st);
 }
 
 /// Rewrites the `vec.get`/`vec.len` of kernel `k` whose vector became a
 /// device buffer into `arr.load`/`arr.len` (keeping `in_bounds`).
-fn vec_reads_to_arr(ctx: &mut Context, k: OpId) {
+pub(super) fn vec_reads_to_arr(ctx: &mut Context, k: OpId) {
     for op in ctx.walk_nested(k) {
         let name = ctx.op_name(op);
         if !(name == "vec.get" || name == "vec.len")

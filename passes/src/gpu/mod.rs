@@ -35,6 +35,7 @@
 //! warps, then a second kernel over the per-block partials).
 
 mod kernel;
+mod scan;
 
 use std::collections::HashMap;
 
@@ -88,6 +89,34 @@ enum Role {
     Collect { emit: OpId, elem: Type },
     /// A reduce.
     Reduce { m: Monoid, elem: Type },
+    /// A collect whose one emit sits under `scf.if`s (a filter).
+    Filter { elem: Type },
+    /// A scan with one emit at the top of the body.
+    Scan { emit: OpId, m: Monoid, elem: Type },
+}
+
+impl Role {
+    /// Whether the generator's result depends on the order of indices
+    /// across threads (a scan or a filter).
+    fn ordered(&self) -> bool {
+        matches!(self, Role::Filter { .. } | Role::Scan { .. })
+    }
+}
+
+/// Whether every op between emit `e` and `l`'s body is an `scf.if` (so the
+/// emit runs at most once per iteration).
+fn under_ifs_only(ctx: &Context, l: OpId, e: OpId) -> bool {
+    let mut p = ctx.parent_op(e);
+    while let Some(q) = p {
+        if q == l {
+            return true;
+        }
+        if !ctx.is(q, "scf.if") {
+            return false;
+        }
+        p = ctx.parent_op(q);
+    }
+    false
 }
 
 /// What an offloaded loop needs.
@@ -182,11 +211,27 @@ fn roles(ctx: &Context, l: OpId) -> Option<Vec<Role>> {
         match g.kind {
             GenKind::Collect => {
                 let [e] = emits.as_slice() else { return None };
+                if ctx.op(*e).parent == Some(body) {
+                    out.push(Role::Collect {
+                        emit: *e,
+                        elem: g.elem.clone(),
+                    });
+                } else if under_ifs_only(ctx, l, *e) {
+                    out.push(Role::Filter {
+                        elem: g.elem.clone(),
+                    });
+                } else {
+                    return None;
+                }
+            }
+            GenKind::Scan(m) if Monoid::supports(&g.elem) => {
+                let [e] = emits.as_slice() else { return None };
                 if ctx.op(*e).parent != Some(body) {
                     return None;
                 }
-                out.push(Role::Collect {
+                out.push(Role::Scan {
                     emit: *e,
+                    m,
                     elem: g.elem.clone(),
                 });
             }
@@ -311,11 +356,30 @@ fn select(b: &mut Builder, c: ValueId, x: ValueId, y: ValueId) -> ValueId {
     b.op1("arith.select", &[c, x, y], t, vec![])
 }
 
+/// `gpu.alloc(len) : arr<elem>`, recorded in `dev` for the final deallocs.
+fn dalloc(b: &mut Builder, dev: &mut Vec<ValueId>, len: ValueId, elem: Type) -> ValueId {
+    let d = gpu::alloc(b, len, elem);
+    dev.push(d);
+    d
+}
+
+/// Device buffers of one generator on the host.
+struct HostBufs {
+    /// Collect / filter values / scan values (length `n`), or reduce partials.
+    main: Option<ValueId>,
+    /// Filter flags.
+    flags: Option<ValueId>,
+    /// Block sums, their exclusive scan and the total (scan and filter).
+    sums: Option<(ValueId, ValueId, ValueId)>,
+    /// A reduce's result (length 1).
+    res: Option<ValueId>,
+}
+
 /// Replaces loop `l` by kernels and their launches; returns the kernels built.
 fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq: &mut u32) -> u64 {
     let n = gen::size(ctx, l);
     let inits = gen::inits(ctx, l);
-    let k0 = kernel_name(ctx, f, seq);
+    let ordered = p.roles.iter().any(Role::ordered);
     let reduces: Vec<(Monoid, Type)> = p
         .roles
         .iter()
@@ -324,7 +388,27 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
             _ => None,
         })
         .collect();
-    let k1 = (!reduces.is_empty()).then(|| kernel_name(ctx, f, seq));
+    let ords: Vec<scan::Ordered> = p
+        .roles
+        .iter()
+        .filter_map(|r| match r {
+            Role::Scan { m, elem, .. } => Some(scan::Ordered {
+                m: *m,
+                ty: elem.clone(),
+                filter: None,
+            }),
+            Role::Filter { elem, .. } => Some(scan::Ordered {
+                m: Monoid::Add,
+                ty: Type::Index,
+                filter: Some(elem.clone()),
+            }),
+            _ => None,
+        })
+        .collect();
+    let k_main = kernel_name(ctx, f, seq);
+    let k_comb = (!reduces.is_empty()).then(|| kernel_name(ctx, f, seq));
+    let k_sums = ordered.then(|| kernel_name(ctx, f, seq));
+    let k_back = ordered.then(|| kernel_name(ctx, f, seq));
 
     // Kernels first (they only need types).
     let cap_types: Vec<Type> = p
@@ -335,18 +419,35 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
             t => t.clone(),
         })
         .collect();
-    kernel::main_kernel(
-        ctx,
-        f,
-        &k0,
-        l,
-        &p.roles,
-        &p.captures,
-        &cap_types,
-        opts.block,
-    );
-    if let Some(k1) = &k1 {
-        kernel::combine_kernel(ctx, f, k1, &reduces, opts.block);
+    if ordered {
+        scan::main_kernel(
+            ctx,
+            f,
+            &k_main,
+            l,
+            &p.roles,
+            &p.captures,
+            &cap_types,
+            opts.block,
+        );
+    } else {
+        kernel::main_kernel(
+            ctx,
+            f,
+            &k_main,
+            l,
+            &p.roles,
+            &p.captures,
+            &cap_types,
+            opts.block,
+        );
+    }
+    if let Some(k) = &k_comb {
+        kernel::combine_kernel(ctx, f, k, &reduces, opts.block);
+    }
+    if let (Some(ks), Some(ka)) = (&k_sums, &k_back) {
+        scan::sums_kernel(ctx, f, ks, &ords, opts.block);
+        scan::add_back_kernel(ctx, f, ka, &ords);
     }
 
     // The host side.
@@ -368,64 +469,152 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
     for &v in &p.captures {
         if let Type::Vec(e) = b.ctx.ty(v).clone() {
             let len = b.op1("vec.len", &[v], Type::Index, vec![]);
-            let d = gpu::alloc(&mut b, len, (*e).clone());
+            let d = dalloc(&mut b, &mut dev, len, (*e).clone());
             gpu::memcpy(&mut b, d, v);
-            dev.push(d);
             args.push(d);
         } else {
             args.push(v);
         }
     }
-    let mut outs = HashMap::new();
-    let mut parts = Vec::new();
-    let mut res = Vec::new();
-    for (j, r) in p.roles.iter().enumerate() {
-        if let Role::Collect { elem, .. } = r {
-            let d = gpu::alloc(&mut b, n, elem.clone());
-            outs.insert(j, d);
-            dev.push(d);
-            args.push(d);
+    let mut hb = Vec::new();
+    for r in &p.roles {
+        let mut h = HostBufs {
+            main: None,
+            flags: None,
+            sums: None,
+            res: None,
+        };
+        let sums = |b: &mut Builder, dev: &mut Vec<ValueId>, ty: Type| {
+            (
+                dalloc(b, dev, grid, ty.clone()),
+                dalloc(b, dev, grid, ty.clone()),
+                dalloc(b, dev, one, ty),
+            )
+        };
+        match r {
+            Role::Collect { elem, .. } => h.main = Some(dalloc(&mut b, &mut dev, n, elem.clone())),
+            Role::Reduce { elem, .. } => {
+                h.main = Some(dalloc(&mut b, &mut dev, grid, elem.clone()));
+                h.res = Some(dalloc(&mut b, &mut dev, one, elem.clone()));
+            }
+            Role::Filter { elem, .. } => {
+                h.main = Some(dalloc(&mut b, &mut dev, n, elem.clone()));
+                h.flags = Some(dalloc(&mut b, &mut dev, n, Type::Index));
+                h.sums = Some(sums(&mut b, &mut dev, Type::Index));
+            }
+            Role::Scan { elem, .. } => {
+                h.main = Some(dalloc(&mut b, &mut dev, n, elem.clone()));
+                h.sums = Some(sums(&mut b, &mut dev, elem.clone()));
+            }
+        }
+        hb.push(h);
+    }
+    // Main kernel arguments: role order for ordered loops; collects, then
+    // reduce partials otherwise (see the kernels' parameter lists).
+    if ordered {
+        for (r, h) in p.roles.iter().zip(&hb) {
+            args.push(h.main.expect("main buffer"));
+            match r {
+                Role::Filter { .. } => {
+                    args.push(h.flags.expect("flags"));
+                    args.push(h.sums.expect("sums").0);
+                }
+                Role::Scan { .. } => args.push(h.sums.expect("sums").0),
+                _ => {}
+            }
+        }
+    } else {
+        for (r, h) in p.roles.iter().zip(&hb) {
+            if let Role::Collect { .. } = r {
+                args.push(h.main.expect("out"));
+            }
+        }
+        for (r, h) in p.roles.iter().zip(&hb) {
+            if let Role::Reduce { .. } = r {
+                args.push(h.main.expect("partials"));
+            }
         }
     }
-    for (_, elem) in &reduces {
-        let d = gpu::alloc(&mut b, grid, elem.clone());
-        parts.push(d);
-        dev.push(d);
-        args.push(d);
-    }
-    gpu::launch_func(&mut b, &k0, grid, blk, &args);
-    if let Some(k1) = &k1 {
-        for (_, elem) in &reduces {
-            let d = gpu::alloc(&mut b, one, elem.clone());
-            res.push(d);
-            dev.push(d);
-        }
+    gpu::launch_func(&mut b, &k_main, grid, blk, &args);
+    if let Some(k) = &k_comb {
         let mut a = vec![grid];
-        a.extend(&parts);
-        a.extend(&res);
-        gpu::launch_func(&mut b, k1, one, blk, &a);
+        let reds: Vec<&HostBufs> = p
+            .roles
+            .iter()
+            .zip(&hb)
+            .filter(|(r, _)| matches!(r, Role::Reduce { .. }))
+            .map(|(_, h)| h)
+            .collect();
+        a.extend(reds.iter().map(|h| h.main.expect("partials")));
+        a.extend(reds.iter().map(|h| h.res.expect("result")));
+        gpu::launch_func(&mut b, k, one, blk, &a);
     }
+    // A filter's output buffer and length, by generator.
+    let mut kept: HashMap<usize, (ValueId, ValueId)> = HashMap::new();
+    if let (Some(ks), Some(ka)) = (&k_sums, &k_back) {
+        let mut a = vec![grid];
+        for (j, r) in p.roles.iter().enumerate() {
+            let (s, pre, tot) = match hb[j].sums {
+                Some(x) => x,
+                None => continue,
+            };
+            let init = match r {
+                Role::Scan { m, elem, .. } => match inits.get(j).copied().flatten() {
+                    Some(i) => i,
+                    None => {
+                        let id = gen::lower::exact_identity(*m, elem).expect("checked monoid");
+                        b.constant(id, elem)
+                    }
+                },
+                _ => zero,
+            };
+            a.extend([s, pre, tot, init]);
+        }
+        gpu::launch_func(&mut b, ks, one, blk, &a);
+        let mut a = vec![n];
+        for (j, r) in p.roles.iter().enumerate() {
+            let h = &hb[j];
+            match r {
+                Role::Scan { .. } => a.extend([h.main.expect("sc"), h.sums.expect("sums").1]),
+                Role::Filter { elem, .. } => {
+                    let (_, pre, tot) = h.sums.expect("sums");
+                    let c = arr::alloc(&mut b, one, Type::Index);
+                    gpu::memcpy(&mut b, c, tot);
+                    let count = arr::load(&mut b, c, zero);
+                    arr::free(&mut b, c);
+                    let out = dalloc(&mut b, &mut dev, count, elem.clone());
+                    kept.insert(j, (out, count));
+                    a.extend([h.main.expect("vals"), h.flags.expect("flags"), pre, out]);
+                }
+                _ => {}
+            }
+        }
+        gpu::launch_func(&mut b, ka, grid, blk, &a);
+    }
+    // Copy the results back.
     let mut results = Vec::new();
-    let mut r = 0;
+    let back = |b: &mut Builder, d: ValueId, len: ValueId, elem: &Type| {
+        let h = arr::alloc(b, len, elem.clone());
+        gpu::memcpy(b, h, d);
+        arr::to_vec(b, h)
+    };
     for (j, role) in p.roles.iter().enumerate() {
+        let h = &hb[j];
         match role {
-            Role::Collect { elem, .. } => {
-                let h = arr::alloc(&mut b, n, elem.clone());
-                gpu::memcpy(&mut b, h, outs[&j]);
-                results.push(arr::to_vec(&mut b, h));
+            Role::Collect { elem, .. } | Role::Scan { elem, .. } => {
+                results.push(back(&mut b, h.main.expect("out"), n, elem));
+            }
+            Role::Filter { elem, .. } => {
+                let (out, count) = kept[&j];
+                results.push(back(&mut b, out, count, elem));
             }
             Role::Reduce { m, elem } => {
-                let h = arr::alloc(&mut b, one, elem.clone());
-                gpu::memcpy(&mut b, h, res[r]);
-                let v = arr::load(&mut b, h, zero);
-                arr::free(&mut b, h);
-                r += 1;
-                let init = inits.get(j).copied().flatten();
-                let v = match init {
-                    Some(i) => {
-                        let op = m.combine_op(elem).expect("checked monoid");
-                        binop(&mut b, op, i, v)
-                    }
+                let hh = arr::alloc(&mut b, one, elem.clone());
+                gpu::memcpy(&mut b, hh, h.res.expect("result"));
+                let v = arr::load(&mut b, hh, zero);
+                arr::free(&mut b, hh);
+                let v = match inits.get(j).copied().flatten() {
+                    Some(i) => binop(&mut b, m.combine_op(elem).expect("checked monoid"), i, v),
                     None => v,
                 };
                 results.push(v);
@@ -436,5 +625,5 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
         gpu::dealloc(&mut b, d);
     }
     ctx.replace_op(l, &results);
-    1 + k1.is_some() as u64
+    1 + k_comb.is_some() as u64 + 2 * ordered as u64
 }
