@@ -22,6 +22,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+use common::{close, compare, ELEM_TOL};
+
 /// `(name, extra l0-opt arguments)`; the first column is the reference.
 const COLUMNS: &[(&str, &[&str])] = &[
     ("interp", &["--backend=interp"]),
@@ -64,11 +67,6 @@ const GPU_COLUMNS: &[&str] = &[
 /// Vector lengths of [`gpu_level_agrees_at_every_size`]: empty, one element, and sizes
 /// that are not multiples of a block (37 < 64 threads; 150 > 2 blocks of 32 threads).
 const GPU_SIZES: &[usize] = &[0, 1, 37, 150];
-
-/// Relative tolerance for float vector (and matrix) elements.
-const ELEM_TOL: f64 = 1e-12;
-/// Relative tolerance for float scalars (reductions).
-const SCALAR_TOL: f64 = 1e-9;
 
 /// The repository root.
 fn root() -> PathBuf {
@@ -312,83 +310,6 @@ fn cases() -> (Vec<Case>, Vec<String>) {
         }
     }
     (out, skipped)
-}
-
-// ---------------------------------------------------------------------------------------
-// Comparing outputs
-
-/// The scalar element type of result type `ty` and whether it is a container.
-fn elem_of(ty: &str) -> (&str, bool) {
-    let mut t = ty.trim();
-    let mut container = false;
-    while let Some(inner) = ["vec<", "mat<"]
-        .iter()
-        .find_map(|p| t.strip_prefix(p).and_then(|r| r.strip_suffix('>')))
-    {
-        t = inner;
-        container = true;
-    }
-    (t, container)
-}
-
-/// The scalar tokens of one printed result (`[[1, 2], [3]]` -> `1`, `2`, `3`) and the
-/// bracket structure (to compare shapes).
-fn tokens(line: &str) -> (Vec<&str>, String) {
-    let shape: String = line
-        .chars()
-        .filter(|c| matches!(c, '[' | ']' | ','))
-        .collect();
-    let toks = line
-        .split(['[', ']', ','])
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
-    (toks, shape)
-}
-
-fn close(a: f64, b: f64, tol: f64) -> bool {
-    if a.is_nan() || b.is_nan() {
-        return a.is_nan() && b.is_nan();
-    }
-    if a == b {
-        return true;
-    }
-    let scale = a.abs().max(b.abs());
-    scale.is_finite() && (a - b).abs() <= tol * scale
-}
-
-/// `Err(why)` if the stdout `got` differs from the reference `want` for these result types.
-fn compare(want: &str, got: &str, results: &[String]) -> Result<(), String> {
-    let wl: Vec<&str> = want.lines().collect();
-    let gl: Vec<&str> = got.lines().collect();
-    if wl.len() != gl.len() {
-        return Err(format!("{} result lines vs {}", wl.len(), gl.len()));
-    }
-    for (i, (w, g)) in wl.iter().zip(&gl).enumerate() {
-        let ty = results.get(i).map(String::as_str).unwrap_or("f64");
-        let (elem, container) = elem_of(ty);
-        let (wt, ws) = tokens(w);
-        let (gt, gs) = tokens(g);
-        if ws != gs || wt.len() != gt.len() {
-            return Err(format!("result #{i} ({ty}) has a different shape"));
-        }
-        let is_float = matches!(elem, "f64" | "f32");
-        let tol = if container { ELEM_TOL } else { SCALAR_TOL };
-        for (j, (a, b)) in wt.iter().zip(&gt).enumerate() {
-            let same = if is_float {
-                match (a.parse::<f64>(), b.parse::<f64>()) {
-                    (Ok(x), Ok(y)) => close(x, y, tol),
-                    _ => a == b,
-                }
-            } else {
-                a == b
-            };
-            if !same {
-                return Err(format!("result #{i} ({ty}) element {j}: {a} vs {b}"));
-            }
-        }
-    }
-    Ok(())
 }
 
 #[test]

@@ -1,0 +1,674 @@
+//! Random well-typed programs, run in every configuration (issue 15, item 3; the
+//! role Cranelift's `fuzzgen` plays for Cranelift).
+//!
+//! Each seed gives one `func.func @main(%x: vec<f64>, %y: vec<f64>, %k: vec<i64>,
+//! %s: f64, %n: index, %c: i1)` of 4 to 24 statements over `arith`, `scf.if`, and
+//! the `vec` ops (maps and zipWiths, filters, scans, reductions, dots, gets,
+//! iota/fill, elementwise ops; each of which `fuse` views as a `gen.loop`), and
+//! inputs of random lengths, equal or not, so that some programs fault on purpose
+//! (size mismatches, out-of-bounds reads). Floats stay dyadic with few bits (inputs
+//! are multiples of 1/4, products only by 1/2, 2, 3 or -1), so every
+//! reassociation is exact and results must agree to the last bit up to the
+//! tolerance of [`common::compare`].
+//!
+//! The reference is the interpreter before any pass; every configuration of
+//! [`CONFIGS`] must print the same results, or fail with exit status 1 as the
+//! reference does. A disagreement is reduced (statements and results are dropped
+//! while it persists) and the reproducer is printed and written to
+//! `target/random-failures/`.
+//!
+//! `cargo test` runs `RANDOM_PROGRAMS` programs (default 80) from seed
+//! `RANDOM_SEED` (default 1); `benches/random-programs.sh N` runs N of them and
+//! reports programs per minute.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+mod common;
+
+/// `(name, l0-opt arguments)`; each is compared with the reference (no passes, interpreter).
+const CONFIGS: &[(&str, &[&str])] = &[
+    (
+        "canonicalize,cse,dce",
+        &["--pass=canonicalize,cse,dce", "--backend=interp"],
+    ),
+    (
+        "inline,code-motion",
+        &["--pass=inline,code-motion", "--backend=interp"],
+    ),
+    ("fuse", &["--pass=fuse", "--backend=interp"]),
+    ("lower", &["--pass=lower", "--backend=interp"]),
+    ("fuse,lower", &["--pass=fuse,lower", "--backend=interp"]),
+    (
+        "fuse,lower/cranelift",
+        &["--pass=fuse,lower", "--backend=cranelift"],
+    ),
+    ("lower/llvm", &["--pass=lower", "--backend=llvm"]),
+    ("fuse,lower/llvm", &["--pass=fuse,lower", "--backend=llvm"]),
+    (
+        "fuse,lower{target=gpu}/interp",
+        &[
+            "--pass=fuse,lower{target=gpu,block=32,max-grid=2}",
+            "--backend=interp",
+        ],
+    ),
+];
+
+/// SplitMix64: a small deterministic generator (no dependency, stable across versions).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len())]
+    }
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum Ty {
+    F64,
+    I64,
+    Idx,
+    I1,
+    VF64,
+    VI64,
+}
+
+impl Ty {
+    fn name(self) -> &'static str {
+        match self {
+            Ty::F64 => "f64",
+            Ty::I64 => "i64",
+            Ty::Idx => "index",
+            Ty::I1 => "i1",
+            Ty::VF64 => "vec<f64>",
+            Ty::VI64 => "vec<i64>",
+        }
+    }
+}
+
+/// One statement: its text, the value it defines and the values it uses.
+#[derive(Clone)]
+struct Stmt {
+    text: String,
+    def: String,
+    ty: Ty,
+    uses: Vec<String>,
+}
+
+/// A program: statements and the values it returns.
+#[derive(Clone)]
+struct Program {
+    stmts: Vec<Stmt>,
+    results: Vec<(String, Ty)>,
+}
+
+const PARAMS: &[(&str, Ty)] = &[
+    ("%x", Ty::VF64),
+    ("%y", Ty::VF64),
+    ("%k", Ty::VI64),
+    ("%s", Ty::F64),
+    ("%n", Ty::Idx),
+    ("%c", Ty::I1),
+];
+
+impl Program {
+    fn text(&self) -> String {
+        let params: Vec<String> = PARAMS
+            .iter()
+            .map(|(n, t)| format!("{n}: {}", t.name()))
+            .collect();
+        let rtys: Vec<&str> = self.results.iter().map(|(_, t)| t.name()).collect();
+        let mut s = format!(
+            "func.func @main({}) -> ({}) {{\n",
+            params.join(", "),
+            rtys.join(", ")
+        );
+        for st in &self.stmts {
+            s.push_str(&st.text);
+        }
+        let rs: Vec<&str> = self.results.iter().map(|(v, _)| v.as_str()).collect();
+        s.push_str(&format!(
+            "  \"func.return\"({}) : ({}) -> ()\n}}\n",
+            rs.join(", "),
+            rtys.join(", ")
+        ));
+        s
+    }
+    fn result_types(&self) -> Vec<String> {
+        self.results
+            .iter()
+            .map(|(_, t)| t.name().to_string())
+            .collect()
+    }
+}
+
+/// Builds statements over a pool of typed values.
+struct Gen {
+    rng: Rng,
+    pool: Vec<(String, Ty)>,
+    stmts: Vec<Stmt>,
+    next: usize,
+}
+
+const DYADIC: &[&str] = &["0.5", "-1.25", "2.0", "0.0", "3.75", "-0.5"];
+const FACTORS: &[&str] = &["0.5", "2.0", "3.0", "-1.0"];
+
+impl Gen {
+    fn fresh(&mut self) -> String {
+        self.next += 1;
+        format!("%v{}", self.next)
+    }
+    fn any(&mut self, t: Ty) -> Option<String> {
+        let xs: Vec<&String> = self
+            .pool
+            .iter()
+            .filter(|(_, u)| *u == t)
+            .map(|(v, _)| v)
+            .collect();
+        if xs.is_empty() {
+            None
+        } else {
+            Some(xs[self.rng.below(xs.len())].clone())
+        }
+    }
+    fn push(&mut self, def: String, ty: Ty, text: String, uses: &[&String]) {
+        self.stmts.push(Stmt {
+            text,
+            def: def.clone(),
+            ty,
+            uses: uses.iter().map(|s| s.to_string()).collect(),
+        });
+        self.pool.push((def, ty));
+    }
+
+    /// A float element expression of `%e` (and maybe the captured scalar `cap`),
+    /// as body lines ending in `vec.yield`.
+    fn float_body(&mut self, cap: &str) -> String {
+        let f = *self.rng.pick(FACTORS);
+        match self.rng.below(4) {
+            0 => format!(
+                "    %m = \"arith.addf\"(%e, {cap}) : (f64, f64) -> f64\n    \"vec.yield\"(%m) : (f64) -> ()\n"
+            ),
+            1 => format!(
+                "    %f = \"arith.constant\"() {{value = {f} : f64}} : () -> f64\n    %m = \"arith.mulf\"(%e, %f) : (f64, f64) -> f64\n    \"vec.yield\"(%m) : (f64) -> ()\n"
+            ),
+            2 => format!(
+                "    %m = \"arith.maxf\"(%e, {cap}) : (f64, f64) -> f64\n    \"vec.yield\"(%m) : (f64) -> ()\n"
+            ),
+            _ => format!(
+                "    %a = \"arith.subf\"(%e, {cap}) : (f64, f64) -> f64\n    %z = \"arith.constant\"() {{value = 0.0 : f64}} : () -> f64\n    %l = \"arith.cmpf\"(%a, %z) {{predicate = \"olt\"}} : (f64, f64) -> i1\n    %m = \"arith.select\"(%l, %e, %a) : (i1, f64, f64) -> f64\n    \"vec.yield\"(%m) : (f64) -> ()\n"
+            ),
+        }
+    }
+
+    /// Adds one random statement (if its operands exist).
+    fn stmt(&mut self) {
+        let r = self.rng.below(22);
+        let d = self.fresh();
+        let kinds = ["add", "min", "max"];
+        match r {
+            0 | 1 => {
+                let (Some(a), Some(b)) = (self.any(Ty::F64), self.any(Ty::F64)) else {
+                    return;
+                };
+                let op = self.rng.pick(&["addf", "subf", "maxf", "minf"]);
+                let t = format!("  {d} = \"arith.{op}\"({a}, {b}) : (f64, f64) -> f64\n");
+                self.push(d, Ty::F64, t, &[&a, &b]);
+            }
+            2 => {
+                let Some(a) = self.any(Ty::F64) else { return };
+                let f = *self.rng.pick(FACTORS);
+                let t = format!(
+                    "  {d}c = \"arith.constant\"() {{value = {f} : f64}} : () -> f64\n  {d} = \"arith.mulf\"({a}, {d}c) : (f64, f64) -> f64\n"
+                );
+                self.push(d, Ty::F64, t, &[&a]);
+            }
+            3 => {
+                let (Some(a), Some(b)) = (self.any(Ty::F64), self.any(Ty::F64)) else {
+                    return;
+                };
+                let p = self.rng.pick(&["olt", "oge", "oeq"]);
+                let t = format!(
+                    "  {d} = \"arith.cmpf\"({a}, {b}) {{predicate = \"{p}\"}} : (f64, f64) -> i1\n"
+                );
+                self.push(d, Ty::I1, t, &[&a, &b]);
+            }
+            4 => {
+                let (Some(c), Some(a), Some(b)) =
+                    (self.any(Ty::I1), self.any(Ty::F64), self.any(Ty::F64))
+                else {
+                    return;
+                };
+                if self.rng.chance(50) {
+                    let t = format!(
+                        "  {d} = \"arith.select\"({c}, {a}, {b}) : (i1, f64, f64) -> f64\n"
+                    );
+                    self.push(d, Ty::F64, t, &[&c, &a, &b]);
+                } else {
+                    let t = format!(
+                        "  {d} = \"scf.if\"({c}) ({{\n    {d}t = \"arith.addf\"({a}, {b}) : (f64, f64) -> f64\n    \"scf.yield\"({d}t) : (f64) -> ()\n  }}, {{\n    \"scf.yield\"({b}) : (f64) -> ()\n  }}) : (i1) -> f64\n"
+                    );
+                    self.push(d, Ty::F64, t, &[&c, &a, &b]);
+                }
+            }
+            5..=7 => {
+                let (Some(v), Some(cap)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
+                    return;
+                };
+                let body = self.float_body(&cap);
+                let t = format!(
+                    "  {d} = \"vec.map\"({v}) ({{\n  ^bb0(%e: f64):\n{body}  }}) : (vec<f64>) -> vec<f64>\n"
+                );
+                self.push(d, Ty::VF64, t, &[&v, &cap]);
+            }
+            8 => {
+                let (Some(a), Some(b)) = (self.any(Ty::VF64), self.any(Ty::VF64)) else {
+                    return;
+                };
+                let t = format!(
+                    "  {d} = \"vec.map\"({a}, {b}) ({{\n  ^bb0(%e: f64, %g: f64):\n    %m = \"arith.subf\"(%e, %g) : (f64, f64) -> f64\n    \"vec.yield\"(%m) : (f64) -> ()\n  }}) : (vec<f64>, vec<f64>) -> vec<f64>\n"
+                );
+                self.push(d, Ty::VF64, t, &[&a, &b]);
+            }
+            9 => {
+                let (Some(v), Some(cap)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
+                    return;
+                };
+                let t = format!(
+                    "  {d} = \"vec.filter\"({v}) ({{\n  ^bb0(%e: f64):\n    %l = \"arith.cmpf\"(%e, {cap}) {{predicate = \"ogt\"}} : (f64, f64) -> i1\n    \"vec.yield\"(%l) : (i1) -> ()\n  }}) : (vec<f64>) -> vec<f64>\n"
+                );
+                self.push(d, Ty::VF64, t, &[&v, &cap]);
+            }
+            10 => {
+                let (Some(v), Some(i)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
+                    return;
+                };
+                let k = self.rng.pick(&kinds);
+                let t = format!(
+                    "  {d} = \"vec.scan\"({v}, {i}) {{kind = #gen.reduce<{k}>}} : (vec<f64>, f64) -> vec<f64>\n"
+                );
+                self.push(d, Ty::VF64, t, &[&v, &i]);
+            }
+            11 | 12 => {
+                let Some(v) = self.any(Ty::VF64) else { return };
+                if self.rng.chance(50) {
+                    let t = format!("  {d} = \"vec.sum\"({v}) : (vec<f64>) -> f64\n");
+                    self.push(d, Ty::F64, t, &[&v]);
+                } else {
+                    let Some(i) = self.any(Ty::F64) else { return };
+                    let k = self.rng.pick(&kinds);
+                    let t = format!(
+                        "  {d} = \"vec.reduce\"({v}, {i}) {{kind = #gen.reduce<{k}>}} : (vec<f64>, f64) -> f64\n"
+                    );
+                    self.push(d, Ty::F64, t, &[&v, &i]);
+                }
+            }
+            13 => {
+                let (Some(a), Some(b)) = (self.any(Ty::VF64), self.any(Ty::VF64)) else {
+                    return;
+                };
+                let op = self.rng.pick(&["add", "sub", "dot"]);
+                if *op == "dot" {
+                    // Products of two elements: keep one side a power of two.
+                    let t = format!(
+                        "  {d}h = \"vec.scale\"({b}, %half) : (vec<f64>, f64) -> vec<f64>\n  {d}f = \"vec.fill\"({d}l, %half) : (index, f64) -> vec<f64>\n  {d} = \"vec.dot\"({a}, {d}f) : (vec<f64>, vec<f64>) -> f64\n"
+                    );
+                    let t = format!("  {d}l = \"vec.len\"({a}) : (vec<f64>) -> index\n{t}");
+                    self.push(d, Ty::F64, t, &[&a, &b]);
+                } else {
+                    let t = format!(
+                        "  {d} = \"vec.{op}\"({a}, {b}) : (vec<f64>, vec<f64>) -> vec<f64>\n"
+                    );
+                    self.push(d, Ty::VF64, t, &[&a, &b]);
+                }
+            }
+            14 => {
+                let Some(v) = self.any(Ty::VF64) else { return };
+                let t = format!("  {d} = \"vec.len\"({v}) : (vec<f64>) -> index\n");
+                self.push(d, Ty::Idx, t, &[&v]);
+            }
+            15 => {
+                let (Some(v), Some(i)) = (self.any(Ty::VF64), self.any(Ty::Idx)) else {
+                    return;
+                };
+                let t = format!("  {d} = \"vec.get\"({v}, {i}) : (vec<f64>, index) -> f64\n");
+                self.push(d, Ty::F64, t, &[&v, &i]);
+            }
+            16 => {
+                let Some(n) = self.any(Ty::Idx) else { return };
+                if self.rng.chance(50) {
+                    let t = format!(
+                        "  {d}i = \"vec.iota\"({n}) : (index) -> vec<index>\n  {d} = \"vec.map\"({d}i) ({{\n  ^bb0(%e: index):\n    %j = \"arith.index_cast\"(%e) : (index) -> i64\n    %f = \"arith.sitofp\"(%j) : (i64) -> f64\n    \"vec.yield\"(%f) : (f64) -> ()\n  }}) : (vec<index>) -> vec<f64>\n"
+                    );
+                    self.push(d, Ty::VF64, t, &[&n]);
+                } else {
+                    let Some(x) = self.any(Ty::F64) else { return };
+                    let t = format!("  {d} = \"vec.fill\"({n}, {x}) : (index, f64) -> vec<f64>\n");
+                    self.push(d, Ty::VF64, t, &[&n, &x]);
+                }
+            }
+            17 => {
+                let (Some(a), Some(b)) = (self.any(Ty::Idx), self.any(Ty::Idx)) else {
+                    return;
+                };
+                let op = self.rng.pick(&["addi", "maxi", "mini"]);
+                let t = format!("  {d} = \"arith.{op}\"({a}, {b}) : (index, index) -> index\n");
+                self.push(d, Ty::Idx, t, &[&a, &b]);
+            }
+            18 => {
+                let Some(v) = self.any(Ty::VI64) else { return };
+                let m = self.rng.pick(&["3", "-2", "1"]);
+                let t = format!(
+                    "  {d} = \"vec.map\"({v}) ({{\n  ^bb0(%e: i64):\n    %f = \"arith.constant\"() {{value = {m} : i64}} : () -> i64\n    %m = \"arith.muli\"(%e, %f) : (i64, i64) -> i64\n    \"vec.yield\"(%m) : (i64) -> ()\n  }}) : (vec<i64>) -> vec<i64>\n"
+                );
+                self.push(d, Ty::VI64, t, &[&v]);
+            }
+            19 => {
+                let Some(v) = self.any(Ty::VI64) else { return };
+                let k = self.rng.pick(&kinds);
+                let t = if self.rng.chance(50) {
+                    format!(
+                        "  {d}z = \"arith.constant\"() {{value = 0 : i64}} : () -> i64\n  {d} = \"vec.reduce\"({v}, {d}z) {{kind = #gen.reduce<{k}>}} : (vec<i64>, i64) -> i64\n"
+                    )
+                } else {
+                    format!(
+                        "  {d}z = \"arith.constant\"() {{value = 1 : i64}} : () -> i64\n  {d}q = \"vec.scan\"({v}, {d}z) {{kind = #gen.reduce<{k}>}} : (vec<i64>, i64) -> vec<i64>\n  {d} = \"vec.sum\"({d}q) : (vec<i64>) -> i64\n"
+                    )
+                };
+                self.push(d, Ty::I64, t, &[&v]);
+            }
+            20 => {
+                let Some(v) = self.any(Ty::VI64) else { return };
+                let t = format!(
+                    "  {d} = \"vec.filter\"({v}) ({{\n  ^bb0(%e: i64):\n    %z = \"arith.constant\"() {{value = 0 : i64}} : () -> i64\n    %l = \"arith.cmpi\"(%e, %z) {{predicate = \"sgt\"}} : (i64, i64) -> i1\n    \"vec.yield\"(%l) : (i1) -> ()\n  }}) : (vec<i64>) -> vec<i64>\n"
+                );
+                self.push(d, Ty::VI64, t, &[&v]);
+            }
+            _ => {
+                let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
+                    return;
+                };
+                let t = format!("  {d}h = \"arith.mulf\"({s}, %half) : (f64, f64) -> f64\n  {d} = \"vec.scale\"({v}, %half) : (vec<f64>, f64) -> vec<f64>\n");
+                self.push(d, Ty::VF64, t, &[&v, &s]);
+            }
+        }
+    }
+}
+
+/// The program and inputs of `seed`.
+fn generate(seed: u64) -> (Program, Vec<String>) {
+    let mut g = Gen {
+        rng: Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x5DEE_CE66),
+        pool: PARAMS.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
+        stmts: Vec::new(),
+        next: 0,
+    };
+    g.stmts.push(Stmt {
+        text: "  %half = \"arith.constant\"() {value = 0.5 : f64} : () -> f64\n".into(),
+        def: "%half".into(),
+        ty: Ty::F64,
+        uses: vec![],
+    });
+    let n = 4 + g.rng.below(21);
+    for _ in 0..n {
+        g.stmt();
+    }
+    // Return the values nothing else uses (up to six, the latest), so that the
+    // reference program has no dead statement whose fault a pass could drop.
+    let used: Vec<&String> = g.stmts.iter().flat_map(|s| s.uses.iter()).collect();
+    let mut results: Vec<(String, Ty)> = g
+        .stmts
+        .iter()
+        .skip(1)
+        .filter(|s| !used.contains(&&s.def))
+        .map(|s| (s.def.clone(), s.ty))
+        .collect();
+    if results.len() > 6 {
+        results.drain(..results.len() - 6);
+    }
+    if results.is_empty() {
+        results.push(("%s".into(), Ty::F64));
+    }
+    // Inputs: lengths equal with high probability, dyadic values.
+    let lens = [0usize, 1, 2, 5, 37];
+    let lx = *g.rng.pick(&lens);
+    let ly = if g.rng.chance(80) {
+        lx
+    } else {
+        *g.rng.pick(&lens)
+    };
+    let lk = if g.rng.chance(70) {
+        lx
+    } else {
+        *g.rng.pick(&lens)
+    };
+    let mut fv = |len: usize| {
+        let xs: Vec<String> = (0..len)
+            .map(|_| format!("{}", (g.rng.below(33) as f64 - 16.0) / 4.0))
+            .collect();
+        format!("[{}]", xs.join(", "))
+    };
+    let (x, y) = (fv(lx), fv(ly));
+    let k: Vec<String> = (0..lk)
+        .map(|_| format!("{}", g.rng.below(11) as i64 - 5))
+        .collect();
+    let args = vec![
+        x,
+        y,
+        format!("[{}]", k.join(", ")),
+        DYADIC[g.rng.below(DYADIC.len())].to_string(),
+        format!("{}", g.rng.below(7)),
+        (g.rng.chance(50)).to_string(),
+    ];
+    (
+        Program {
+            stmts: g.stmts,
+            results,
+        },
+        args,
+    )
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(file: &Path, args: &[String], extra: &[&str]) -> Out {
+    let o = Command::new(env!("CARGO_BIN_EXE_l0-opt"))
+        .arg(file)
+        .arg("--run=main")
+        .args(extra)
+        .args(args.iter().map(|a| format!("--arg={a}")))
+        .output()
+        .expect("cannot run l0-opt");
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// The first configuration that disagrees with the reference, with why.
+fn disagreement(
+    p: &Program,
+    args: &[String],
+    file: &Path,
+    only: Option<&str>,
+) -> Option<(String, String)> {
+    std::fs::write(file, p.text()).unwrap();
+    let reference = run(file, args, &["--backend=interp"]);
+    if reference.code != 0 && reference.code != 1 {
+        return Some((
+            "reference".into(),
+            format!("exit {}: {}", reference.code, reference.stderr),
+        ));
+    }
+    if reference.code == 1 && !reference.stderr.contains("error:") {
+        return Some((
+            "reference".into(),
+            format!("exit 1 without a diagnostic: {}", reference.stderr),
+        ));
+    }
+    for (name, extra) in CONFIGS {
+        if only.is_some_and(|o| o != *name) {
+            continue;
+        }
+        let got = run(file, args, extra);
+        // Pure ops may be deleted when unused (IR-SPEC §3), and a fault of a
+        // pure op with it: a pass may turn a fault into a result, never the
+        // reverse, and never change a result.
+        let elided = reference.code == 1 && got.code == 0;
+        let why = if got.code != reference.code && !elided {
+            Some(format!(
+                "exit {} vs reference {}\n--- reference ---\n{}{}--- {name} ---\n{}{}",
+                got.code,
+                reference.code,
+                reference.stdout,
+                reference.stderr,
+                got.stdout,
+                got.stderr
+            ))
+        } else if got.code == 0 && !elided {
+            common::compare(&reference.stdout, &got.stdout, &p.result_types())
+                .err()
+                .map(|w| {
+                    format!(
+                        "{w}\n--- reference ---\n{}--- {name} ---\n{}",
+                        reference.stdout, got.stdout
+                    )
+                })
+        } else {
+            None
+        };
+        if let Some(w) = why {
+            return Some((name.to_string(), w));
+        }
+    }
+    None
+}
+
+/// Drops statements and results while configuration `config` still disagrees.
+fn reduce(mut p: Program, args: &[String], file: &Path, config: &str) -> Program {
+    let still = |q: &Program| disagreement(q, args, file, Some(config)).is_some();
+    loop {
+        let mut changed = false;
+        // Fewer results.
+        for k in (0..p.results.len()).rev() {
+            if p.results.len() > 1 {
+                let mut q = p.clone();
+                q.results.remove(k);
+                if still(&q) {
+                    p = q;
+                    changed = true;
+                }
+            }
+        }
+        // Fewer statements: drop one and everything that uses it (transitively).
+        for k in (1..p.stmts.len()).rev() {
+            if k >= p.stmts.len() {
+                continue;
+            }
+            let mut dead = vec![p.stmts[k].def.clone()];
+            let mut q = p.clone();
+            q.stmts = q
+                .stmts
+                .into_iter()
+                .enumerate()
+                .filter(|(j, s)| {
+                    if *j == k {
+                        return false;
+                    }
+                    if s.uses.iter().any(|u| dead.contains(u)) {
+                        dead.push(s.def.clone());
+                        return false;
+                    }
+                    true
+                })
+                .map(|(_, s)| s)
+                .collect();
+            q.results.retain(|(v, _)| !dead.contains(v));
+            if q.results.is_empty() {
+                continue;
+            }
+            if still(&q) {
+                p = q;
+                changed = true;
+            }
+        }
+        if !changed {
+            return p;
+        }
+    }
+}
+
+fn env_num(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn random_programs_agree_everywhere() {
+    let count = env_num("RANDOM_PROGRAMS", 80);
+    let first = env_num("RANDOM_SEED", 1);
+    let dir = root().join("target/random-failures");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("work-{}.ir", std::process::id()));
+    let started = Instant::now();
+    let (mut faulted, mut runs) = (0, 0);
+    for seed in first..first + count {
+        let (p, args) = generate(seed);
+        runs += 1 + CONFIGS.len();
+        if let Some((config, why)) = disagreement(&p, &args, &file, None) {
+            let small = reduce(p, &args, &file, &config);
+            let repro = dir.join(format!("seed-{seed}.ir"));
+            let text = format!(
+                "// random program seed {seed}: '{config}' disagrees with the interpreter\n// args: {}\n{}",
+                args.iter().map(|a| format!("--arg=\"{a}\"")).collect::<Vec<_>>().join(" "),
+                small.text()
+            );
+            std::fs::write(&repro, &text).unwrap();
+            let _ = std::fs::remove_file(&file);
+            let now = disagreement(&small, &args, &dir.join("check.ir"), Some(&config))
+                .map(|(_, w)| w)
+                .unwrap_or(why);
+            panic!(
+                "seed {seed}: {config} disagrees (reproducer in {}):\n{text}\n{now}",
+                repro.display()
+            );
+        }
+        let r = run(&file, &args, &["--backend=interp"]);
+        faulted += (r.code == 1) as u32;
+    }
+    let _ = std::fs::remove_file(&file);
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!(
+        "random: {count} programs ({faulted} faulting on purpose), {runs} runs in {secs:.1} s: {:.0} programs/minute",
+        count as f64 * 60.0 / secs
+    );
+    assert!(
+        faulted < count as u32,
+        "every program faulted: the generator is broken"
+    );
+}
