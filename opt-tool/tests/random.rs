@@ -217,7 +217,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(22);
+        let r = self.rng.below(27);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -345,7 +345,14 @@ impl Gen {
                 let (Some(v), Some(i)) = (self.any(Ty::VF64), self.any(Ty::Idx)) else {
                     return;
                 };
-                let t = format!("  {d} = \"vec.get\"({v}, {i}) : (vec<f64>, index) -> f64\n");
+                let t = if self.rng.chance(60) {
+                    // Clamped to the last element: faults only on an empty vector.
+                    format!(
+                        "  {d}n = \"vec.len\"({v}) : (vec<f64>) -> index\n  {d}o = \"arith.constant\"() {{value = 1 : index}} : () -> index\n  {d}l = \"arith.subi\"({d}n, {d}o) : (index, index) -> index\n  {d}i = \"arith.mini\"({i}, {d}l) : (index, index) -> index\n  {d} = \"vec.get\"({v}, {d}i) : (vec<f64>, index) -> f64\n"
+                    )
+                } else {
+                    format!("  {d} = \"vec.get\"({v}, {i}) : (vec<f64>, index) -> f64\n")
+                };
                 self.push(d, Ty::F64, t, &[&v, &i]);
             }
             16 => {
@@ -398,6 +405,10 @@ impl Gen {
                 );
                 self.push(d, Ty::VI64, t, &[&v]);
             }
+            22 | 23 => self.loop_collect_reduce(d),
+            24 => self.loop_flatmap(d),
+            25 => self.loop_bucket(d),
+            26 => self.loop_nested_reduce(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -406,6 +417,129 @@ impl Gen {
                 self.push(d, Ty::VF64, t, &[&v, &s]);
             }
         }
+    }
+}
+
+impl Gen {
+    /// A second result `second` of the statement that defines `first`
+    /// (dropping `first` drops it).
+    fn push_second(&mut self, first: &str, second: String, ty: Ty) {
+        self.stmts.push(Stmt {
+            text: String::new(),
+            def: second.clone(),
+            ty,
+            uses: vec![first.to_string()],
+        });
+        self.pool.push((second, ty));
+    }
+
+    /// `gen.loop` over a vector: a dense collect of a scaled element and a
+    /// reduce of the elements that pass a filter (its emit under `scf.if`).
+    fn loop_collect_reduce(&mut self, d: String) {
+        let (Some(v), Some(cap), Some(init)) =
+            (self.any(Ty::VF64), self.any(Ty::F64), self.any(Ty::F64))
+        else {
+            return;
+        };
+        let k = *self.rng.pick(&["add", "max", "min"]);
+        let f = *self.rng.pick(FACTORS);
+        let t = format!(
+            r#"  {d}n = "vec.len"({v}) : (vec<f64>) -> index
+  {d}, {d}r = "gen.loop"({d}n, {init}) ({{
+  ^bb0(%i: index, %g0: !gen.collect<f64>, %g1: !gen.reduce<f64>):
+    %e = "vec.get"({v}, %i) : (vec<f64>, index) -> f64
+    %f = "arith.constant"() {{value = {f} : f64}} : () -> f64
+    %m = "arith.mulf"(%e, %f) : (f64, f64) -> f64
+    "gen.emit"(%g0, %m) : (!gen.collect<f64>, f64) -> ()
+    %l = "arith.cmpf"(%e, {cap}) {{predicate = "olt"}} : (f64, f64) -> i1
+    "scf.if"(%l) ({{
+      "gen.emit"(%g1, %e) : (!gen.reduce<f64>, f64) -> ()
+      "scf.yield"() : () -> ()
+    }}, {{
+      "scf.yield"() : () -> ()
+    }}) : (i1) -> ()
+    "gen.end"() : () -> ()
+  }}) {{gens = [#gen.collect, #gen.reduce<{k}>]}} : (index, f64) -> (vec<f64>, f64)
+"#
+        );
+        self.push(d.clone(), Ty::VF64, t, &[&v, &cap, &init]);
+        self.push_second(&d, format!("{d}r"), Ty::F64);
+    }
+
+    /// flatMap: for each `k[i]`, a nested loop emits `10 * i + j` for `j <
+    /// max(k[i], 0)` to the outer collect.
+    fn loop_flatmap(&mut self, d: String) {
+        let Some(v) = self.any(Ty::VI64) else { return };
+        let t = format!(
+            r#"  {d}n = "vec.len"({v}) : (vec<i64>) -> index
+  {d} = "gen.loop"({d}n) ({{
+  ^bb0(%i: index, %g: !gen.collect<i64>):
+    %e = "vec.get"({v}, %i) : (vec<i64>, index) -> i64
+    %z = "arith.constant"() {{value = 0 : i64}} : () -> i64
+    %p = "arith.maxi"(%e, %z) : (i64, i64) -> i64
+    %m = "arith.index_cast"(%p) : (i64) -> index
+    %ten = "arith.constant"() {{value = 10 : index}} : () -> index
+    %b = "arith.muli"(%i, %ten) : (index, index) -> index
+    "gen.loop"(%m) ({{
+    ^bb0(%j: index):
+      %sm = "arith.addi"(%b, %j) : (index, index) -> index
+      %w = "arith.index_cast"(%sm) : (index) -> i64
+      "gen.emit"(%g, %w) : (!gen.collect<i64>, i64) -> ()
+      "gen.end"() : () -> ()
+    }}) {{gens = []}} : (index) -> ()
+    "gen.end"() : () -> ()
+  }}) {{gens = [#gen.collect]}} : (index) -> vec<i64>
+"#
+        );
+        self.push(d, Ty::VI64, t, &[&v]);
+    }
+
+    /// Bucket: per distinct `k[i]` (first-seen order), the sum of `x[i]`
+    /// (a zip: unequal lengths fault).
+    fn loop_bucket(&mut self, d: String) {
+        let (Some(kv), Some(x)) = (self.any(Ty::VI64), self.any(Ty::VF64)) else {
+            return;
+        };
+        let t = format!(
+            r#"  {d}n = "vec.len"({kv}) : (vec<i64>) -> index
+  {d}, {d}s = "gen.loop"({d}n) ({{
+  ^bb0(%i: index, %b: !gen.bucket<i64, f64>):
+    %key = "vec.get"({kv}, %i) : (vec<i64>, index) -> i64
+    %val = "vec.get"({x}, %i) : (vec<f64>, index) -> f64
+    "gen.emit"(%b, %key, %val) : (!gen.bucket<i64, f64>, i64, f64) -> ()
+    "gen.end"() : () -> ()
+  }}) {{gens = [#gen.bucket<#gen.reduce<add>>]}} : (index) -> (vec<i64>, vec<f64>)
+"#
+        );
+        self.push(d.clone(), Ty::VI64, t, &[&kv, &x]);
+        self.push_second(&d, format!("{d}s"), Ty::VF64);
+    }
+
+    /// A loop whose body reduces a whole vector per index (a nested loop
+    /// that runs sequentially in a GPU thread).
+    fn loop_nested_reduce(&mut self, d: String) {
+        let (Some(a), Some(b)) = (self.any(Ty::VF64), self.any(Ty::VF64)) else {
+            return;
+        };
+        let t = format!(
+            r#"  {d}n = "vec.len"({a}) : (vec<f64>) -> index
+  {d}m = "vec.len"({b}) : (vec<f64>) -> index
+  {d} = "gen.loop"({d}n) ({{
+  ^bb0(%i: index, %g: !gen.collect<f64>):
+    %e = "vec.get"({a}, %i) : (vec<f64>, index) -> f64
+    %r = "gen.loop"({d}m) ({{
+    ^bb0(%j: index, %h: !gen.reduce<f64>):
+      %w = "vec.get"({b}, %j) : (vec<f64>, index) -> f64
+      %q = "arith.maxf"(%w, %e) : (f64, f64) -> f64
+      "gen.emit"(%h, %q) : (!gen.reduce<f64>, f64) -> ()
+      "gen.end"() : () -> ()
+    }}) {{gens = [#gen.reduce<add>]}} : (index) -> f64
+    "gen.emit"(%g, %r) : (!gen.collect<f64>, f64) -> ()
+    "gen.end"() : () -> ()
+  }}) {{gens = [#gen.collect]}} : (index) -> vec<f64>
+"#
+        );
+        self.push(d, Ty::VF64, t, &[&a, &b]);
     }
 }
 
@@ -451,7 +585,7 @@ fn generate(seed: u64) -> (Program, Vec<String>) {
     } else {
         *g.rng.pick(&lens)
     };
-    let lk = if g.rng.chance(70) {
+    let lk = if g.rng.chance(85) {
         lx
     } else {
         *g.rng.pick(&lens)
@@ -516,6 +650,20 @@ fn disagreement(
     only: Option<&str>,
 ) -> Option<(String, String)> {
     std::fs::write(file, p.text()).unwrap();
+    // The generator must produce valid IR: parse and verify first.
+    let parsed = Command::new(env!("CARGO_BIN_EXE_l0-opt"))
+        .arg(file)
+        .output()
+        .unwrap();
+    if !parsed.status.success() {
+        return Some((
+            "parse".into(),
+            format!(
+                "invalid IR from the generator:\n{}",
+                String::from_utf8_lossy(&parsed.stderr)
+            ),
+        ));
+    }
     let reference = run(file, args, &["--backend=interp"]);
     if reference.code != 0 && reference.code != 1 {
         return Some((
@@ -660,6 +808,9 @@ fn random_programs_agree_everywhere() {
         }
         let r = run(&file, &args, &["--backend=interp"]);
         faulted += (r.code == 1) as u32;
+        if r.code == 1 && std::env::var_os("RANDOM_VERBOSE").is_some() {
+            eprintln!("seed {seed}: {}", r.stderr.lines().next().unwrap_or(""));
+        }
     }
     let _ = std::fs::remove_file(&file);
     let secs = started.elapsed().as_secs_f64();
