@@ -92,6 +92,7 @@ mod marshal;
 mod module;
 mod object;
 mod ownership;
+pub mod proofs;
 pub mod runtime;
 pub mod translate;
 

@@ -107,6 +107,10 @@ struct Cli {
     /// Print a timing report (parse, each pass, output) to stderr.
     #[arg(long)]
     timing: bool,
+    /// Debug mode of the native backends and PTX: check every index, ignoring
+    /// the passes' `in_bounds` proofs (tells a wrong proof from a wrong translation).
+    #[arg(long)]
+    keep_all_checks: bool,
     /// Print each pass's statistics to stderr.
     #[arg(long)]
     pass_statistics: bool,
@@ -318,6 +322,7 @@ fn write_output(path: Option<&Path>, data: &[u8]) -> Result<(), String> {
 }
 
 fn process(cli: &Cli, pipeline: &str, source: &Rc<Source>) -> Result<String, Failure> {
+    codegen::proofs::set_keep_all_checks(cli.keep_all_checks);
     let t0 = Instant::now();
     let registry = dialects::registry();
     let mut ctx: Context = ir::build::parse(source.clone(), registry)?;

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
-use common::{close, compare, ELEM_TOL};
+use common::{close, compare, example_args, ELEM_TOL};
 
 /// `(name, extra l0-opt arguments)`; the first column is the reference.
 const COLUMNS: &[(&str, &[&str])] = &[
@@ -215,22 +215,6 @@ fn input_of_len(ty: &str, k: usize, len: usize) -> Option<String> {
         }
         None => scalar(ty, k + 2),
     }
-}
-
-/// The inputs of each example and its expected output (examples/README.md).
-fn example_args(name: &str) -> Option<(Vec<String>, &'static str)> {
-    let d = |f: &str| format!("@examples/data/{f}.npy");
-    Some(match name {
-        "sumsq" => (vec![d("sumsq_x")], "306.765625\n"),
-        "mean_var" => (vec![d("mean_var_x")], "4.265625\n15.050537109375\n"),
-        "filter_sum" => (vec![d("filter_sum_x")], "37.375\n"),
-        "sqrt_sum" => (vec![d("sqrt_sum_x")], "136\n"),
-        "blackscholes" => (
-            vec![d("bs_s"), d("bs_k"), d("bs_t"), d("bs_v")],
-            "143.55451505557474\n",
-        ),
-        _ => return None,
-    })
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {

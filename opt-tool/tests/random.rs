@@ -801,8 +801,23 @@ fn random_programs_agree_everywhere() {
             let now = disagreement(&small, &args, &dir.join("check.ir"), Some(&config))
                 .map(|(_, w)| w)
                 .unwrap_or(why);
+            // A native backend: is it a wrong in-bounds proof or a wrong translation?
+            let verdict = CONFIGS
+                .iter()
+                .find(|(n, _)| *n == config && (n.contains("cranelift") || n.contains("llvm")))
+                .map(|(_, extra)| {
+                    let mut e = extra.to_vec();
+                    e.push("--keep-all-checks");
+                    let r = run(&dir.join("check.ir"), &args, &e);
+                    if r.code == 1 {
+                        "with --keep-all-checks it faults: a wrong in-bounds proof"
+                    } else {
+                        "with --keep-all-checks it still disagrees: a wrong translation"
+                    }
+                })
+                .unwrap_or("");
             panic!(
-                "seed {seed}: {config} disagrees (reproducer in {}):\n{text}\n{now}",
+                "seed {seed}: {config} disagrees (reproducer in {}):\n{text}\n{now}\n{verdict}",
                 repro.display()
             );
         }

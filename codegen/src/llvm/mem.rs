@@ -70,7 +70,7 @@ fn bounds(cx: &mut FnCx, op: OpId, i: &str, len: &str, what: &str) {
 }
 
 fn in_bounds(ctx: &Context, op: OpId) -> bool {
-    ctx.attr(op, "in_bounds").is_some()
+    crate::proofs::proved_in_bounds(ctx, op)
 }
 
 pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic> {

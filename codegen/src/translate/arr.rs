@@ -164,7 +164,7 @@ fn free(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
 /// Bounds-checks `i` against the length of `arr` header `h`; returns its data pointer.
 /// An op marked `in_bounds` (proved by the `gen` lowering) is not checked.
 fn arr_checked(cx: &mut FnCx, op: OpId, h: Value, i: Value) -> Result<Value, Diagnostic> {
-    if cx.ctx.attr(op, "in_bounds").is_none() {
+    if !crate::proofs::proved_in_bounds(cx.ctx, op) {
         let len = cx.b.ins().load(I64, trusted(), h, HDR_LEN);
         bounds(
             cx,

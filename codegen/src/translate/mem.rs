@@ -28,7 +28,7 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             let p = cx.get(ops[0]);
             let i = cx.get1(ops[1]);
             // `in_bounds` is a proof from the passes (see passes::bounds): no check.
-            if ctx.attr(op, "in_bounds").is_none() {
+            if !crate::proofs::proved_in_bounds(ctx, op) {
                 bounds(cx, op, i, p[1], "index {0} out of bounds for length {1}")?;
             }
             // An element vector is a borrowed view (not owned).

@@ -84,3 +84,19 @@ pub fn compare(want: &str, got: &str, results: &[String]) -> Result<(), String> 
     }
     Ok(())
 }
+
+/// The inputs of each example and its expected output (examples/README.md).
+pub fn example_args(name: &str) -> Option<(Vec<String>, &'static str)> {
+    let d = |f: &str| format!("@examples/data/{f}.npy");
+    Some(match name {
+        "sumsq" => (vec![d("sumsq_x")], "306.765625\n"),
+        "mean_var" => (vec![d("mean_var_x")], "4.265625\n15.050537109375\n"),
+        "filter_sum" => (vec![d("filter_sum_x")], "37.375\n"),
+        "sqrt_sum" => (vec![d("sqrt_sum_x")], "136\n"),
+        "blackscholes" => (
+            vec![d("bs_s"), d("bs_k"), d("bs_t"), d("bs_v")],
+            "143.55451505557474\n",
+        ),
+        _ => return None,
+    })
+}
