@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs every cargo-fuzz target for SECONDS seconds each (default 60), with corpora seeded
+# from the lit tests and examples. Needs the nightly toolchain and cargo-fuzz
+# (`cargo install cargo-fuzz`); .ci/run calls it with a short time.
+# A crash leaves its input under fuzz/artifacts/<target>/; add it to the lit tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_EACH="${1:-60}"
+for t in parse_verify pipeline interp; do
+  corpus="fuzz/corpus/$t"
+  mkdir -p "$corpus"
+  # Seed from every .ir test and example (file names are content hashes, so re-seeding is idempotent).
+  find lit-tests/tests/ir examples -name '*.ir' | while read -r f; do
+    cp "$f" "$corpus/seed-$(sha1sum "$f" | cut -c1-16)"
+  done
+  echo "fuzz: $t for ${SECONDS_EACH}s"
+  log="fuzz/artifacts/$t.log"
+  mkdir -p fuzz/artifacts
+  # A crash, a timeout or a build failure makes cargo fuzz exit non-zero (a crash also
+  # leaves its input under fuzz/artifacts/<target>/).
+  if ! cargo +nightly fuzz run --fuzz-dir fuzz "$t" "$corpus" -- \
+    -max_total_time="$SECONDS_EACH" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 >"$log" 2>&1; then
+    tail -n 60 "$log"
+    echo "fuzz: $t failed (log: $log)"
+    exit 1
+  fi
+  grep -E "^(Done|stat::number_of_executed_units|stat::average_exec_per_sec)" "$log" || true
+done
