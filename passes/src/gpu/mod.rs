@@ -4,22 +4,22 @@
 //! run) stays on the host and goes on to `arr` + `scf` as usual.
 //!
 //! A loop is offloaded when
-//! - its generators are collects with one emit at the top of the body
-//!   (dense: element `i` is written at index `i`) and reduces (`add`, `mul`,
-//!   `min`, `max`) whose emits are at the top of the body or alone under an
-//!   `scf.if` there (if-converted by the `arr` lowering);
+//! - its generators are collects with one emit, at the top of the body
+//!   (dense: element `i` is written at index `i`) or under `scf.if`s only (a
+//!   filter); scans with one emit at the top of the body; and reduces (`add`,
+//!   `mul`, `min`, `max`) whose emits are at the top of the body or alone
+//!   under an `scf.if` there (if-converted by the `arr` lowering);
 //! - its body holds only `arith` and `scf` ops, `vec.get`/`vec.len` of
 //!   vectors of scalars defined outside the loop, and nested `gen.loop`s of
 //!   reduces of the same shape (they run sequentially in their thread);
 //! - every value it reads from outside is a scalar or a vector of scalars.
 //!
-//! Scan, filtered or nested collects (flatMap) and bucket loops stay on the
-//! host for now (a filter needs the flags-scan-scatter pipeline, which is
-//! not built yet). Everything the loop computes shares one kernel: fused
-//! generators are what fusion buys on a GPU.
+//! Nested collects (flatMap) and bucket loops stay on the host for now.
+//! Everything the loop computes shares its kernels: fused generators are
+//! what fusion buys on a GPU. Loops with a scan or a filter use the
+//! three-phase kernels of [`scan`]; the others, the kernels of [`kernel`].
 //!
-//! The host side of an offloaded loop of size `n` (kernels in
-//! [`kernel`]):
+//! The host side of an offloaded loop of size `n` without scans or filters:
 //! ```text
 //! g = min(max(ceildiv(n, B), 1), max_grid)           // blocks
 //! d_v = gpu.alloc(len v); gpu.memcpy(d_v, v)         // each vector read
