@@ -47,6 +47,17 @@ pub fn load(b: &mut Builder, a: ValueId, i: ValueId) -> ValueId {
     let t = elem_of(b.ctx, a);
     b.op1("arr.load", &[a, i], t, vec![])
 }
+/// `arr.load(a, i) {in_bounds}`: a read the caller has proved in bounds
+/// (the twin of [`store_in_bounds`]); code generators omit its check.
+pub fn load_in_bounds(b: &mut Builder, a: ValueId, i: ValueId) -> ValueId {
+    let t = elem_of(b.ctx, a);
+    b.op1(
+        "arr.load",
+        &[a, i],
+        t,
+        vec![("in_bounds".to_string(), ir::Attribute::Unit)],
+    )
+}
 /// `arr.store(a, i, x)`.
 pub fn store(b: &mut Builder, a: ValueId, i: ValueId, x: ValueId) {
     b.op("arr.store", &[a, i, x], &[], vec![]);
@@ -193,7 +204,8 @@ fn verify_free(ctx: &Context, op: OpId) -> Result<(), String> {
 
 type Res = Result<SmallVec<[RtValue; 2]>, RunError>;
 
-fn buffer<'v>(
+/// The buffer of run-time value `v`, or a fault at `op`.
+pub(crate) fn buffer<'v>(
     ctx: &Context,
     op: OpId,
     v: &'v RtValue,
@@ -204,7 +216,8 @@ fn buffer<'v>(
     }
 }
 
-fn index(ctx: &Context, op: OpId, v: &RtValue, len: usize) -> Result<usize, RunError> {
+/// `v` as an index into `[0, len)`, or a fault at `op`.
+pub(crate) fn index(ctx: &Context, op: OpId, v: &RtValue, len: usize) -> Result<usize, RunError> {
     match v.as_int() {
         Some(i) if i >= 0 && (i as u64) < len as u64 => Ok(i as usize),
         Some(i) => Err(RunError::at(
@@ -216,9 +229,9 @@ fn index(ctx: &Context, op: OpId, v: &RtValue, len: usize) -> Result<usize, RunE
     }
 }
 
-fn interp_alloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
-    let ctx = it.ctx;
-    let n = as_size(ctx, op, &args[0])?;
+/// A fresh buffer of `n` zero elements of `elem` (see [`zero_of`]), or a
+/// fault at `op` beyond [`MAX_ALLOC`] or when memory runs out.
+pub fn zeroed_buffer(ctx: &Context, op: OpId, n: usize, elem: &Type) -> Result<RtValue, RunError> {
     if n > MAX_ALLOC {
         return Err(RunError::at(
             ctx,
@@ -226,7 +239,6 @@ fn interp_alloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
             format!("allocation of {n} elements is too large"),
         ));
     }
-    let elem = elem_of(ctx, ctx.result(op, 0));
     let mut data = Vec::new();
     if data.try_reserve_exact(n).is_err() {
         return Err(RunError::at(
@@ -236,11 +248,18 @@ fn interp_alloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
         ));
     }
     if matches!(elem, Type::Arr(_)) {
-        data.extend((0..n).map(|_| zero_of(&elem)));
+        data.extend((0..n).map(|_| zero_of(elem)));
     } else {
-        data.resize(n, zero_of(&elem));
+        data.resize(n, zero_of(elem));
     }
-    Ok(smallvec![RtValue::Arr(Rc::new(RefCell::new(data)))])
+    Ok(RtValue::Arr(Rc::new(RefCell::new(data))))
+}
+
+fn interp_alloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
+    let ctx = it.ctx;
+    let n = as_size(ctx, op, &args[0])?;
+    let elem = elem_of(ctx, ctx.result(op, 0));
+    Ok(smallvec![zeroed_buffer(ctx, op, n, &elem)?])
 }
 
 fn interp_load(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {

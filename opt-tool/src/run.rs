@@ -29,6 +29,22 @@ fn median(mut xs: Vec<u128>) -> u128 {
 /// itself (their accumulators carry `reassoc`), so it gets one (1).
 pub fn lower_for_native(ctx: &mut Context, backend: Backend) -> Result<(), Failure> {
     let split = if backend == Backend::Cranelift { 4 } else { 1 };
+    lower_remaining(ctx, split, None)
+}
+
+/// `--target=nvptx` and `--emit=ptx` compile the `gpu` level: lower
+/// whatever is above it with `lower{target=gpu}` (default block size).
+pub fn lower_for_gpu(ctx: &mut Context) -> Result<(), Failure> {
+    lower_remaining(ctx, 1, Some(passes::gpu::GpuOptions::default()))
+}
+
+/// Runs `lower` (with `split` and, for the gpu level, `gpu`) when any op
+/// still has a lowering.
+fn lower_remaining(
+    ctx: &mut Context,
+    split: usize,
+    gpu: Option<passes::gpu::GpuOptions>,
+) -> Result<(), Failure> {
     if ctx
         .walk_all()
         .into_iter()
@@ -38,26 +54,7 @@ pub fn lower_for_native(ctx: &mut Context, backend: Backend) -> Result<(), Failu
         let mut lower = passes::lower::Lower {
             until: None,
             split,
-            gpu: None,
-        };
-        lower.run(ctx, &mut ir::pass::PassStats::default())?;
-    }
-    Ok(())
-}
-
-/// `--target=nvptx` and `--emit=ptx` compile the `gpu` level: lower
-/// whatever is above it with `lower{target=gpu}` (default block size).
-pub fn lower_for_gpu(ctx: &mut Context) -> Result<(), Failure> {
-    if ctx
-        .walk_all()
-        .into_iter()
-        .any(|op| !ctx.spec(op).lowerings.is_empty())
-    {
-        use ir::pass::Pass;
-        let mut lower = passes::lower::Lower {
-            until: None,
-            split: 1,
-            gpu: Some(passes::gpu::GpuOptions::default()),
+            gpu,
         };
         lower.run(ctx, &mut ir::pass::PassStats::default())?;
     }

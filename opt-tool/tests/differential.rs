@@ -19,11 +19,11 @@
 //! on the passes while the backend is incomplete). A backend that is "not built" is a
 //! divergence like any other.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 mod common;
-use common::{close, compare, example_args, ELEM_TOL};
+use common::{close, collect, compare, example_args, expected_to_fail, root, ELEM_TOL};
 
 /// `(name, extra l0-opt arguments)`; the first column is the reference.
 const COLUMNS: &[(&str, &[&str])] = &[
@@ -67,11 +67,6 @@ const GPU_COLUMNS: &[&str] = &[
 /// Vector lengths of [`gpu_level_agrees_at_every_size`]: empty, one element, and sizes
 /// that are not multiples of a block (37 < 64 threads; 150 > 2 blocks of 32 threads).
 const GPU_SIZES: &[usize] = &[0, 1, 37, 150];
-
-/// The repository root.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 /// A program to run: the file, its `--arg`s, the result types of `@main` and, for the
 /// examples, the expected stdout.
@@ -217,20 +212,6 @@ fn input_of_len(ty: &str, k: usize, len: usize) -> Option<String> {
     }
 }
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|x| x == "ir") {
-            out.push(p);
-        }
-    }
-}
-
 /// Every case, and notes about the files skipped.
 fn cases() -> (Vec<Case>, Vec<String>) {
     let mut out = Vec::new();
@@ -265,13 +246,7 @@ fn cases() -> (Vec<Case>, Vec<String>) {
     lit.sort();
     for file in lit {
         let text = std::fs::read_to_string(&file).unwrap();
-        let runs: Vec<&str> = text.lines().filter(|l| l.contains("RUN:")).collect();
-        let expected_to_fail = runs.iter().any(|l| {
-            l.split_whitespace().any(|w| w == "not")
-                || l.contains("--verify-diagnostics")
-                || l.contains("--split-input-file")
-        });
-        if expected_to_fail {
+        if expected_to_fail(&text) {
             continue;
         }
         let Some((params, results)) = main_signature(&text) else {

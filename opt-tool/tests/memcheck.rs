@@ -7,14 +7,10 @@
 //!
 //! Without valgrind the test says so and passes, unless `L0_REQUIRE_VALGRIND=1`.
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod common;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::root;
 
 fn valgrind() -> bool {
     Command::new("valgrind")

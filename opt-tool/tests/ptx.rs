@@ -8,26 +8,11 @@
 //! Without it the PTX is still generated and checked for its entry points;
 //! with `L0_REQUIRE_PTXAS=1` (CI) a missing ptxas is a failure.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|x| x == "ir") {
-            out.push(p);
-        }
-    }
-}
+mod common;
+use common::{collect, expected_to_fail, root};
 
 /// Programs with `@main` that are not expected to fail.
 fn programs() -> Vec<PathBuf> {
@@ -39,13 +24,7 @@ fn programs() -> Vec<PathBuf> {
         .into_iter()
         .filter(|f| {
             let text = std::fs::read_to_string(f).unwrap_or_default();
-            text.contains("func.func @main(")
-                && !text.lines().any(|l| {
-                    l.contains("RUN:")
-                        && (l.split_whitespace().any(|w| w == "not")
-                            || l.contains("--verify-diagnostics")
-                            || l.contains("--split-input-file"))
-                })
+            text.contains("func.func @main(") && !expected_to_fail(&text)
         })
         .collect()
 }

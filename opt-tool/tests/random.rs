@@ -21,11 +21,12 @@
 //! `RANDOM_SEED` (default 1); `benches/random-programs.sh N` runs N of them and
 //! reports programs per minute.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
 mod common;
+use common::root;
 
 /// `(name, l0-opt arguments)`; each is compared with the reference (no passes, interpreter).
 const CONFIGS: &[(&str, &[&str])] = &[
@@ -615,10 +616,6 @@ fn generate(seed: u64) -> (Program, Vec<String>) {
         },
         args,
     )
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 struct Out {

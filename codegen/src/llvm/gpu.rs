@@ -46,7 +46,7 @@ pub(super) fn device_op(name: &str) -> bool {
 }
 
 /// An `arr` header on the stack for `len` elements at generic `data`.
-fn header(cx: &mut FnCx, data: &str, len: &str) -> String {
+pub(super) fn header(cx: &mut FnCx, data: &str, len: &str) -> String {
     let h = cx.w.stack(24);
     cx.w.store(Ty::Ptr, data, &h, abi::HDR_DATA as i64, Mem::Header);
     cx.w.store(Ty::I64, len, &h, abi::HDR_LEN as i64, Mem::Header);

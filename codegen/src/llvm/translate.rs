@@ -111,24 +111,7 @@ pub(crate) fn define(
     fi: &FuncInfo,
     attrs: &str,
 ) -> Result<String, Diagnostic> {
-    let mut w = FnWriter::default();
-    let first = w.block(&[]);
-    let fault_exit = w.block(&[]);
-    w.set_cold(&fault_exit);
-    let mut cx = FnCx {
-        ctx,
-        w,
-        funcs,
-        faults,
-        decls,
-        vals: FxHashMap::default(),
-        owned: FxHashSet::default(),
-        fault_exit,
-        device: false,
-        device_errors: Vec::new(),
-        current: None,
-    };
-    cx.w.start(&first);
+    let (mut cx, first) = FnCx::begin(ctx, funcs, faults, decls, None);
     let mut k = 0;
     for &a in ctx.block_args(fi.body) {
         let n = parts(ctx.ty(a)).len();
@@ -174,23 +157,7 @@ pub(crate) fn define_kernel(
     f: OpId,
     name: &str,
 ) -> Result<String, Diagnostic> {
-    let mut w = FnWriter::default();
-    let first = w.block(&[]);
-    let fault_exit = w.block(&[]);
-    let mut cx = FnCx {
-        ctx,
-        w,
-        funcs,
-        faults,
-        decls,
-        vals: FxHashMap::default(),
-        owned: FxHashSet::default(),
-        fault_exit,
-        device: true,
-        device_errors: Vec::new(),
-        current: Some(f),
-    };
-    cx.w.start(&first);
+    let (mut cx, first) = FnCx::begin(ctx, funcs, faults, decls, Some(f));
     let body = ctx.op_block(f, 0);
     let mut params = Vec::new();
     for (k, &a) in ctx.block_args(body).iter().enumerate() {
@@ -200,22 +167,7 @@ pub(crate) fn define_kernel(
                 params.push(format!("i64 %n{k}"));
                 let data =
                     cx.w.val(format!("addrspacecast i8 addrspace(1)* %p{k} to i8*"));
-                let h = cx.w.stack(24);
-                cx.w.store(Ty::Ptr, &data, &h, abi::HDR_DATA as i64, Mem::Header);
-                cx.w.store(
-                    Ty::I64,
-                    &format!("%n{k}"),
-                    &h,
-                    abi::HDR_LEN as i64,
-                    Mem::Header,
-                );
-                cx.w.store(
-                    Ty::I64,
-                    &format!("%n{k}"),
-                    &h,
-                    abi::HDR_CAP as i64,
-                    Mem::Header,
-                );
+                let h = super::gpu::header(&mut cx, &data, &format!("%n{k}"));
                 cx.set(a, &[h]);
             }
             t => {
@@ -255,6 +207,36 @@ pub(crate) fn define_kernel(
 }
 
 impl<'a> FnCx<'a> {
+    /// A translation context with its first block started; `kernel` is
+    /// the kernel being translated in device mode, `None` on the host.
+    fn begin(
+        ctx: &'a Context,
+        funcs: &'a Funcs,
+        faults: &'a mut FaultTable,
+        decls: &'a mut FxHashMap<String, String>,
+        kernel: Option<OpId>,
+    ) -> (FnCx<'a>, Blk) {
+        let mut w = FnWriter::default();
+        let first = w.block(&[]);
+        let fault_exit = w.block(&[]);
+        w.set_cold(&fault_exit);
+        let mut cx = FnCx {
+            ctx,
+            w,
+            funcs,
+            faults,
+            decls,
+            vals: FxHashMap::default(),
+            owned: FxHashSet::default(),
+            fault_exit,
+            device: kernel.is_some(),
+            device_errors: Vec::new(),
+            current: kernel,
+        };
+        cx.w.start(&first);
+        (cx, first)
+    }
+
     // ----- values --------------------------------------------------------
 
     /// The LLVM values of `v`.

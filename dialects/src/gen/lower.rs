@@ -188,35 +188,11 @@ fn if_convert_reduce_emits(b: &mut Builder, body: ir::BlockId, h: ValueId, m: Mo
         return;
     };
     for e in emits_to(b.ctx, h) {
+        let Some(ifop) = if_convertible(b.ctx, body, e) else {
+            continue;
+        };
         let ctx = &*b.ctx;
-        let Some(blk) = ctx.op(e).parent else {
-            continue;
-        };
-        let Some(ifop) = ctx.block_parent_op(blk) else {
-            continue;
-        };
         let x = *ctx.operands(e).last().expect("emit without a value");
-        let then_only_emit = ctx.block_ops(blk).len() == 2
-            && ctx.terminator(blk).is_some_and(|t| ctx.is(t, "scf.yield"))
-            && ctx.operands(e).len() == 2;
-        let else_empty = ctx.regions(ifop).get(1).is_none_or(|&r| {
-            ctx.region(r)
-                .blocks
-                .iter()
-                .all(|&eb| ctx.block_ops(eb).len() <= 1)
-        });
-        let ok = ctx.is(ifop, "scf.if")
-            && ctx.op(ifop).parent == Some(body)
-            && ctx.results(ifop).is_empty()
-            && ctx.region_block(ctx.regions(ifop)[0]) == blk
-            && then_only_emit
-            && else_empty
-            && !ctx
-                .value_block(x)
-                .is_some_and(|vb| ctx.block_in_op(vb, ifop));
-        if !ok {
-            continue;
-        }
         let c = ctx.operand(ifop, 0);
         let mut nb = Builder::before(&mut *b.ctx, ifop);
         let idv = constant(&mut nb, id.clone(), ty);
@@ -224,6 +200,37 @@ fn if_convert_reduce_emits(b: &mut Builder, body: ir::BlockId, h: ValueId, m: Mo
         nb.op(EMIT, &[h, sel], &[], vec![]);
         b.ctx.erase_op(ifop);
     }
+}
+
+/// The `scf.if` around emit `e` of a loop with body `body` when
+/// [`if_convert_reduce_emits`] can turn it into a `select`: the `scf.if`
+/// sits directly in the body, has no results, its then-branch holds only
+/// the (non-bucket) emit and its else-branch nothing, and the emitted value
+/// is computed outside the `scf.if`. (Whether the monoid has an exact
+/// identity is the caller's check.)
+pub fn if_convertible(ctx: &Context, body: ir::BlockId, e: OpId) -> Option<OpId> {
+    let blk = ctx.op(e).parent?;
+    let ifop = ctx.block_parent_op(blk)?;
+    let x = *ctx.operands(e).last()?;
+    let then_only_emit = ctx.block_ops(blk).len() == 2
+        && ctx.terminator(blk).is_some_and(|t| ctx.is(t, "scf.yield"))
+        && ctx.operands(e).len() == 2;
+    let else_empty = ctx.regions(ifop).get(1).is_none_or(|&r| {
+        ctx.region(r)
+            .blocks
+            .iter()
+            .all(|&eb| ctx.block_ops(eb).len() <= 1)
+    });
+    let ok = ctx.is(ifop, "scf.if")
+        && ctx.op(ifop).parent == Some(body)
+        && ctx.results(ifop).is_empty()
+        && ctx.region_block(ctx.regions(ifop)[0]) == blk
+        && then_only_emit
+        && else_empty
+        && !ctx
+            .value_block(x)
+            .is_some_and(|vb| ctx.block_in_op(vb, ifop));
+    ok.then_some(ifop)
 }
 
 /// Lowers `op` (checked by [`lowerable`]) before itself; returns the values

@@ -23,7 +23,7 @@ use ir::interp::{Interp, RtValue, RunError, Stop};
 use ir::{Context, OpId, Type};
 
 use super::{shuffle_source, MAX_BLOCK, WARP};
-use crate::arr::{zero_of, MAX_ALLOC};
+use crate::arr::{buffer, index, zeroed_buffer};
 use crate::gen::Monoid;
 use crate::util::as_size;
 
@@ -116,23 +116,9 @@ pub(super) fn interp_sync(it: &mut Interp, op: OpId, _: &[RtValue]) -> Res {
     ))
 }
 
+/// A zeroed buffer of `n` elements of `op`'s result element type.
 fn new_buffer(ctx: &Context, op: OpId, n: usize) -> Result<RtValue, RunError> {
-    if n > MAX_ALLOC {
-        return Err(RunError::at(
-            ctx,
-            op,
-            format!("allocation of {n} elements is too large"),
-        ));
-    }
-    let elem = match ctx.ty(ctx.result(op, 0)) {
-        Type::Arr(t) => (**t).clone(),
-        _ => return Err(RunError::at(ctx, op, "result is not an array")),
-    };
-    let mut data = Vec::new();
-    data.try_reserve_exact(n)
-        .map_err(|_| RunError::at(ctx, op, format!("cannot allocate {n} elements")))?;
-    data.resize(n, zero_of(&elem));
-    Ok(RtValue::Arr(Rc::new(RefCell::new(data))))
+    zeroed_buffer(ctx, op, n, &elem_type(ctx, ctx.result(op, 0)))
 }
 
 pub(super) fn interp_workgroup_alloc(it: &mut Interp, op: OpId, _: &[RtValue]) -> Res {
@@ -152,33 +138,12 @@ pub(super) fn interp_workgroup_alloc(it: &mut Interp, op: OpId, _: &[RtValue]) -
     Ok(smallvec![v])
 }
 
-fn buffer<'v>(
-    ctx: &Context,
-    op: OpId,
-    v: &'v RtValue,
-) -> Result<&'v Rc<RefCell<Vec<RtValue>>>, RunError> {
-    match v {
-        RtValue::Arr(a) => Ok(a),
-        _ => Err(RunError::at(ctx, op, "operand is not an array buffer")),
-    }
-}
-
 pub(super) fn interp_atomic(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
     let ctx = it.ctx;
     let mut a = buffer(ctx, op, &args[0])?
         .try_borrow_mut()
         .map_err(|_| RunError::at(ctx, op, "array is already borrowed"))?;
-    let len = a.len();
-    let i = match args[1].as_int() {
-        Some(i) if i >= 0 && (i as u64) < len as u64 => i as usize,
-        i => {
-            return Err(RunError::at(
-                ctx,
-                op,
-                format!("index {} out of bounds for length {len}", i.unwrap_or(-1)),
-            ))
-        }
-    };
+    let i = index(ctx, op, &args[1], a.len())?;
     let m = match ctx.attr(op, "kind").and_then(|k| k.as_str()) {
         Some("add") => Monoid::Add,
         Some("min") => Monoid::Min,

@@ -3,6 +3,38 @@
 
 #![allow(dead_code)]
 
+use std::path::{Path, PathBuf};
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Every `.ir` file below `dir`, appended to `out`.
+pub fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect(&p, out);
+        } else if p.extension().is_some_and(|x| x == "ir") {
+            out.push(p);
+        }
+    }
+}
+
+/// Whether a lit file's RUN lines expect it to fail (`not`,
+/// `--verify-diagnostics`) or hold several modules (`--split-input-file`).
+pub fn expected_to_fail(text: &str) -> bool {
+    text.lines().filter(|l| l.contains("RUN:")).any(|l| {
+        l.split_whitespace().any(|w| w == "not")
+            || l.contains("--verify-diagnostics")
+            || l.contains("--split-input-file")
+    })
+}
+
 /// Relative tolerance for float vector (and matrix) elements.
 pub const ELEM_TOL: f64 = 1e-12;
 /// Relative tolerance for float scalars (reductions).

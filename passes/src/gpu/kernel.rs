@@ -316,13 +316,8 @@ pub(super) fn combine_kernel(
     let cnt = per_thread_count(&mut b, args[0], &t);
     let partial = gen::build_loop(&mut b, cnt, &[], &gens, |b, kv, hs| {
         let i = global_index(b, &t, kv);
-        for ((&p, &h), (_, ty)) in parts.iter().zip(hs).zip(reduces) {
-            let x = b.op1(
-                "arr.load",
-                &[p, i],
-                ty.clone(),
-                vec![("in_bounds".to_string(), Attribute::Unit)],
-            );
+        for (&p, &h) in parts.iter().zip(hs) {
+            let x = arr::load_in_bounds(b, p, i);
             gen::emit(b, h, x);
         }
     });

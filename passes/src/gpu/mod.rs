@@ -158,44 +158,14 @@ fn scalar(t: &Type) -> bool {
     )
 }
 
-/// Whether emit `e` (to a reduce handle of loop `l`) is at the top of `l`'s
-/// body, or alone in the then-branch of an `scf.if` there (no else work,
-/// the value computed outside the `scf.if`): the shapes whose accumulator
-/// the `arr` lowering keeps in a register.
-fn reduce_emit_ok(ctx: &Context, l: OpId, e: OpId) -> bool {
-    let body = gen::body(ctx, l);
-    let Some(blk) = ctx.op(e).parent else {
-        return false;
-    };
-    if blk == body {
-        return true;
-    }
-    let Some(ifop) = ctx.block_parent_op(blk) else {
-        return false;
-    };
-    let x = *ctx.operands(e).last().unwrap_or(&ctx.operand(e, 0));
-    ctx.is(ifop, "scf.if")
-        && ctx.op(ifop).parent == Some(body)
-        && ctx.results(ifop).is_empty()
-        && ctx.region_block(ctx.regions(ifop)[0]) == blk
-        && ctx.block_ops(blk).len() == 2
-        && ctx.regions(ifop).get(1).is_none_or(|&r| {
-            ctx.region(r)
-                .blocks
-                .iter()
-                .all(|&b| ctx.block_ops(b).len() <= 1)
-        })
-        && !ctx
-            .value_block(x)
-            .is_some_and(|vb| ctx.block_in_op(vb, ifop))
-        && gen::generators(ctx, l)
-            .iter()
-            .zip(gen::handles(ctx, l))
-            .any(|(g, &h)| {
-                h == ctx.operand(e, 0)
-                    && g.monoid()
-                        .is_some_and(|m| gen::lower::exact_identity(m, &g.elem).is_some())
-            })
+/// Whether emit `e` of a reduce with monoid `m` on `elem` (in a loop with
+/// body `body`) is at the top of the body or if-convertible there
+/// ([`gen::lower::if_convertible`]): the shapes whose accumulator the `arr`
+/// lowering keeps in a register, so that the kernel allocates nothing.
+fn reduce_emit_ok(ctx: &Context, body: ir::BlockId, e: OpId, m: Monoid, elem: &Type) -> bool {
+    ctx.op(e).parent == Some(body)
+        || (gen::lower::exact_identity(m, elem).is_some()
+            && gen::lower::if_convertible(ctx, body, e).is_some())
 }
 
 /// The roles of `l`'s generators, or `None` when a kernel cannot compute one.
@@ -236,7 +206,10 @@ fn roles(ctx: &Context, l: OpId) -> Option<Vec<Role>> {
                 });
             }
             GenKind::Reduce(m) if Monoid::supports(&g.elem) => {
-                if !emits.iter().all(|&e| reduce_emit_ok(ctx, l, e)) {
+                if !emits
+                    .iter()
+                    .all(|&e| reduce_emit_ok(ctx, body, e, m, &g.elem))
+                {
                     return None;
                 }
                 out.push(Role::Reduce {
@@ -419,29 +392,21 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
             t => t.clone(),
         })
         .collect();
-    if ordered {
-        scan::main_kernel(
-            ctx,
-            f,
-            &k_main,
-            l,
-            &p.roles,
-            &p.captures,
-            &cap_types,
-            opts.block,
-        );
+    let main_kernel = if ordered {
+        scan::main_kernel
     } else {
-        kernel::main_kernel(
-            ctx,
-            f,
-            &k_main,
-            l,
-            &p.roles,
-            &p.captures,
-            &cap_types,
-            opts.block,
-        );
-    }
+        kernel::main_kernel
+    };
+    main_kernel(
+        ctx,
+        f,
+        &k_main,
+        l,
+        &p.roles,
+        &p.captures,
+        &cap_types,
+        opts.block,
+    );
     if let Some(k) = &k_comb {
         kernel::combine_kernel(ctx, f, k, &reduces, opts.block);
     }

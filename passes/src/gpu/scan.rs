@@ -368,12 +368,7 @@ pub(super) fn main_kernel(
             }
             (Role::Filter { .. }, Bufs::Filter { flags, .. }) => {
                 let n = scf::build_for(&mut b, ch.lo_t, ch.hi_t, one, &[zero], |b, i, acc| {
-                    let fl = b.op1(
-                        "arr.load",
-                        &[flags, i],
-                        Type::Index,
-                        vec![("in_bounds".to_string(), ir::Attribute::Unit)],
-                    );
+                    let fl = arr::load_in_bounds(b, flags, i);
                     vec![binop(b, "arith.addi", acc[0], fl)]
                 });
                 ordered.push((j, n[0], Monoid::Add, Type::Index));
@@ -391,12 +386,7 @@ pub(super) fn main_kernel(
             Bufs::Scan { sc, sums } => {
                 let (m, ty) = (*m, ty.clone());
                 scf::build_for(&mut b, ch.lo_t, ch.hi_t, one, &[excl], |b, i, acc| {
-                    let x = b.op1(
-                        "arr.load",
-                        &[sc, i],
-                        ty.clone(),
-                        vec![("in_bounds".to_string(), ir::Attribute::Unit)],
-                    );
+                    let x = arr::load_in_bounds(b, sc, i);
                     let y = combine(b, m, &ty, acc[0], x);
                     arr::store_in_bounds(b, sc, i, y);
                     vec![y]
@@ -405,12 +395,7 @@ pub(super) fn main_kernel(
             }
             Bufs::Filter { flags, sums, .. } => {
                 scf::build_for(&mut b, ch.lo_t, ch.hi_t, one, &[excl], |b, i, acc| {
-                    let fl = b.op1(
-                        "arr.load",
-                        &[flags, i],
-                        Type::Index,
-                        vec![("in_bounds".to_string(), ir::Attribute::Unit)],
-                    );
+                    let fl = arr::load_in_bounds(b, flags, i);
                     let one = idx(b, 1);
                     let p1 = binop(b, "arith.addi", acc[0], one);
                     let w = binop(b, "arith.muli", fl, p1);
@@ -457,12 +442,7 @@ pub(super) fn sums_kernel(ctx: &mut Context, f: OpId, name: &str, ordered: &[Ord
         let id = identity(&mut b, o.m, &o.ty);
         let (m, ty) = (o.m, o.ty.clone());
         let r = scf::build_for(&mut b, ch.lo_t, ch.hi_t, one, &[id], |b, i, acc| {
-            let x = b.op1(
-                "arr.load",
-                &[sums, i],
-                ty.clone(),
-                vec![("in_bounds".to_string(), ir::Attribute::Unit)],
-            );
+            let x = arr::load_in_bounds(b, sums, i);
             vec![combine(b, m, &ty, acc[0], x)]
         });
         tots.push((r[0], o.m, o.ty.clone()));
@@ -480,12 +460,7 @@ pub(super) fn sums_kernel(ctx: &mut Context, f: OpId, name: &str, ordered: &[Ord
         let start = combine(&mut b, m, &ty, init, excl);
         scf::build_for(&mut b, ch.lo_t, ch.hi_t, one, &[start], |b, i, acc| {
             arr::store_in_bounds(b, pref, i, acc[0]);
-            let x = b.op1(
-                "arr.load",
-                &[sums, i],
-                ty.clone(),
-                vec![("in_bounds".to_string(), ir::Attribute::Unit)],
-            );
+            let x = arr::load_in_bounds(b, sums, i);
             vec![combine(b, m, &ty, acc[0], x)]
         });
         let all = combine(&mut b, m, &ty, init, total);
@@ -525,14 +500,9 @@ pub(super) fn add_back_kernel(ctx: &mut Context, f: OpId, name: &str, ordered: &
     }
     scf::build_for(&mut b, start, ch.hi_b, t.bdim, &[], |b, i, _| {
         for (o, a) in &plan {
-            if let Some(elem) = &o.filter {
+            if o.filter.is_some() {
                 let (vals, flags, pref, out) = (a[0], a[1], a[2], a[3]);
-                let fl = b.op1(
-                    "arr.load",
-                    &[flags, i],
-                    Type::Index,
-                    vec![("in_bounds".to_string(), ir::Attribute::Unit)],
-                );
+                let fl = arr::load_in_bounds(b, flags, i);
                 let zero = idx(b, 0);
                 let kept = cmpi(b, "ne", fl, zero);
                 scf::build_if(
@@ -544,12 +514,7 @@ pub(super) fn add_back_kernel(ctx: &mut Context, f: OpId, name: &str, ordered: &
                         let one = idx(b, 1);
                         let pos = binop(b, "arith.addi", p, fl);
                         let pos = binop(b, "arith.subi", pos, one);
-                        let x = b.op1(
-                            "arr.load",
-                            &[vals, i],
-                            elem.clone(),
-                            vec![("in_bounds".to_string(), ir::Attribute::Unit)],
-                        );
+                        let x = arr::load_in_bounds(b, vals, i);
                         arr::store(b, out, pos, x);
                         vec![]
                     },
@@ -558,12 +523,7 @@ pub(super) fn add_back_kernel(ctx: &mut Context, f: OpId, name: &str, ordered: &
             } else {
                 let (sc, pref) = (a[0], a[1]);
                 let p = arr::load(b, pref, t.bid);
-                let x = b.op1(
-                    "arr.load",
-                    &[sc, i],
-                    o.ty.clone(),
-                    vec![("in_bounds".to_string(), ir::Attribute::Unit)],
-                );
+                let x = arr::load_in_bounds(b, sc, i);
                 let y = combine(b, o.m, &o.ty, p, x);
                 arr::store_in_bounds(b, sc, i, y);
             }
