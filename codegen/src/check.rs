@@ -18,6 +18,7 @@ pub const SUPPORTED: &[&str] = &[
     "scf.if",
     "scf.for",
     "scf.while",
+    "scf.forall",
     "scf.yield",
     "scf.condition",
     "scf.assert",

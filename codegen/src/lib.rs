@@ -72,6 +72,16 @@
 //! returns status 1 through every frame; [`JitModule::call`] turns it into
 //! the interpreter's [`RunError`] (same location, same message).
 //!
+//! # Parallel loops
+//! `scf.forall` (built by the parallel decomposition of `gen.loop`,
+//! `passes::parallel`) becomes a call `l0rt_parallel_for(f, env, n, depth)`
+//! where `f` is its body outlined into a chunk function
+//! `l0p_forall_<op>(env, c, depth) -> i8` and `env` a stack array of the
+//! captured values ([`outline`]); the runtime runs the chunks on a pool of
+//! `--threads` threads ([`runtime::set_threads`]) and reports the lowest
+//! faulting chunk's fault. Object files get a sequential
+//! `l0rt_parallel_for` from `runtime/l0rt.c`.
+//!
 //! Unsupported: matrices of non-scalars, vectors of arrays or matrices
 //! (`vec<arr<T>>`, `vec<mat<T>>`), arrays of matrices, non-scalar
 //! `arr.find_or_insert` keys, `arr` values at the host boundary,
@@ -91,6 +101,7 @@ pub mod llvm;
 mod marshal;
 mod module;
 mod object;
+mod outline;
 mod ownership;
 pub mod proofs;
 pub mod runtime;

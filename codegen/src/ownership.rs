@@ -101,7 +101,7 @@ fn ancestor_in(ctx: &Context, mut op: OpId, home: BlockId, no_loops: bool) -> Op
             return Some(op);
         }
         let parent = ctx.block_parent_op(blk)?;
-        if no_loops && matches!(ctx.op_name(parent), "scf.for" | "scf.while") {
+        if no_loops && matches!(ctx.op_name(parent), "scf.for" | "scf.forall" | "scf.while") {
             return None;
         }
         op = parent;

@@ -10,7 +10,9 @@ use std::cell::Cell;
 use std::ffi::c_void;
 
 mod nested;
+mod parallel;
 pub use nested::{l0rt_arr_from_deep, l0rt_arr_new_arrs, l0rt_vec_clone, l0rt_vec_drop, VecDesc};
+pub use parallel::{l0rt_parallel_for, set_threads, threads, ChunkFn};
 
 /// The heap header of an `arr<T>` (C layout: data at 0, len at 8, cap at 16).
 #[repr(C)]
@@ -45,6 +47,11 @@ thread_local! {
 /// status 1 up to the host.
 pub extern "C" fn l0rt_fault(id: i64, a: i64, b: i64, c: i64) {
     FAULT.with(|f| f.set(Some((id, [a, b, c]))));
+}
+
+/// Records a fault taken from another thread on this one.
+pub fn set_fault(f: (i64, [i64; 3])) {
+    FAULT.with(|c| c.set(Some(f)));
 }
 
 /// Takes the last recorded fault of this thread.
@@ -190,6 +197,7 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("l0rt_vec_clone", l0rt_vec_clone as *const u8),
         ("l0rt_arr_from_deep", l0rt_arr_from_deep as *const u8),
         ("l0rt_arr_new_arrs", l0rt_arr_new_arrs as *const u8),
+        ("l0rt_parallel_for", l0rt_parallel_for as *const u8),
         ("exp", exp as *const u8),
         ("log", log as *const u8),
         ("pow", pow as *const u8),

@@ -104,6 +104,11 @@ struct Cli {
     /// Run the function N times after one warm-up and print `median_ns=` on stderr.
     #[arg(long, value_name = "N")]
     bench: Option<usize>,
+    /// Threads for the native backends' parallel loops (`scf.forall`, from
+    /// `lower`'s parallel decomposition); default: every core. Results do
+    /// not depend on N.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: Option<u32>,
     /// Print a timing report (parse, each pass, output) to stderr.
     #[arg(long)]
     timing: bool,
@@ -177,6 +182,9 @@ fn read_input(path: &str) -> Result<Vec<u8>, String> {
 
 fn real_main(cli: Cli) -> u8 {
     let pass_registry = passes::registry();
+    if let Some(n) = cli.threads {
+        codegen::runtime::set_threads(n as usize);
+    }
     if cli.list_passes {
         let _ = std::io::stdout()
             .lock()

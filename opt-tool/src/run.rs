@@ -51,11 +51,7 @@ fn lower_remaining(
         .any(|op| !ctx.spec(op).lowerings.is_empty())
     {
         use ir::pass::Pass;
-        let mut lower = passes::lower::Lower {
-            until: None,
-            split,
-            gpu,
-        };
+        let mut lower = passes::lower::Lower::new(split, gpu);
         lower.run(ctx, &mut ir::pass::PassStats::default())?;
     }
     Ok(())

@@ -31,7 +31,7 @@ impl Pass for CodeMotion {
 }
 
 fn is_loop(ctx: &Context, op: OpId) -> bool {
-    ctx.is(op, "scf.for") || ctx.is(op, "gen.loop")
+    ctx.is(op, "scf.for") || ctx.is(op, "scf.forall") || ctx.is(op, "gen.loop")
 }
 
 /// Pure, region-free, and unable to fault.

@@ -12,6 +12,7 @@ pub mod fuse;
 pub mod gpu;
 pub mod inline;
 pub mod lower;
+pub mod parallel;
 pub mod split_reductions;
 
 /// Every pass of L0.

@@ -5,6 +5,11 @@
 //! canonicalize, CSE and DCE, so high-level simplifications happen before an
 //! op is lowered and the lowered code is simplified before the next phase.
 //!
+//! With `target=native` (the default), the top-level generator loops are
+//! split into chunks run by `scf.forall` just before the `arr` phase (the
+//! parallel decomposition, [`crate::parallel`]); `parallel=false` keeps
+//! them sequential.
+//!
 //! With `target=gpu`, the top-level generator loops that a kernel can run
 //! become `gpu` kernels and launches just before the `arr` phase (see
 //! [`crate::gpu`]); the `arr` phase then lowers the kernels' per-thread
@@ -25,6 +30,25 @@ pub struct Lower {
     pub split: usize,
     /// `Some` for `target=gpu`: outline loops into kernels.
     pub gpu: Option<crate::gpu::GpuOptions>,
+    /// `Some` (the default for `target=native`): the parallel decomposition
+    /// of top-level loops ([`crate::parallel`]) before the `arr` phase.
+    pub parallel: Option<crate::parallel::ParallelOptions>,
+}
+
+impl Lower {
+    /// Every phase, with `split` accumulators per reduction, the parallel
+    /// decomposition on (native) or the gpu outlining (`gpu`).
+    pub fn new(split: usize, gpu: Option<crate::gpu::GpuOptions>) -> Lower {
+        let parallel = gpu
+            .is_none()
+            .then(crate::parallel::ParallelOptions::default);
+        Lower {
+            until: None,
+            split,
+            gpu,
+            parallel,
+        }
+    }
 }
 
 /// Runs `canonicalize`, `cse` and `dce`.
@@ -63,6 +87,9 @@ impl Pass for Lower {
                     stats.add("gpu-kernels", k);
                     stats.add("gpu-host-loops", h);
                 }
+                if let Some(p) = &self.parallel {
+                    stats.add("parallel-loops", crate::parallel::decompose(ctx, p));
+                }
                 stats.add(
                     "split-reductions",
                     crate::split_reductions::split_reductions(ctx, self.split),
@@ -82,7 +109,12 @@ impl Pass for Lower {
 }
 
 fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    opts.check_known("lower", &["until", "split", "target", "block", "max-grid"])?;
+    opts.check_known(
+        "lower",
+        &[
+            "until", "split", "target", "block", "max-grid", "parallel", "grain", "chunks",
+        ],
+    )?;
     let gpu = match opts.get("target").unwrap_or("native") {
         "native" => {
             if opts.get("block").is_some() || opts.get("max-grid").is_some() {
@@ -101,10 +133,21 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
         }
         t => return Err(format!("unknown target '{t}' (expected native or gpu)")),
     };
+    let d = crate::parallel::ParallelOptions::default();
+    let parallel = crate::parallel::ParallelOptions {
+        grain: opts.get_usize("grain", d.grain as usize)? as i64,
+        max_chunks: opts.get_usize("chunks", d.max_chunks as usize)? as i64,
+    };
+    parallel.check()?;
+    let on = opts.get_bool("parallel", gpu.is_none())?;
+    if on && gpu.is_some() {
+        return Err("option 'parallel' needs 'target=native'".into());
+    }
     Ok(Box::new(Lower {
         until: opts.get("until").map(|s| s.to_string()),
         split: opts.get_usize("split", 4)?,
         gpu,
+        parallel: on.then_some(parallel),
     }))
 }
 
@@ -129,6 +172,12 @@ pub fn info() -> PassInfo {
                 "gpu: threads per block (power of two, 32..1024; default 256)",
             ),
             ("max-grid", "gpu: most blocks per launch (default 1024)"),
+            (
+                "parallel",
+                "native: split top-level loops into chunks run by scf.forall (default true)",
+            ),
+            ("grain", "parallel: fewest indices per chunk (default 4096)"),
+            ("chunks", "parallel: most chunks per loop (default 256)"),
         ],
         create,
     }

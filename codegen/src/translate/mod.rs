@@ -16,6 +16,9 @@
 //! is always owned by the receiver; then the block frees the owned buffers
 //! it did not move. Loop inits are copied. On a fault, temporaries leak.
 //!
+//! An `scf.forall` body is outlined into a chunk function of its own
+//! ([`forall`]), run by the runtime's thread pool.
+//!
 //! Nested vectors own their element vectors ([`crate::abi::own_depth`]):
 //! copies and frees are deep ([`buffers`]). `vec.get` of a `vec<vec<T>>`
 //! and `arr.load` of an `arr<vec<T>>` are borrowed views of the element.
@@ -29,6 +32,7 @@
 mod arith;
 mod arr;
 mod buffers;
+mod forall;
 mod mem;
 mod scf;
 
@@ -130,19 +134,7 @@ pub(crate) fn define(
         b.set_cold_block(fault_exit);
         let n = params.len();
         let (out, depth) = (params[n - 2], params[n - 1]);
-        let mut cx = FnCx {
-            ctx,
-            m: &mut *m,
-            b,
-            funcs,
-            faults,
-            vals: FxHashMap::default(),
-            owned: FxHashSet::default(),
-            imports: FxHashMap::default(),
-            callees: FxHashMap::default(),
-            fault_exit,
-            depth,
-        };
+        let mut cx = FnCx::new(ctx, &mut *m, b, funcs, faults, fault_exit, depth);
         let mut k = 0;
         for &a in ctx.block_args(fi.body) {
             let w = cx.flat(ctx.ty(a)).len();
@@ -170,25 +162,57 @@ pub(crate) fn define(
         b.finalize(m.target_config());
     }
     let r = m.define_function(fi.id, cl);
-    r.map_err(|e| {
-        let detail = match e {
-            cranelift_module::ModuleError::Compilation(ce) => {
-                cranelift_codegen::print_errors::pretty_error(&cl.func, ce)
-            }
-            other => other.to_string(),
-        };
-        Diagnostic::at_op(
-            ctx,
-            fi.op,
-            format!(
-                "the Cranelift backend failed to compile '@{}': {detail}",
-                fi.name
-            ),
-        )
-    })
+    r.map_err(|e| define_error(ctx, fi.op, &format!("'@{}'", fi.name), cl, e))
+}
+
+/// The diagnostic at `op` when Cranelift cannot compile function `what`.
+pub(crate) fn define_error(
+    ctx: &Context,
+    op: OpId,
+    what: &str,
+    cl: &cranelift_codegen::Context,
+    e: cranelift_module::ModuleError,
+) -> Diagnostic {
+    let detail = match e {
+        cranelift_module::ModuleError::Compilation(ce) => {
+            cranelift_codegen::print_errors::pretty_error(&cl.func, ce)
+        }
+        other => other.to_string(),
+    };
+    Diagnostic::at_op(
+        ctx,
+        op,
+        format!("the Cranelift backend failed to compile {what}: {detail}"),
+    )
 }
 
 impl<'a, 'f> FnCx<'a, 'f> {
+    /// A translation context for a function being built by `b`, whose
+    /// faults branch to `fault_exit` and whose call depth is `depth`.
+    pub(crate) fn new(
+        ctx: &'a Context,
+        m: &'a mut dyn Module,
+        b: FunctionBuilder<'f>,
+        funcs: &'a Funcs,
+        faults: &'a mut FaultTable,
+        fault_exit: Block,
+        depth: Value,
+    ) -> FnCx<'a, 'f> {
+        FnCx {
+            ctx,
+            m,
+            b,
+            funcs,
+            faults,
+            vals: FxHashMap::default(),
+            owned: FxHashSet::default(),
+            imports: FxHashMap::default(),
+            callees: FxHashMap::default(),
+            fault_exit,
+            depth,
+        }
+    }
+
     // ----- values --------------------------------------------------------
 
     /// The Cranelift values of `v`.

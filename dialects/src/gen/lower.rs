@@ -58,7 +58,7 @@ pub fn lower_loop(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]
 /// Whether index value `v` is provably `>= 0`: a length, a non-negative
 /// constant, or a sum, product, quotient or remainder of such values by
 /// positive constants.
-fn non_negative(ctx: &Context, v: ValueId) -> bool {
+pub fn non_negative(ctx: &Context, v: ValueId) -> bool {
     let Some(d) = ctx.def_op(v) else {
         return false;
     };
@@ -84,7 +84,7 @@ fn non_negative(ctx: &Context, v: ValueId) -> bool {
 
 /// Whether `op` and every loop nested in it are well formed enough to lower
 /// (checked before anything is built).
-fn lowerable(ctx: &Context, op: OpId) -> bool {
+pub fn lowerable(ctx: &Context, op: OpId) -> bool {
     std::iter::once(op)
         .chain(ctx.walk_nested(op).into_iter().filter(|&o| ctx.is(o, LOOP)))
         .all(|l| {

@@ -258,7 +258,7 @@ pub(super) fn print(p: &mut Printer, op: OpId) -> std::fmt::Result {
     Ok(())
 }
 
-fn plain_arg(v: ir::ast::AstValueRef, ty: Type) -> Result<AstArg, SyntaxError> {
+pub(super) fn plain_arg(v: ir::ast::AstValueRef, ty: Type) -> Result<AstArg, SyntaxError> {
     if v.index.is_some() {
         return Err(SyntaxError {
             offset: v.loc,

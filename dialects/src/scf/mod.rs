@@ -17,10 +17,14 @@
 //!   current values (types of the operands) and ends in `scf.condition`; when
 //!   `%c` is false the loop ends with results `%v...`, otherwise `%v...` go to
 //!   the `after` region, whose `scf.yield` gives the next values.
+//! - `scf.forall(%n) ({^bb0(%c: index): ... scf.yield})`: a parallel loop
+//!   (no results): the body runs once for each `c` in `[0, n)`, the
+//!   iterations independent, each writing only memory the others do not
+//!   touch (`forall_op`).
 //! - `scf.assert(%c) {msg = "..."}`: an effect; a run-time fault with `msg`
 //!   at the op's location when `%c` is false.
 //!
-//! `scf.if`, `scf.for` and `scf.while` are `RECURSIVELY_PURE`: they are pure
+//! `scf.if`, `scf.for`, `scf.forall` and `scf.while` are `RECURSIVELY_PURE`: they are pure
 //! (dead when unused) exactly when everything in their regions is.
 //!
 //! # Run-time semantics
@@ -31,6 +35,8 @@
 //! `i + step` overflows.
 //!
 //! # Folds and rewrites (at construction time and in canonicalize)
+//! - `scf.forall` with a constant count: none or one iteration is no loop;
+//!   a pure body is removed.
 //! - `scf.if` with a constant condition: the taken region's ops are inlined
 //!   before the op and its results are the yielded values.
 //! - `scf.if` results yielded as the same value by both branches are that
@@ -53,6 +59,7 @@
 //! %r = scf.while (%a = %init) : (i64) -> i64 { ... scf.condition(%c) %a : i64 }
 //!      do { ^bb0(%x: i64): ... scf.yield %n : i64 }
 //! scf.yield %a, %b : f64, i64
+//! scf.forall (%c) in (%n) { ... }
 //! scf.assert %c, "message"
 //! ```
 //! In the `scf.if` / result-less `scf.for` forms a region without a final
@@ -60,6 +67,7 @@
 //! always writes it.
 
 mod for_op;
+mod forall_op;
 mod if_op;
 mod terminators;
 mod while_op;
@@ -312,7 +320,7 @@ pub fn build_assert(b: &mut Builder, cond: ValueId, msg: &str) {
 
 // ----- registration -------------------------------------------------------------
 
-/// Registers `scf.if`, `scf.for`, `scf.while`, `scf.yield`, `scf.condition`, `scf.assert`.
+/// Registers `scf.if`, `scf.for`, `scf.forall`, `scf.while`, `scf.yield`, `scf.condition`, `scf.assert`.
 pub fn register(r: &mut Registry) {
     r.register(
         OpSpec::new(
@@ -345,6 +353,21 @@ pub fn register(r: &mut Registry) {
         .rewrite(for_op::remove_dead)
         .interpret(for_op::interpret)
         .custom_form(for_op::print, for_op::parse),
+    );
+    r.register(
+        OpSpec::new(
+            "scf.forall",
+            "parallel loop: the body runs once per iteration in [0, n), in any order",
+        )
+        .operands(Arity::Exactly(1))
+        .regions(Arity::Exactly(1))
+        .traits(Traits::RECURSIVELY_PURE | Traits::REGIONS_NEED_TERMINATOR)
+        .verify(forall_op::verify)
+        .rewrite(forall_op::fold_zero_trip)
+        .rewrite(forall_op::inline_single_iteration)
+        .rewrite(forall_op::remove_dead)
+        .interpret(forall_op::interpret)
+        .custom_form(forall_op::print, forall_op::parse),
     );
     r.register(
         OpSpec::new(

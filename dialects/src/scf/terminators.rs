@@ -32,7 +32,9 @@ fn check_types(what: &str, got: &[Type], want: &[Type], parent: &str) -> Result<
 
 pub(super) fn verify_yield(ctx: &Context, op: OpId) -> Result<(), String> {
     let Some((p, region)) = parent_and_region(ctx, op) else {
-        return Err("expects parent op to be one of 'scf.if, scf.for, scf.while'".into());
+        return Err(
+            "expects parent op to be one of 'scf.if, scf.for, scf.forall, scf.while'".into(),
+        );
     };
     let got = types_of(ctx, ctx.operands(op));
     match ctx.op_name(p) {
@@ -42,11 +44,15 @@ pub(super) fn verify_yield(ctx: &Context, op: OpId) -> Result<(), String> {
             &types_of(ctx, ctx.results(p)),
             "scf.if result types",
         ),
-        "scf.for" => check_types(
+        "scf.for" | "scf.forall" => check_types(
             "operand",
             &got,
             &types_of(ctx, ctx.results(p)),
-            "scf.for result types",
+            if ctx.is(p, "scf.for") {
+                "scf.for result types"
+            } else {
+                "scf.forall result types"
+            },
         ),
         "scf.while" if region == 1 => check_types(
             "operand",
@@ -58,7 +64,7 @@ pub(super) fn verify_yield(ctx: &Context, op: OpId) -> Result<(), String> {
             Err("the 'before' region of 'scf.while' must end with 'scf.condition'".into())
         }
         other => Err(format!(
-            "expects parent op to be one of 'scf.if, scf.for, scf.while', but got '{other}'"
+            "expects parent op to be one of 'scf.if, scf.for, scf.forall, scf.while', but got '{other}'"
         )),
     }
 }
