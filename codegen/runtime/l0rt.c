@@ -132,6 +132,12 @@ l0_arr_header *l0rt_arr_new_arrs(int64_t n, int64_t es) {
     return h;
 }
 
+int8_t l0rt_parallel_for(l0_chunk_fn f, const void *env, int64_t n, int64_t depth) {
+    for (int64_t c = 0; c < n; c++)
+        if (f(env, c, depth)) return 1;
+    return 0;
+}
+
 const char *l0_fault_message(char *buf, size_t n) {
     const char *t = l0_fault_messages;
     for (int64_t i = 0; i < fault_id && *t; i++) t += strlen(t) + 1;

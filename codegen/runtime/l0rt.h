@@ -62,6 +62,11 @@ void l0rt_vec_drop(void *data, int64_t n, int64_t depth);
 void *l0rt_vec_clone(const void *src, int64_t n, int64_t es, int64_t depth);
 l0_arr_header *l0rt_arr_from_deep(const void *src, int64_t n, int64_t es, int64_t depth);
 l0_arr_header *l0rt_arr_new_arrs(int64_t n, int64_t es);
+/* Runs the chunk function f(env, c, depth) of an scf.forall for c in
+ * [0, n) (here in order, on the calling thread; the JIT's runtime uses a
+ * thread pool); 1 after the first fault, else 0. */
+typedef int8_t (*l0_chunk_fn)(const void *env, int64_t c, int64_t depth);
+int8_t l0rt_parallel_for(l0_chunk_fn f, const void *env, int64_t n, int64_t depth);
 
 /* Defined by the object file: one "file:line:col: message" template per
  * fault id, each NUL-terminated, then an empty string. */

@@ -236,7 +236,9 @@ fn decompose_loop(ctx: &mut Context, op: OpId, opts: &ParallelOptions) {
         let lo = bin(b, "arith.muli", c, cs);
         let end = bin(b, "arith.addi", lo, cs);
         let hi = bin(b, "arith.mini", n, end);
-        let len = bin(b, "arith.subi", hi, lo);
+        // hi >= lo for every chunk; the max lets the lowering see it.
+        let diff = bin(b, "arith.subi", hi, lo);
+        let len = bin(b, "arith.maxi", diff, c0);
         let inner_inits: Vec<ValueId> = inner_gens
             .iter()
             .filter(|g| g.kind.takes_init())

@@ -19,6 +19,7 @@
 //! ([`arith`]); loads and stores proved in bounds have no check.
 
 mod arith;
+mod forall;
 mod gpu;
 mod mem;
 pub mod ptx;

@@ -13,6 +13,7 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
         "scf.if" => if_op(cx, op),
         "scf.for" => for_op(cx, op),
         "scf.while" => while_op(cx, op),
+        "scf.forall" => super::forall::forall_op(cx, op),
         "scf.assert" => {
             let c = cx.get1(cx.ctx.operand(op, 0));
             let c = cx.cond(&c);

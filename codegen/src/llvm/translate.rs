@@ -100,6 +100,10 @@ pub(crate) struct FnCx<'a> {
     pub device_errors: Vec<(OpId, String)>,
     /// The op being translated.
     current: Option<OpId>,
+    /// The label of the first block (after the allocas' entry block).
+    first: String,
+    /// Chunk functions outlined from `scf.forall` bodies (definitions).
+    pub outlined: Vec<String>,
 }
 
 /// Translates function `fi`; returns its definition's text.
@@ -111,7 +115,7 @@ pub(crate) fn define(
     fi: &FuncInfo,
     attrs: &str,
 ) -> Result<String, Diagnostic> {
-    let (mut cx, first) = FnCx::begin(ctx, funcs, faults, decls, None);
+    let mut cx = FnCx::begin(ctx, funcs, faults, decls, None);
     let mut k = 0;
     for &a in ctx.block_args(fi.body) {
         let n = parts(ctx.ty(a)).len();
@@ -130,16 +134,12 @@ pub(crate) fn define(
     for ((v, &off), &t) in vals.iter().zip(&fi.out.offsets).zip(&fi.results) {
         cx.w.store(t, v, "%out", off as i64, Mem::Other);
     }
-    cx.w.line("ret i8 0");
-    let fe = cx.fault_exit.clone();
-    cx.w.start(&fe);
-    cx.w.line("ret i8 1");
     let header = format!(
         "define internal i8 @l0i_{}({}) {attrs}",
         fi.name,
         internal_params(fi)
     );
-    Ok(cx.w.finish(&header, &first.label))
+    Ok(cx.finish_status(&header))
 }
 
 /// Translates kernel `f` (a `gpu.kernel` function) for NVPTX: `define
@@ -157,7 +157,7 @@ pub(crate) fn define_kernel(
     f: OpId,
     name: &str,
 ) -> Result<String, Diagnostic> {
-    let (mut cx, first) = FnCx::begin(ctx, funcs, faults, decls, Some(f));
+    let mut cx = FnCx::begin(ctx, funcs, faults, decls, Some(f));
     let body = ctx.op_block(f, 0);
     let mut params = Vec::new();
     for (k, &a) in ctx.block_args(body).iter().enumerate() {
@@ -203,7 +203,7 @@ pub(crate) fn define_kernel(
     cx.w.start(&fe);
     cx.w.line("unreachable");
     let header = format!("define void @{name}({}) #0", params.join(", "));
-    Ok(cx.w.finish(&header, &first.label))
+    Ok(cx.w.finish(&header, &cx.first))
 }
 
 impl<'a> FnCx<'a> {
@@ -215,7 +215,7 @@ impl<'a> FnCx<'a> {
         faults: &'a mut FaultTable,
         decls: &'a mut FxHashMap<String, String>,
         kernel: Option<OpId>,
-    ) -> (FnCx<'a>, Blk) {
+    ) -> FnCx<'a> {
         let mut w = FnWriter::default();
         let first = w.block(&[]);
         let fault_exit = w.block(&[]);
@@ -232,9 +232,33 @@ impl<'a> FnCx<'a> {
             device: kernel.is_some(),
             device_errors: Vec::new(),
             current: kernel,
+            first: first.label.clone(),
+            outlined: Vec::new(),
         };
         cx.w.start(&first);
-        (cx, first)
+        cx
+    }
+
+    /// A host translation context for another function of the module (a
+    /// chunk function), sharing this one's fault table and declarations.
+    pub fn nested(&mut self) -> FnCx<'_> {
+        FnCx::begin(self.ctx, self.funcs, self.faults, self.decls, None)
+    }
+
+    /// Ends a host function whose current block succeeds (`ret i8 0`) and
+    /// whose fault exit returns 1; its text with header `header`, followed
+    /// by the chunk functions outlined from it.
+    pub fn finish_status(mut self, header: &str) -> String {
+        self.w.line("ret i8 0");
+        let fe = self.fault_exit.clone();
+        self.w.start(&fe);
+        self.w.line("ret i8 1");
+        let mut text = self.w.finish(header, &self.first);
+        for o in self.outlined {
+            text.push('\n');
+            text.push_str(&o);
+        }
+        text
     }
 
     // ----- values --------------------------------------------------------
@@ -424,7 +448,7 @@ impl<'a> FnCx<'a> {
     }
 
     /// Emits one non-terminator op.
-    fn emit_op(&mut self, op: OpId) -> Result<(), Diagnostic> {
+    pub(crate) fn emit_op(&mut self, op: OpId) -> Result<(), Diagnostic> {
         let name = self.ctx.op_name(op);
         self.current = Some(op);
         if self.device && !super::gpu::device_op(name) {

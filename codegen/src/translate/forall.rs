@@ -8,17 +8,17 @@ use cranelift_codegen::ir::{AbiParam, InstBuilder, StackSlotData, StackSlotKind,
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Linkage};
 
-use ir::{Diagnostic, OpId, ValueId};
+use ir::{Diagnostic, OpId};
 
 use super::{define_error, trusted, FnCx, Vals};
 use crate::abi::PTR;
-use crate::outline::{captures, chunk_name};
+use crate::outline::{captures, chunk_name, Captures};
 
 pub(super) fn forall_op(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
     let ctx = cx.ctx;
     let n = cx.get1(ctx.operand(op, 0));
     let caps = captures(ctx, op);
-    let parts: Vals = caps.iter().flat_map(|&v| cx.get(v)).collect();
+    let parts: Vals = caps.values.iter().flat_map(|&v| cx.get(v)).collect();
     let slot = cx.b.create_sized_stack_slot(StackSlotData::new(
         StackSlotKind::ExplicitSlot,
         8 * parts.len().max(1) as u32,
@@ -42,10 +42,10 @@ pub(super) fn forall_op(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-/// Defines `l0p_forall_<op>(env, c, depth) -> i8`: loads the captured
-/// values `caps` (borrowed), runs the body for iteration `c`, returns 0, or
+/// Defines `l0p_forall_<op>(env, c, depth) -> i8`: re-creates the
+/// captured constants, loads the captured values (borrowed), runs the body for iteration `c`, returns 0, or
 /// 1 after a fault.
-fn define_chunk(cx: &mut FnCx, op: OpId, caps: &[ValueId]) -> Result<FuncId, Diagnostic> {
+fn define_chunk(cx: &mut FnCx, op: OpId, caps: &Captures) -> Result<FuncId, Diagnostic> {
     let ctx = cx.ctx;
     let mut sig = cx.m.make_signature();
     sig.params.extend([PTR, I64, I64].map(AbiParam::new));
@@ -76,8 +76,11 @@ fn define_chunk(cx: &mut FnCx, op: OpId, caps: &[ValueId]) -> Result<FuncId, Dia
             fault_exit,
             depth,
         );
+        for &c in &caps.constants {
+            sub.emit_op(c)?;
+        }
         let mut k = 0;
-        for &v in caps {
+        for &v in &caps.values {
             let tys = sub.flat(ctx.ty(v));
             let vals: Vals = tys
                 .iter()

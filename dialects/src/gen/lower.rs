@@ -56,8 +56,8 @@ pub fn lower_loop(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]
 }
 
 /// Whether index value `v` is provably `>= 0`: a length, a non-negative
-/// constant, or a sum, product, quotient or remainder of such values by
-/// positive constants.
+/// constant, a sum, product or minimum of such values, a maximum with one,
+/// or a quotient or remainder of one by a positive constant.
 pub fn non_negative(ctx: &Context, v: ValueId) -> bool {
     let Some(d) = ctx.def_op(v) else {
         return false;
@@ -69,7 +69,10 @@ pub fn non_negative(ctx: &Context, v: ValueId) -> bool {
             .attr(d, "value")
             .and_then(|a| a.as_int())
             .is_some_and(|c| c >= 0),
-        "arith.addi" | "arith.muli" => ctx.operands(d).iter().all(|&o| non_negative(ctx, o)),
+        "arith.addi" | "arith.muli" | "arith.mini" => {
+            ctx.operands(d).iter().all(|&o| non_negative(ctx, o))
+        }
+        "arith.maxi" => ctx.operands(d).iter().any(|&o| non_negative(ctx, o)),
         "arith.divsi" | "arith.remsi" => {
             let pos = ctx
                 .def_op_named(ctx.operand(d, 1), "arith.constant")
