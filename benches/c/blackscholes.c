@@ -51,6 +51,9 @@ __attribute__((noinline)) static double bs_sum(const double *restrict s, const d
                                                const double *restrict t, const double *restrict v,
                                                size_t n) {
     double acc = 0.0;
+#ifdef _OPENMP /* benches/threads.sh builds it with -fopenmp too (OMP_NUM_THREADS) */
+#pragma omp parallel for reduction(+ : acc) schedule(static)
+#endif
     for (size_t i = 0; i < n; i++) acc += call_price(s[i], k[i], t[i], v[i]);
     return acc;
 }

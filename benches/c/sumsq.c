@@ -8,8 +8,12 @@
 
 __attribute__((noinline)) static double sumsq(const double *restrict x, size_t n) {
     double a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
+    size_t nb = n / 8;
+#ifdef _OPENMP /* benches/threads.sh builds it with -fopenmp too (OMP_NUM_THREADS) */
+#pragma omp parallel for reduction(+ : a0, a1, a2, a3, a4, a5, a6, a7) schedule(static)
+#endif
+    for (size_t b = 0; b < nb; b++) {
+        size_t i = 8 * b;
         a0 += x[i + 0] * x[i + 0];
         a1 += x[i + 1] * x[i + 1];
         a2 += x[i + 2] * x[i + 2];
@@ -19,7 +23,7 @@ __attribute__((noinline)) static double sumsq(const double *restrict x, size_t n
         a6 += x[i + 6] * x[i + 6];
         a7 += x[i + 7] * x[i + 7];
     }
-    for (; i < n; i++) a0 += x[i] * x[i];
+    for (size_t i = 8 * nb; i < n; i++) a0 += x[i] * x[i];
     return ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
 }
 

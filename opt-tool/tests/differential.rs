@@ -394,51 +394,20 @@ fn gpu_level_agrees_at_every_size() {
     let (cases, _) = cases();
     let mut failures = Vec::new();
     let mut compared = 0;
-    for case in cases.iter().filter(|c| c.expected.is_none()) {
-        let text = std::fs::read_to_string(&case.file).unwrap();
-        let Some((params, _)) = main_signature(&text) else {
-            continue;
-        };
-        if !params.iter().any(|p| p.starts_with("vec<")) {
-            continue;
-        }
-        for &len in GPU_SIZES {
-            let Some(args) = params
-                .iter()
-                .enumerate()
-                .map(|(k, t)| input_of_len(t, k, len))
-                .collect::<Option<Vec<_>>>()
-            else {
-                continue;
-            };
-            let sized = Case {
-                file: case.file.clone(),
-                args,
-                results: case.results.clone(),
-                expected: None,
-                gpu_level: case.gpu_level,
-            };
-            let reference = run(&sized, &["--pass=fuse", "--backend=interp"]);
-            for cfg in GPU_COLUMNS {
-                let got = run(&sized, &[cfg, "--backend=interp"]);
-                compared += 1;
-                let verdict = if got.code != reference.code {
-                    Err(format!("exit status {} vs {}", reference.code, got.code))
-                } else if got.code == 0 {
-                    compare(&reference.stdout, &got.stdout, &sized.results)
-                } else {
-                    Ok(())
-                };
-                if let Err(why) = verdict {
-                    failures.push(format!(
-                        "{} (length {len}): {cfg} diverges from --pass=fuse: {why}\n--- fuse ---\n{}{}--- gpu ---\n{}{}",
-                        case.file.display(),
-                        reference.stdout,
-                        reference.stderr,
-                        got.stdout,
-                        got.stderr
-                    ));
-                }
+    for (sized, len) in sized_cases(&cases, GPU_SIZES) {
+        let reference = run(&sized, &["--pass=fuse", "--backend=interp"]);
+        for cfg in GPU_COLUMNS {
+            let got = run(&sized, &[cfg, "--backend=interp"]);
+            compared += 1;
+            if let Err(why) = agree(&reference, &got, &sized.results) {
+                failures.push(format!(
+                    "{} (length {len}): {cfg} diverges from --pass=fuse: {why}\n--- fuse ---\n{}{}--- gpu ---\n{}{}",
+                    sized.file.display(),
+                    reference.stdout,
+                    reference.stderr,
+                    got.stdout,
+                    got.stderr
+                ));
             }
         }
     }
@@ -447,6 +416,134 @@ fn gpu_level_agrees_at_every_size() {
         cases.len()
     );
     assert!(compared >= 100, "too few gpu-level comparisons: {compared}");
+    assert!(
+        failures.is_empty(),
+        "{} divergence(s):\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// The lit programs (not the examples) whose `@main` takes a vector, with generated
+/// inputs of every length in `sizes`.
+fn sized_cases(cases: &[Case], sizes: &[usize]) -> Vec<(Case, usize)> {
+    let mut out = Vec::new();
+    for case in cases.iter().filter(|c| c.expected.is_none()) {
+        let text = std::fs::read_to_string(&case.file).unwrap();
+        let Some((params, _)) = main_signature(&text) else {
+            continue;
+        };
+        if !params.iter().any(|p| p.starts_with("vec<")) {
+            continue;
+        }
+        for &len in sizes {
+            let Some(args) = params
+                .iter()
+                .enumerate()
+                .map(|(k, t)| input_of_len(t, k, len))
+                .collect::<Option<Vec<_>>>()
+            else {
+                continue;
+            };
+            out.push((
+                Case {
+                    file: case.file.clone(),
+                    args,
+                    results: case.results.clone(),
+                    expected: None,
+                    gpu_level: case.gpu_level,
+                },
+                len,
+            ));
+        }
+    }
+    out
+}
+
+/// Same exit status and, for a success, the same results (within the float tolerance).
+fn agree(reference: &RunOut, got: &RunOut, results: &[String]) -> Result<(), String> {
+    if got.code != reference.code {
+        Err(format!("exit status {} vs {}", reference.code, got.code))
+    } else if got.code == 0 {
+        compare(&reference.stdout, &got.stdout, results)
+    } else {
+        Ok(())
+    }
+}
+
+/// The pipeline of [`thread_counts_give_identical_results`]: the parallel decomposition
+/// with chunks small enough that the generated inputs (lengths [`THREAD_SIZES`]) make
+/// up to five of them.
+const THREAD_PIPELINE: &str = "--pass=fuse,lower{grain=2,chunks=5}";
+
+/// Vector lengths of [`thread_counts_give_identical_results`]: no chunk, a few short
+/// chunks (37 = 4 chunks of 8 and one of 5), longer ones (150 = 4 of 31 and one of 26).
+const THREAD_SIZES: &[usize] = &[0, 37, 150];
+
+/// Issue 8: every program (the examples with their inputs, the lit programs with
+/// generated inputs of every length in [`THREAD_SIZES`]) decomposed into chunks gives
+/// bit-identical results (and the same fault) with `--threads=1`, 2 and 3 on each
+/// native backend, and agrees with the interpreter, which runs the decomposed form
+/// and the original loops.
+#[test]
+fn thread_counts_give_identical_results() {
+    let (cases, _) = cases();
+    let mut all: Vec<(Case, String)> = sized_cases(&cases, THREAD_SIZES)
+        .into_iter()
+        .map(|(c, len)| (c, format!("length {len}")))
+        .collect();
+    for c in cases.iter().filter(|c| c.expected.is_some()) {
+        let c = Case {
+            file: c.file.clone(),
+            args: c.args.clone(),
+            results: c.results.clone(),
+            expected: c.expected,
+            gpu_level: false,
+        };
+        all.push((c, "example".into()));
+    }
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for (case, what) in all.iter().filter(|(c, _)| !c.gpu_level) {
+        let shown = format!("{} ({what})", case.file.display());
+        let reference = run(case, &["--pass=fuse", "--backend=interp"]);
+        let decomposed = run(case, &[THREAD_PIPELINE, "--backend=interp"]);
+        if let Err(why) = agree(&reference, &decomposed, &case.results) {
+            failures.push(format!(
+                "{shown}: the decomposed form in the interpreter diverges: {why}\n{}{}",
+                decomposed.stdout, decomposed.stderr
+            ));
+        }
+        for backend in ["--backend=cranelift", "--backend=llvm"] {
+            let outs: Vec<RunOut> = ["--threads=1", "--threads=2", "--threads=3"]
+                .iter()
+                .map(|t| run(case, &[THREAD_PIPELINE, backend, t]))
+                .collect();
+            compared += outs.len();
+            if let Err(why) = agree(&decomposed, &outs[0], &case.results) {
+                failures.push(format!(
+                    "{shown}: {backend} --threads=1 diverges from the interpreter: {why}\n{}{}",
+                    outs[0].stdout, outs[0].stderr
+                ));
+            }
+            for (t, o) in outs.iter().enumerate().skip(1) {
+                if (o.code, &o.stdout, &o.stderr)
+                    != (outs[0].code, &outs[0].stdout, &outs[0].stderr)
+                {
+                    failures.push(format!(
+                        "{shown}: {backend} --threads={} differs from --threads=1:\n{}{}\n--- threads=1 ---\n{}{}",
+                        t + 1,
+                        o.stdout,
+                        o.stderr,
+                        outs[0].stdout,
+                        outs[0].stderr
+                    ));
+                }
+            }
+        }
+    }
+    eprintln!("threads: {compared} native runs over {} cases", all.len());
+    assert!(compared >= 100, "too few thread comparisons: {compared}");
     assert!(
         failures.is_empty(),
         "{} divergence(s):\n\n{}",
