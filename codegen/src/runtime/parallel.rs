@@ -12,12 +12,11 @@
 //! has not started yet skip; chunks before it still run, since one of them
 //! may fault too. The fault reported is that of the lowest faulting chunk,
 //! the one a sequential run reports, moved to the calling thread. The call
-//! returns only when no chunk is running.
+//! returns only when no chunk is running. (A chunk's temporaries leak on a
+//! fault, as in sequential compiled code.)
 
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-
-use rayon::prelude::*;
 
 use super::{set_fault, take_fault};
 
@@ -75,51 +74,156 @@ struct Env(*const u8);
 unsafe impl Send for Env {}
 unsafe impl Sync for Env {}
 
+/// Estimated work (ns) below which the chunks after the first run inline:
+/// handing chunks to a second thread costs about 18 us here (waking a
+/// sleeping worker: sum of squares over 8192 f64 in two chunks took 19 us
+/// on two threads against 0.8 us on one), so a loop gains only above about
+/// twice that (benches/threads.sh). The environment variable
+/// `L0_INLINE_NS` overrides it (0: every loop of several chunks goes to
+/// the pool, as the tests want).
+const INLINE_NS: u128 = 40_000;
+
+/// [`INLINE_NS`], or `L0_INLINE_NS` when set (read once).
+fn inline_ns() -> u128 {
+    static V: std::sync::OnceLock<u128> = std::sync::OnceLock::new();
+    *V.get_or_init(|| {
+        std::env::var("L0_INLINE_NS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(INLINE_NS)
+    })
+}
+
+/// Work (ns) a thread claims at once: claiming is an atomic operation on a
+/// line all threads share (about 0.2 us a chunk with two threads), so
+/// cheap chunks are claimed in batches (which chunk computes what does not
+/// change).
+const BATCH_NS: u128 = 5_000;
+
+/// The state the threads of one `l0rt_parallel_for` share. Helpers hold it
+/// by `Arc` and may start after the call has returned: they claim a chunk
+/// before touching `env`, and there is none left to claim by then.
+struct Shared {
+    f: ChunkFn,
+    env: Env,
+    n: i64,
+    depth: i64,
+    /// Chunks a thread claims at once (about [`BATCH_NS`] of work).
+    batch: i64,
+    /// The next chunk to claim.
+    next: AtomicI64,
+    /// Chunks finished (run or skipped).
+    done: AtomicI64,
+    /// The lowest faulting chunk so far (`i64::MAX`: none).
+    first: AtomicI64,
+    /// That chunk's fault.
+    fault: Mutex<Option<(i64, Option<(i64, [i64; 3])>)>>,
+}
+
+impl Shared {
+    /// Claims and runs batches of chunks until none is left.
+    fn work(&self) {
+        loop {
+            let lo = self.next.fetch_add(self.batch, Ordering::AcqRel);
+            if lo >= self.n {
+                return;
+            }
+            let hi = (lo + self.batch).min(self.n);
+            for c in lo..hi {
+                if c > self.first.load(Ordering::Acquire) {
+                    break;
+                }
+                // SAFETY: the contract of `l0rt_parallel_for`; `c` was
+                // claimed, so the caller is still waiting (env is alive).
+                if unsafe { (self.f)(self.env.0, c, self.depth) } != 0 {
+                    self.record(c, take_fault());
+                    break;
+                }
+            }
+            self.done.fetch_add(hi - lo, Ordering::AcqRel);
+        }
+    }
+
+    fn record(&self, c: i64, what: Option<(i64, [i64; 3])>) {
+        let mut g = self.fault.lock().unwrap_or_else(|e| e.into_inner());
+        if g.as_ref().is_none_or(|(k, _)| c < *k) {
+            *g = Some((c, what));
+        }
+        self.first.fetch_min(c, Ordering::AcqRel);
+    }
+}
+
 /// Runs chunk function `f` for every `c` in `[0, n)`; returns 0, or 1 after
 /// a fault (recorded on the calling thread as the lowest faulting chunk's).
-/// One chunk, or one thread, runs inline on the calling thread.
+///
+/// The calling thread runs chunk 0 and times it; when the other chunks
+/// look cheap (their estimated work below [`INLINE_NS`], see
+/// [`inline_ns`]), or with one
+/// thread, it runs them too, in order, with no hand-off. Otherwise it
+/// wakes `threads - 1` helpers on the pool and claims batches of chunks
+/// with them from a shared counter, so it never waits for a helper to wake, only for
+/// chunks a helper has started.
 ///
 /// # Safety
 /// `f` must be a chunk function compiled for `env`.
 pub unsafe extern "C" fn l0rt_parallel_for(f: ChunkFn, env: *const u8, n: i64, depth: i64) -> i8 {
-    if n <= 0 {
-        return 0;
-    }
-    let t = threads();
-    let pool = if n == 1 || t == 1 { None } else { pool(t) };
-    let Some(pool) = pool else {
-        for c in 0..n {
+    let inline = |from: i64| -> i8 {
+        for c in from..n {
             if f(env, c, depth) != 0 {
                 return 1;
             }
         }
-        return 0;
+        0
     };
-    let env = Env(env);
-    let first = AtomicI64::new(i64::MAX);
-    let fault: Mutex<Option<(i64, Option<(i64, [i64; 3])>)>> = Mutex::new(None);
-    pool.install(|| {
-        (0..n as usize)
-            .into_par_iter()
-            .with_max_len(1)
-            .for_each(|c| {
-                let c = c as i64;
-                if c > first.load(Ordering::Acquire) {
-                    return;
-                }
-                let env = env;
-                // SAFETY: the caller's contract.
-                if unsafe { f(env.0, c, depth) } != 0 {
-                    let what = take_fault();
-                    let mut g = fault.lock().unwrap_or_else(|e| e.into_inner());
-                    if g.as_ref().is_none_or(|(k, _)| c < *k) {
-                        *g = Some((c, what));
-                    }
-                    first.fetch_min(c, Ordering::AcqRel);
-                }
-            });
+    let t = threads();
+    if n <= 1 || t == 1 {
+        return inline(0);
+    }
+    let t0 = std::time::Instant::now();
+    if f(env, 0, depth) != 0 {
+        return 1;
+    }
+    let chunk_ns = t0.elapsed().as_nanos().max(1);
+    let estimate = chunk_ns.saturating_mul((n - 1) as u128);
+    let pool = if estimate < inline_ns() {
+        None
+    } else {
+        pool(t)
+    };
+    let Some(pool) = pool else {
+        return inline(1);
+    };
+    let shared = Arc::new(Shared {
+        f,
+        env: Env(env),
+        n,
+        depth,
+        batch: (BATCH_NS / chunk_ns).clamp(1, n as u128) as i64,
+        next: AtomicI64::new(1),
+        done: AtomicI64::new(1),
+        first: AtomicI64::new(i64::MAX),
+        fault: Mutex::new(None),
     });
-    match fault.into_inner().unwrap_or_else(|e| e.into_inner()) {
+    for _ in 1..t.min(n as usize) {
+        let s = shared.clone();
+        pool.spawn(move || s.work());
+    }
+    shared.work();
+    let mut spins = 0u32;
+    while shared.done.load(Ordering::Acquire) < n {
+        spins += 1;
+        if spins < 1000 {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+    let what = shared
+        .fault
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
+    match what {
         Some((_, what)) => {
             if let Some(w) = what {
                 set_fault(w);
