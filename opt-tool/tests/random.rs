@@ -48,6 +48,22 @@ const CONFIGS: &[(&str, &[&str])] = &[
     ("lower/llvm", &["--pass=lower", "--backend=llvm"]),
     ("fuse,lower/llvm", &["--pass=fuse,lower", "--backend=llvm"]),
     (
+        "fuse,lower{grain=2,chunks=4}/cranelift --threads=2",
+        &[
+            "--pass=fuse,lower{grain=2,chunks=4}",
+            "--backend=cranelift",
+            "--threads=2",
+        ],
+    ),
+    (
+        "lower{grain=3,chunks=3}/llvm --threads=3",
+        &[
+            "--pass=lower{grain=3,chunks=3}",
+            "--backend=llvm",
+            "--threads=3",
+        ],
+    ),
+    (
         "fuse,lower{target=gpu}/interp",
         &[
             "--pass=fuse,lower{target=gpu,block=32,max-grid=2}",
@@ -625,7 +641,9 @@ struct Out {
 }
 
 fn run(file: &Path, args: &[String], extra: &[&str]) -> Out {
+    // Parallel loops go to the thread pool however small (issue 8).
     let o = Command::new(env!("CARGO_BIN_EXE_l0-opt"))
+        .env("L0_INLINE_NS", "0")
         .arg(file)
         .arg("--run=main")
         .args(extra)
