@@ -1,5 +1,6 @@
 //! Memory safety of compiled code (issue 15, item 5): every example, compiled by
-//! Cranelift and by LLVM after `fuse,lower`, runs under valgrind's memcheck (the JIT
+//! Cranelift and by LLVM after `fuse,lower` (and by one of them with its loops in
+//! small chunks on two threads), runs under valgrind's memcheck (the JIT
 //! code's buffers come from libc `malloc`, which memcheck tracks) with no invalid
 //! read or write and the documented result. A program with a wrong `in_bounds`
 //! proof shows that memcheck does see a read past a buffer in JIT code (and that
@@ -20,8 +21,10 @@ fn valgrind() -> bool {
 }
 
 /// `l0-opt ARGS` under memcheck; exit status 99 means memcheck found an error.
+/// Parallel loops always go to the thread pool (`L0_INLINE_NS=0`).
 fn memcheck(args: &[String]) -> Output {
     Command::new("valgrind")
+        .env("L0_INLINE_NS", "0")
         .args([
             "-q",
             "--error-exitcode=99",
@@ -46,23 +49,36 @@ fn compiled_examples_are_memory_safe() {
         return;
     }
     let mut jobs = Vec::new();
-    for name in [
+    let examples = [
         "sumsq",
         "mean_var",
         "filter_sum",
         "sqrt_sum",
         "blackscholes",
-    ] {
+    ];
+    for (k, name) in examples.into_iter().enumerate() {
         let (inputs, want) = common::example_args(name).expect("example inputs");
-        for backend in ["cranelift", "llvm"] {
+        // Each backend, then one of them with the loops in chunks of a few
+        // elements on two threads (issue 8).
+        let par = ["cranelift", "llvm"][k % 2];
+        for (backend, pipeline, threads) in [
+            ("cranelift", "fuse,lower", "1"),
+            ("llvm", "fuse,lower", "1"),
+            (par, "fuse,lower{grain=2,chunks=4}", "2"),
+        ] {
             let mut args = vec![
                 format!("examples/{name}.ir"),
-                "--pass=fuse,lower".to_string(),
+                format!("--pass={pipeline}"),
                 "--run=main".to_string(),
                 format!("--backend={backend}"),
+                format!("--threads={threads}"),
             ];
             args.extend(inputs.iter().map(|a| format!("--arg={a}")));
-            jobs.push((format!("{name}/{backend}"), args, want));
+            jobs.push((
+                format!("{name}/{backend} {pipeline} x{threads}"),
+                args,
+                want,
+            ));
         }
     }
     // Two at a time: memcheck is slow and the machine has two cores.

@@ -388,7 +388,7 @@ fn concatenate(
                 let total = scf::build_if(
                     b,
                     empty,
-                    &[t.clone()],
+                    std::slice::from_ref(&t),
                     |_| vec![acc[1]],
                     |b| {
                         let last_i = bin(b, "arith.subi", len, c1);

@@ -100,6 +100,9 @@ fn inline_ns() -> u128 {
 /// change).
 const BATCH_NS: u128 = 5_000;
 
+/// A recorded fault: its site id and payloads ([`crate::faults`]).
+type Fault = (i64, [i64; 3]);
+
 /// The state the threads of one `l0rt_parallel_for` share. Helpers hold it
 /// by `Arc` and may start after the call has returned: they claim a chunk
 /// before touching `env`, and there is none left to claim by then.
@@ -116,8 +119,8 @@ struct Shared {
     done: AtomicI64,
     /// The lowest faulting chunk so far (`i64::MAX`: none).
     first: AtomicI64,
-    /// That chunk's fault.
-    fault: Mutex<Option<(i64, Option<(i64, [i64; 3])>)>>,
+    /// That chunk and its fault.
+    fault: Mutex<Option<(i64, Option<Fault>)>>,
 }
 
 impl Shared {
@@ -144,7 +147,7 @@ impl Shared {
         }
     }
 
-    fn record(&self, c: i64, what: Option<(i64, [i64; 3])>) {
+    fn record(&self, c: i64, what: Option<Fault>) {
         let mut g = self.fault.lock().unwrap_or_else(|e| e.into_inner());
         if g.as_ref().is_none_or(|(k, _)| c < *k) {
             *g = Some((c, what));
