@@ -93,7 +93,7 @@ fn display_name(source: Option<&Source>) -> &str {
     }
 }
 
-/// The `file:line:col` prefix of `loc`.
+/// The `file:line:col` prefix of `loc` (just `file` for an unknown location).
 pub fn location_prefix(source: Option<&Source>, loc: Loc) -> String {
     let name = display_name(source);
     match (source, loc.offset()) {
@@ -101,7 +101,8 @@ pub fn location_prefix(source: Option<&Source>, loc: Loc) -> String {
             let (l, c) = line_col(s, off);
             format!("{name}:{l}:{c}")
         }
-        _ => format!("{name}:0:0"),
+        // Not about a place in the source: no made-up line and column.
+        _ => name.to_string(),
     }
 }
 

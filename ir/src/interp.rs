@@ -166,6 +166,28 @@ pub struct Interp<'a> {
     pub ambient: Option<Rc<dyn Any>>,
     env: Vec<Option<RtValue>>,
     depth: usize,
+    /// Ops executed so far, and the most this interpreter may execute
+    /// (its fuel, [`max_steps`] when created).
+    steps: u64,
+    pub max_steps: u64,
+}
+
+/// The default fuel of an interpreter: about 15 s of interpretation here.
+pub const DEFAULT_MAX_STEPS: u64 = 250_000_000;
+
+static MAX_STEPS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(DEFAULT_MAX_STEPS);
+
+/// Sets the fuel of interpreters created from now on (`--max-steps=N`): a
+/// run that executes more than `n` ops stops with a located fault instead
+/// of running on (a loop that does not end).
+pub fn set_max_steps(n: u64) {
+    MAX_STEPS.store(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The fuel of new interpreters.
+pub fn max_steps() -> u64 {
+    MAX_STEPS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Where [`Interp::run_until`] stopped.
@@ -185,6 +207,8 @@ impl<'a> Interp<'a> {
             ambient: None,
             env: vec![None; ctx.num_values()],
             depth: 0,
+            steps: 0,
+            max_steps: max_steps(),
         }
     }
     /// The current value of `v` (a fault if it was never computed).
@@ -321,6 +345,17 @@ impl<'a> Interp<'a> {
                 }
             }
             cur = ctx.op(op).next;
+            self.steps += 1;
+            if self.steps > self.max_steps {
+                return Err(RunError::at(
+                    ctx,
+                    op,
+                    format!(
+                        "interpreter step limit ({} ops) exceeded: the run does not end, or needs --max-steps above it",
+                        self.max_steps
+                    ),
+                ));
+            }
             let spec = ctx.spec(op);
             let Some(f) = spec.interpret else {
                 return Err(RunError::at(ctx, op, "has no interpreter semantics"));

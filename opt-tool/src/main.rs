@@ -1,10 +1,12 @@
 //! `l0-opt`: parses L0 IR, runs a pass pipeline, and prints, emits or runs
 //! the result (IR-SPEC §4). Exit status: 0 success, 1 a diagnostic, 2 a bad
-//! command line.
+//! command line (including a file it names that cannot be read or
+//! written); an internal error (a panic) aborts.
 
 mod args;
 mod cuda;
 mod expect;
+mod mlir_compat;
 mod npy;
 mod run;
 
@@ -54,6 +56,11 @@ pub enum Backend {
 }
 
 impl Cli {
+    /// Whether the IR that native code or kernels are generated from is
+    /// fused first when it still needs lowering (every level but `-O0`).
+    pub fn fuse_before_lowering(&self) -> bool {
+        self.opt_level > 0
+    }
     /// The backend of `--run`.
     pub fn backend(&self) -> Backend {
         self.backend.unwrap_or(Backend::Cranelift)
@@ -73,8 +80,13 @@ struct Cli {
     /// Comma-separated pass pipeline, e.g. `fuse,lower` or `canonicalize{max-iterations=4}`.
     #[arg(long = "pass", value_name = "P1,P2,...")]
     pass: Vec<String>,
+    /// MLIR's spelling of a pipeline, e.g. `builtin.module(cse,canonicalize)`
+    /// (`func.func(...)` nests are flattened: L0's passes run on the module);
+    /// runs after the `--pass` passes.
+    #[arg(long = "pass-pipeline", value_name = "PIPELINE")]
+    pass_pipeline: Option<String>,
     /// Print the IR to stderr after every pass.
-    #[arg(long)]
+    #[arg(long, alias = "mlir-print-ir-after-all")]
     print_ir_after_all: bool,
     /// Print every op in the generic form.
     #[arg(long)]
@@ -109,8 +121,17 @@ struct Cli {
     /// not depend on N.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     threads: Option<u32>,
+    /// Optimization level of the implicit lowering before native code and
+    /// kernels are generated from IR that is still above the `arr` level:
+    /// `-O0` runs `lower` alone, any other level `fuse,lower` (default).
+    #[arg(short = 'O', value_name = "LEVEL", default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=3))]
+    opt_level: u8,
+    /// Interpreter fuel: a run that executes more than N ops stops with a
+    /// located error (default 2.5e8, about 15 s).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_steps: Option<u64>,
     /// Print a timing report (parse, each pass, output) to stderr.
-    #[arg(long)]
+    #[arg(long, alias = "mlir-timing")]
     timing: bool,
     /// Debug mode of the native backends and PTX: check every index, ignoring
     /// the passes' `in_bounds` proofs (tells a wrong proof from a wrong translation).
@@ -162,8 +183,12 @@ fn main() -> ExitCode {
     match h.join() {
         Ok(code) => ExitCode::from(code),
         Err(_) => {
-            eprintln!("l0-opt: internal error");
-            ExitCode::from(1)
+            // A bug, not a user error: end like a crash (as MLIR tools
+            // abort), so that `not l0-opt ...` in a test does not pass.
+            eprintln!(
+                "l0-opt: internal error (a bug in L0; the panic is above): please report it with the input and the command line"
+            );
+            std::process::abort()
         }
     }
 }
@@ -184,6 +209,9 @@ fn real_main(cli: Cli) -> u8 {
     let pass_registry = passes::registry();
     if let Some(n) = cli.threads {
         codegen::runtime::set_threads(n as usize);
+    }
+    if let Some(n) = cli.max_steps {
+        ir::interp::set_max_steps(n);
     }
     if cli.list_passes {
         let _ = std::io::stdout()
@@ -216,7 +244,18 @@ fn real_main(cli: Cli) -> u8 {
             return 1;
         }
     };
-    let pipeline = cli.pass.join(",");
+    let mut stages = cli.pass.clone();
+    if let Some(p) = &cli.pass_pipeline {
+        match mlir_compat::pipeline(p) {
+            Ok(s) if s.is_empty() => {}
+            Ok(s) => stages.push(s),
+            Err(e) => {
+                eprintln!("l0-opt: error: --pass-pipeline: {e}");
+                return 2;
+            }
+        }
+    }
+    let pipeline = stages.join(",");
     if let Err(e) = pass_registry.parse_pipeline(&pipeline) {
         eprintln!("l0-opt: error: {e}");
         return 2;
@@ -268,8 +307,9 @@ fn real_main(cli: Cli) -> u8 {
             cli.output.as_deref().filter(|_| cli.run.is_none()),
             joined.as_bytes(),
         ) {
+            // Like an unreadable input: a file named on the command line.
             eprintln!("l0-opt: error: {e}");
-            return 1;
+            return 2;
         }
     }
     if ok {
@@ -372,14 +412,14 @@ fn process(cli: &Cli, pipeline: &str, source: &Rc<Source>) -> Result<String, Fai
         // Native code is generated from the arr + scf level, as for --run.
         if cli.target == Target::Nvptx || cli.emit == Emit::Ptx {
             // Kernels are generated from the gpu level.
-            run::lower_for_gpu(&mut ctx)?;
+            run::lower_for_gpu(&mut ctx, cli.fuse_before_lowering())?;
         } else if matches!(cli.emit, Emit::Obj | Emit::Asm | Emit::Llvm) {
             let backend = if cli.emit == Emit::Obj && cli.backend == Some(Backend::Cranelift) {
                 Backend::Cranelift
             } else {
                 Backend::Llvm
             };
-            run::lower_for_native(&mut ctx, backend)?;
+            run::lower_for_native(&mut ctx, backend, cli.fuse_before_lowering())?;
         }
         emit(cli, &ctx)?
     };
@@ -446,8 +486,7 @@ fn emit(cli: &Cli, ctx: &Context) -> Result<String, Failure> {
                 Some(Backend::Cranelift) => codegen::emit_object(ctx)?,
                 _ => codegen::llvm::emit_object(ctx)?,
             };
-            write_output(Some(path), &bytes)
-                .map_err(|e| Failure::Diags(vec![ir::pass::pass_error(e)]))?;
+            write_output(Some(path), &bytes).map_err(Failure::Usage)?;
             Ok(String::new())
         }
         Emit::Llvm | Emit::Asm if cli.target == Target::Native => {

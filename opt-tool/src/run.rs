@@ -23,27 +23,30 @@ fn median(mut xs: Vec<u128>) -> u128 {
 }
 
 /// The native backends compile the arr + scf level: lower whatever is above
-/// it (the IR is not printed after --run, so this is not observable).
+/// it (the IR is not printed after --run, so this is not observable), with
+/// the default optimizing pipeline `fuse,lower` (`-O0`: `lower` alone).
 /// `lower`'s `split` option depends on the backend: Cranelift gains from
 /// several accumulators per reduction (4); LLVM reassociates reductions
 /// itself (their accumulators carry `reassoc`), so it gets one (1).
-pub fn lower_for_native(ctx: &mut Context, backend: Backend) -> Result<(), Failure> {
+pub fn lower_for_native(ctx: &mut Context, backend: Backend, fuse: bool) -> Result<(), Failure> {
     let split = if backend == Backend::Cranelift { 4 } else { 1 };
-    lower_remaining(ctx, split, None)
+    lower_remaining(ctx, split, None, fuse)
 }
 
 /// `--target=nvptx` and `--emit=ptx` compile the `gpu` level: lower
-/// whatever is above it with `lower{target=gpu}` (default block size).
-pub fn lower_for_gpu(ctx: &mut Context) -> Result<(), Failure> {
-    lower_remaining(ctx, 1, Some(passes::gpu::GpuOptions::default()))
+/// whatever is above it with `fuse` (unless `-O0`) and `lower{target=gpu}`
+/// (default block size).
+pub fn lower_for_gpu(ctx: &mut Context, fuse: bool) -> Result<(), Failure> {
+    lower_remaining(ctx, 1, Some(passes::gpu::GpuOptions::default()), fuse)
 }
 
-/// Runs `lower` (with `split` and, for the gpu level, `gpu`) when any op
-/// still has a lowering.
+/// Runs `fuse` (when `fuse`) and `lower` (with `split` and, for the gpu
+/// level, `gpu`) when any op still has a lowering.
 fn lower_remaining(
     ctx: &mut Context,
     split: usize,
     gpu: Option<passes::gpu::GpuOptions>,
+    fuse: bool,
 ) -> Result<(), Failure> {
     if ctx
         .walk_all()
@@ -51,8 +54,16 @@ fn lower_remaining(
         .any(|op| !ctx.spec(op).lowerings.is_empty())
     {
         use ir::pass::Pass;
-        let mut lower = passes::lower::Lower::new(split, gpu);
-        lower.run(ctx, &mut ir::pass::PassStats::default())?;
+        let stats = &mut ir::pass::PassStats::default();
+        if fuse {
+            passes::fuse::Fuse {
+                vertical: true,
+                horizontal: true,
+            }
+            .run(ctx, stats)?;
+        }
+        passes::lower::Lower::new(split, gpu).run(ctx, stats)?;
+        ir::verifier::verify(ctx).map_err(Failure::Diags)?;
     }
     Ok(())
 }
@@ -93,7 +104,7 @@ fn run_on_gpu(
     if !crate::cuda::driver_present() {
         return Err(diag(crate::cuda::NO_DRIVER.into()));
     }
-    lower_for_gpu(ctx)?;
+    lower_for_gpu(ctx, cli.fuse_before_lowering())?;
     let ctx: &Context = ctx;
     let ptx = codegen::llvm::ptx::emit_ptx(ctx)?;
     let cuda = std::rc::Rc::new(crate::cuda::Cuda::open(&ptx).map_err(diag)?);
@@ -164,7 +175,7 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
             r
         }
         Backend::Cranelift => {
-            lower_for_native(ctx, Backend::Cranelift)?;
+            lower_for_native(ctx, Backend::Cranelift, cli.fuse_before_lowering())?;
             let ctx: &Context = ctx;
             let module = codegen::JitModule::compile(ctx)?;
             module.check(func)?;
@@ -172,7 +183,7 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
             native_calls(cli, || module.call(&prepared))?
         }
         Backend::Llvm => {
-            lower_for_native(ctx, Backend::Llvm)?;
+            lower_for_native(ctx, Backend::Llvm, cli.fuse_before_lowering())?;
             let ctx: &Context = ctx;
             let module = codegen::llvm::LlvmJit::compile(ctx)?;
             if cli.bench.is_some() {
@@ -189,8 +200,7 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
                 "-o FILE.npy needs a function with exactly one result".into(),
             ));
         }
-        crate::npy::write(path, &out[0], &results[0])
-            .map_err(|e| Failure::Diags(vec![ir::pass::pass_error(e)]))?;
+        crate::npy::write(path, &out[0], &results[0]).map_err(Failure::Usage)?;
         return Ok(());
     }
     let mut text = String::new();

@@ -714,4 +714,25 @@ fn emit_dot() {
     assert_ok(&out);
     assert!(out.stdout.trim_start().starts_with("digraph"), "{out:?}");
     assert!(out.stdout.trim_end().ends_with('}'), "{out:?}");
+    // Every edge joins declared nodes (a function's arguments are nodes in
+    // its cluster, not the function itself) and names the value it carries.
+    let decl = Regex::new(r"(?m)^\s*((?:op|arg)\d+) \[label=").unwrap();
+    let declared: std::collections::HashSet<&str> = decl
+        .captures_iter(&out.stdout)
+        .map(|c| c.get(1).unwrap().as_str())
+        .collect();
+    let edge = Regex::new(r"(?m)^\s*(\w+) -> (\w+)(.*)$").unwrap();
+    let mut edges = 0;
+    for c in edge.captures_iter(&out.stdout) {
+        edges += 1;
+        for k in [1, 2] {
+            let n = c.get(k).unwrap().as_str();
+            assert!(declared.contains(n), "edge to undeclared node {n}: {out:?}");
+        }
+        assert!(
+            c.get(3).unwrap().as_str().contains("[label=\"%"),
+            "unlabeled edge: {out:?}"
+        );
+    }
+    assert!(edges >= 4, "{out:?}");
 }

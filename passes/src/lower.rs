@@ -143,8 +143,19 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
     if on && gpu.is_some() {
         return Err("option 'parallel' needs 'target=native'".into());
     }
+    let until = opts.get("until").map(|s| s.to_string());
+    if let Some(u) = &until {
+        let registry = dialects::registry();
+        let phases = &registry.phases;
+        if !phases.iter().any(|p| p == u) {
+            return Err(format!(
+                "option 'until' names no phase: '{u}' (phases: {})",
+                phases.join(", ")
+            ));
+        }
+    }
     Ok(Box::new(Lower {
-        until: opts.get("until").map(|s| s.to_string()),
+        until,
         split: opts.get_usize("split", 4)?,
         gpu,
         parallel: on.then_some(parallel),
