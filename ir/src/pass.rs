@@ -186,6 +186,9 @@ pub fn parse_pipeline(text: &str) -> Result<Vec<(String, PassOptions)>, String> 
 pub trait Instrumentation {
     /// Called before `pass` runs.
     fn before_pass(&mut self, _pass: &str, _ctx: &Context) {}
+    /// Called when `pass` failed (it returned an error, or an
+    /// instrumentation's `after_pass` did), before the pipeline stops.
+    fn on_failure(&mut self, _pass: &str, _ctx: &Context) {}
     /// Called after `pass` ran; an error aborts the pipeline.
     fn after_pass(
         &mut self,
@@ -220,12 +223,65 @@ impl Instrumentation for VerifyEach {
     }
 }
 
-/// Prints the module to stderr after each pass.
-pub struct PrintIrAfterAll {
-    pub opts: PrintOptions,
+/// Which passes [`PrintIr`] prints the module around (MLIR's
+/// `--mlir-print-ir-*` options).
+#[derive(Clone, Debug, Default)]
+pub struct PrintIrOptions {
+    /// Before each pass named here.
+    pub before: Vec<String>,
+    /// After each pass named here.
+    pub after: Vec<String>,
+    /// After every pass.
+    pub after_all: bool,
+    /// After a pass (among those selected above, or any when none is
+    /// selected) only when it changed the printed IR.
+    pub after_change: bool,
+    /// After a pass that failed (returned an error, or whose result an
+    /// instrumentation rejected, e.g. did not verify).
+    pub after_failure: bool,
 }
 
-impl Instrumentation for PrintIrAfterAll {
+/// Prints the module to stderr around passes, as [`PrintIrOptions`] selects,
+/// under headers `// -----// IR Dump Before|After <pass> //----- //`.
+pub struct PrintIr {
+    pub select: PrintIrOptions,
+    pub opts: PrintOptions,
+    /// The IR before the running pass (kept for `after_change`).
+    before_text: Option<String>,
+}
+
+impl PrintIr {
+    /// An instrumentation printing what `select` asks for.
+    pub fn new(select: PrintIrOptions, opts: PrintOptions) -> PrintIr {
+        PrintIr {
+            select,
+            opts,
+            before_text: None,
+        }
+    }
+    fn named(list: &[String], pass: &str) -> bool {
+        list.iter().any(|p| p == pass)
+    }
+    /// Whether the IR is printed after `pass` (changes aside).
+    fn after_selected(&self, pass: &str) -> bool {
+        let s = &self.select;
+        s.after_all
+            || Self::named(&s.after, pass)
+            || (s.after_change && s.after.is_empty())
+    }
+}
+
+impl Instrumentation for PrintIr {
+    fn before_pass(&mut self, pass: &str, ctx: &Context) {
+        let text = (Self::named(&self.select.before, pass)
+            || (self.select.after_change && self.after_selected(pass)))
+        .then(|| print_module(ctx, self.opts));
+        if Self::named(&self.select.before, pass) {
+            eprintln!("// -----// IR Dump Before {pass} //----- //");
+            eprint!("{}", text.as_deref().unwrap_or_default());
+        }
+        self.before_text = text;
+    }
     fn after_pass(
         &mut self,
         pass: &str,
@@ -233,9 +289,22 @@ impl Instrumentation for PrintIrAfterAll {
         _: &PassStats,
         _: Duration,
     ) -> Result<(), Diagnostic> {
+        if !self.after_selected(pass) {
+            return Ok(());
+        }
+        let text = print_module(ctx, self.opts);
+        if self.select.after_change && self.before_text.as_deref() == Some(text.as_str()) {
+            return Ok(());
+        }
         eprintln!("// -----// IR Dump After {pass} //----- //");
-        eprint!("{}", print_module(ctx, self.opts));
+        eprint!("{text}");
         Ok(())
+    }
+    fn on_failure(&mut self, pass: &str, ctx: &Context) {
+        if self.select.after_failure {
+            eprintln!("// -----// IR Dump After {pass} Failed //----- //");
+            eprint!("{}", print_module(ctx, self.opts));
+        }
     }
 }
 
@@ -290,10 +359,21 @@ impl PassManager {
             }
             let mut stats = PassStats::default();
             let t0 = Instant::now();
-            pass.run(ctx, &mut stats)?;
+            let mut result = pass.run(ctx, &mut stats);
             let dt = t0.elapsed();
-            for i in self.instrumentations.iter_mut() {
-                i.after_pass(name, ctx, &stats, dt)?;
+            if result.is_ok() {
+                for i in self.instrumentations.iter_mut() {
+                    result = i.after_pass(name, ctx, &stats, dt);
+                    if result.is_err() {
+                        break;
+                    }
+                }
+            }
+            if let Err(d) = result {
+                for i in self.instrumentations.iter_mut() {
+                    i.on_failure(name, ctx);
+                }
+                return Err(d);
             }
             self.stats.push((name.to_string(), stats));
         }
@@ -304,4 +384,74 @@ impl PassManager {
 /// A diagnostic for a pass failure without a better location.
 pub fn pass_error(msg: impl Into<String>) -> Diagnostic {
     Diagnostic::error(Loc::UNKNOWN, msg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    /// A pass that fails, or does nothing.
+    struct Stub(bool);
+    impl Pass for Stub {
+        fn name(&self) -> &'static str {
+            if self.0 {
+                "fails"
+            } else {
+                "succeeds"
+            }
+        }
+        fn run(&mut self, _: &mut Context, _: &mut PassStats) -> Result<(), Diagnostic> {
+            if self.0 {
+                Err(pass_error("stub failure"))
+            } else {
+                Ok(())
+            }
+        }
+    }
+
+    /// Records the hooks it sees.
+    struct Record(Rc<RefCell<Vec<String>>>);
+    impl Instrumentation for Record {
+        fn before_pass(&mut self, pass: &str, _: &Context) {
+            self.0.borrow_mut().push(format!("before {pass}"));
+        }
+        fn after_pass(
+            &mut self,
+            pass: &str,
+            _: &Context,
+            _: &PassStats,
+            _: Duration,
+        ) -> Result<(), Diagnostic> {
+            self.0.borrow_mut().push(format!("after {pass}"));
+            Ok(())
+        }
+        fn on_failure(&mut self, pass: &str, _: &Context) {
+            self.0.borrow_mut().push(format!("failed {pass}"));
+        }
+    }
+
+    #[test]
+    fn failure_hook_runs_once_and_stops_the_pipeline() {
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let mut pm = PassManager::new(vec![
+            Box::new(Stub(false)),
+            Box::new(Stub(true)),
+            Box::new(Stub(false)),
+        ]);
+        pm.instrument(Box::new(Record(log.clone())));
+        let mut ctx = Context::new(Rc::new(crate::spec::Registry::default()));
+        let err = pm.run(&mut ctx).unwrap_err();
+        assert!(err.message.contains("stub failure"));
+        assert_eq!(
+            *log.borrow(),
+            [
+                "before succeeds",
+                "after succeeds",
+                "before fails",
+                "failed fails"
+            ]
+        );
+    }
 }

@@ -20,7 +20,7 @@ use clap::{ArgAction, Parser, ValueEnum};
 
 use ir::context::Source;
 use ir::diag::{render, Diagnostic};
-use ir::pass::{PassManager, PrintIrAfterAll, Timing, VerifyEach};
+use ir::pass::{PassManager, PrintIr, PrintIrOptions, Timing, VerifyEach};
 use ir::printer::{print_module, PrintOptions};
 use ir::Context;
 
@@ -88,6 +88,20 @@ struct Cli {
     /// Print the IR to stderr after every pass.
     #[arg(long, alias = "mlir-print-ir-after-all")]
     print_ir_after_all: bool,
+    /// Print the IR to stderr before each run of pass P (repeatable).
+    #[arg(long, value_name = "P", alias = "mlir-print-ir-before")]
+    print_ir_before: Vec<String>,
+    /// Print the IR to stderr after each run of pass P (repeatable).
+    #[arg(long, value_name = "P", alias = "mlir-print-ir-after")]
+    print_ir_after: Vec<String>,
+    /// Print the IR after a pass only when the pass changed it (with
+    /// --print-ir-after=P or --print-ir-after-all; alone: after any pass).
+    #[arg(long, alias = "mlir-print-ir-after-change")]
+    print_ir_after_change: bool,
+    /// Print the IR after a pass that failed (an error, or IR that does not
+    /// verify).
+    #[arg(long, alias = "mlir-print-ir-after-failure")]
+    print_ir_after_failure: bool,
     /// Print every op in the generic form.
     #[arg(long)]
     print_generic: bool,
@@ -256,6 +270,14 @@ fn real_main(cli: Cli) -> u8 {
         }
     }
     let pipeline = stages.join(",");
+    for p in cli.print_ir_before.iter().chain(&cli.print_ir_after) {
+        if pass_registry.get(p).is_none() {
+            eprintln!(
+                "l0-opt: error: --print-ir-before/after: unknown pass '{p}' (see --list-passes)"
+            );
+            return 2;
+        }
+    }
     if let Err(e) = pass_registry.parse_pipeline(&pipeline) {
         eprintln!("l0-opt: error: {e}");
         return 2;
@@ -384,12 +406,23 @@ fn process(cli: &Cli, pipeline: &str, source: &Rc<Source>) -> Result<String, Fai
     if cli.verify_each {
         pm.instrument(Box::new(VerifyEach));
     }
-    if cli.print_ir_after_all {
-        pm.instrument(Box::new(PrintIrAfterAll {
-            opts: PrintOptions {
-                generic: cli.print_generic,
-            },
-        }));
+    let select = PrintIrOptions {
+        before: cli.print_ir_before.clone(),
+        after: cli.print_ir_after.clone(),
+        after_all: cli.print_ir_after_all,
+        after_change: cli.print_ir_after_change,
+        after_failure: cli.print_ir_after_failure,
+    };
+    if !select.before.is_empty()
+        || !select.after.is_empty()
+        || select.after_all
+        || select.after_change
+        || select.after_failure
+    {
+        let opts = PrintOptions {
+            generic: cli.print_generic,
+        };
+        pm.instrument(Box::new(PrintIr::new(select, opts)));
     }
     let timing = Rc::new(std::cell::RefCell::new(Timing::default()));
     pm.instrument(Box::new(SharedTiming(timing.clone())));
