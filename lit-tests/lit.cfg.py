@@ -31,3 +31,11 @@ def tool(name):
 
 config.substitutions.append((tool("l0-opt"), l0_opt))
 config.substitutions.append((tool("FileCheck"), filecheck))
+
+# `not --crash` (a command expected to crash) is not built into lit's shell:
+# it runs the harness's l0-not (built by `cargo test -p lit-tests` next to
+# l0-opt), which counts death by a signal or a Rust panic as a crash.
+l0_not = os.path.abspath(
+    os.environ.get("L0_NOT", os.path.join(os.path.dirname(l0_opt), "l0-not"))
+)
+config.substitutions.insert(0, (tool("not --crash"), l0_not + " --crash"))

@@ -265,9 +265,7 @@ impl PrintIr {
     /// Whether the IR is printed after `pass` (changes aside).
     fn after_selected(&self, pass: &str) -> bool {
         let s = &self.select;
-        s.after_all
-            || Self::named(&s.after, pass)
-            || (s.after_change && s.after.is_empty())
+        s.after_all || Self::named(&s.after, pass) || (s.after_change && s.after.is_empty())
     }
 }
 

@@ -8,6 +8,7 @@ mod cuda;
 mod expect;
 mod mlir_compat;
 mod npy;
+mod reproducer;
 mod run;
 
 use std::io::{Read, Write};
@@ -98,6 +99,14 @@ struct Cli {
     /// --print-ir-after=P or --print-ir-after-all; alone: after any pass).
     #[arg(long, alias = "mlir-print-ir-after-change")]
     print_ir_after_change: bool,
+    /// When a pass fails, breaks verification or panics, write the IR from
+    /// before it and the failing stage to FILE (runnable as is).
+    #[arg(
+        long,
+        value_name = "FILE",
+        alias = "mlir-pass-pipeline-crash-reproducer"
+    )]
+    crash_reproducer: Option<PathBuf>,
     /// Print the IR after a pass that failed (an error, or IR that does not
     /// verify).
     #[arg(long, alias = "mlir-print-ir-after-failure")]
@@ -426,7 +435,38 @@ fn process(cli: &Cli, pipeline: &str, source: &Rc<Source>) -> Result<String, Fai
     }
     let timing = Rc::new(std::cell::RefCell::new(Timing::default()));
     pm.instrument(Box::new(SharedTiming(timing.clone())));
-    pm.run(&mut ctx)?;
+    let repro = cli.crash_reproducer.as_ref().map(|path| {
+        let r = reproducer::Reproducer::new(path.clone(), pipeline);
+        let parts = r.parts();
+        pm.instrument(Box::new(r));
+        parts
+    });
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pm.run(&mut ctx)));
+    match ran {
+        Ok(Ok(())) => {}
+        Ok(Err(d)) => {
+            let written = repro
+                .as_ref()
+                .and_then(|(_, _, st)| st.borrow().written.clone());
+            let d = match written {
+                Some((path, stage)) => {
+                    d.with_note(ir::Loc::UNKNOWN, reproducer::note(&path, &stage))
+                }
+                None if cli.crash_reproducer.is_none() => d,
+                None => d.with_note(ir::Loc::UNKNOWN, "no reproducer could be written"),
+            };
+            return Err(d.into());
+        }
+        Err(panic) => {
+            // An internal error: name the reproducer, then crash (main aborts).
+            if let Some((path, stages, st)) = &repro {
+                if let Some(note) = reproducer::Reproducer::write(path, stages, st) {
+                    eprintln!("l0-opt: {note}");
+                }
+            }
+            std::panic::resume_unwind(panic);
+        }
+    }
 
     if cli.pass_statistics {
         for (name, stats) in &pm.stats {

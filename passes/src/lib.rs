@@ -14,8 +14,10 @@ pub mod inline;
 pub mod lower;
 pub mod parallel;
 pub mod split_reductions;
+pub mod test_passes;
 
-/// Every pass of L0.
+/// Every pass of L0 (and, when `L0_TEST_PASSES` is set, the test passes
+/// of [`test_passes`]).
 pub fn registry() -> PassRegistry {
     let mut r = PassRegistry::default();
     r.register(canonicalize::info());
@@ -26,5 +28,10 @@ pub fn registry() -> PassRegistry {
     r.register(inline::info());
     r.register(lower::info());
     r.register(split_reductions::info());
+    if std::env::var_os("L0_TEST_PASSES").is_some() {
+        for i in test_passes::infos() {
+            r.register(i);
+        }
+    }
     r
 }
