@@ -4,6 +4,7 @@
 //! written); an internal error (a panic) aborts.
 
 mod args;
+mod check_each;
 mod cuda;
 mod expect;
 mod mlir_compat;
@@ -99,6 +100,11 @@ struct Cli {
     /// --print-ir-after=P or --print-ir-after-all; alone: after any pass).
     #[arg(long, alias = "mlir-print-ir-after-change")]
     print_ir_after_change: bool,
+    /// Run --run's function in the interpreter (with the --args) before the
+    /// pipeline and after every pass; report the first pass that changes a
+    /// result.
+    #[arg(long)]
+    check_each: bool,
     /// When a pass fails, breaks verification or panics, write the IR from
     /// before it and the failing stage to FILE (runnable as is).
     #[arg(
@@ -435,6 +441,13 @@ fn process(cli: &Cli, pipeline: &str, source: &Rc<Source>) -> Result<String, Fai
     }
     let timing = Rc::new(std::cell::RefCell::new(Timing::default()));
     pm.instrument(Box::new(SharedTiming(timing.clone())));
+    if cli.check_each {
+        let Some(func) = &cli.run else {
+            return Err(Failure::Usage("--check-each needs --run=FUNC".into()));
+        };
+        let args = run::parse_args(cli, &ctx, func)?;
+        pm.instrument(Box::new(check_each::CheckEach::new(&ctx, func, args)));
+    }
     let repro = cli.crash_reproducer.as_ref().map(|path| {
         let r = reproducer::Reproducer::new(path.clone(), pipeline);
         let parts = r.parts();

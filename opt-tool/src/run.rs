@@ -133,9 +133,9 @@ fn run_on_gpu(
     Ok(r)
 }
 
-/// Runs `func` with the command-line arguments and prints its results.
-pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
-    let Some((params, results)) = signature(ctx, func) else {
+/// The `--arg` values of `func`, parsed against its parameter types.
+pub fn parse_args(cli: &Cli, ctx: &Context, func: &str) -> Result<Vec<RtValue>, Failure> {
+    let Some((params, _)) = signature(ctx, func) else {
         return Err(Failure::Usage(format!(
             "no function named '@{func}' to run"
         )));
@@ -154,6 +154,13 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
                 .map_err(|e| Failure::Usage(format!("--arg #{}: {e}", i + 1)))?,
         );
     }
+    Ok(args)
+}
+
+/// Runs `func` with the command-line arguments and prints its results.
+pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
+    let args = parse_args(cli, ctx, func)?;
+    let results = signature(ctx, func).map(|s| s.1).unwrap_or_default();
     let out: Vec<RtValue> = match cli.backend() {
         _ if cli.target == crate::Target::Nvptx => run_on_gpu(cli, ctx, func, &args)?,
         Backend::Interp => {
