@@ -144,9 +144,10 @@ fn get_in_bounds(b: &mut Builder, v: ValueId, j: ValueId) -> ValueId {
     )
 }
 
+/// `x op y` under monoid `m` (no `reassoc`: the combine step's order is
+/// fixed, see [`gen::lower::combine`]).
 fn combine(b: &mut Builder, m: Monoid, ty: &Type, x: ValueId, y: ValueId) -> ValueId {
-    let name = m.combine_op(ty).expect("checked by lowerable");
-    b.op1(name, &[x, y], ty.clone(), vec![])
+    gen::lower::combine(b, m, ty, x, y, false)
 }
 
 /// How one generator is decomposed.
@@ -179,15 +180,7 @@ fn decompose_loop(ctx: &mut Context, op: OpId, opts: &ParallelOptions) {
 
     let mut b = Builder::before(ctx, op);
     let (c0, c1) = (index(&mut b, 0), index(&mut b, 1));
-    if !gen::lower::non_negative(b.ctx, n) {
-        let ok = b.op1(
-            "arith.cmpi",
-            &[n, c0],
-            Type::I1,
-            vec![("predicate".into(), Attribute::Str("sge".into()))],
-        );
-        scf::build_assert(&mut b, ok, "negative size");
-    }
+    gen::lower::check_size(&mut b, n, c0);
     // Chunking (a function of n only).
     let (grain, maxc) = (index(&mut b, opts.grain), index(&mut b, opts.max_chunks));
     let q = bin(&mut b, "arith.divsi", n, maxc);

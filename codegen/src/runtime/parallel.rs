@@ -39,10 +39,13 @@ pub fn set_threads(n: usize) {
     THREADS.store(n, Ordering::SeqCst);
 }
 
-/// The thread count in effect (every core when unset).
+/// The thread count in effect (every core when unset). The core count is
+/// read once: `available_parallelism` reads cgroup files, too slow for each
+/// parallel loop.
 pub fn threads() -> usize {
-    match THREADS.load(Ordering::SeqCst) {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    match THREADS.load(Ordering::Relaxed) {
+        0 => *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         n => n,
     }
 }

@@ -93,14 +93,7 @@ fn define_chunk(cx: &mut FnCx, op: OpId, caps: &Captures) -> Result<FuncId, Diag
         let body = ctx.op_block(op, 0);
         sub.set(ctx.block_args(body)[0], &[c]);
         sub.emit_block(body)?;
-        let zero = sub.b.ins().iconst(I8, 0);
-        sub.b.ins().return_(&[zero]);
-        sub.b.switch_to_block(fault_exit);
-        let one = sub.b.ins().iconst(I8, 1);
-        sub.b.ins().return_(&[one]);
-        let mut b = sub.b;
-        b.seal_all_blocks();
-        b.finalize(cx.m.target_config());
+        sub.finish_status();
     }
     cx.m.define_function(id, &mut cl)
         .map_err(|e| define_error(ctx, op, "an scf.forall body", &cl, e))?;

@@ -152,14 +152,7 @@ pub(crate) fn define(
         for (v, &off) in vals.iter().zip(&fi.out.offsets) {
             cx.b.ins().store(trusted(), *v, out, off as i32);
         }
-        let zero = cx.b.ins().iconst(I8, 0);
-        cx.b.ins().return_(&[zero]);
-        cx.b.switch_to_block(fault_exit);
-        let one = cx.b.ins().iconst(I8, 1);
-        cx.b.ins().return_(&[one]);
-        let mut b = cx.b;
-        b.seal_all_blocks();
-        b.finalize(m.target_config());
+        cx.finish_status();
     }
     let r = m.define_function(fi.id, cl);
     r.map_err(|e| define_error(ctx, fi.op, &format!("'@{}'", fi.name), cl, e))
@@ -211,6 +204,19 @@ impl<'a, 'f> FnCx<'a, 'f> {
             fault_exit,
             depth,
         }
+    }
+
+    /// Ends a function whose current block succeeds (`return 0`) and whose
+    /// fault exit returns 1; seals and finalizes it.
+    pub(crate) fn finish_status(mut self) {
+        let zero = self.b.ins().iconst(I8, 0);
+        self.b.ins().return_(&[zero]);
+        self.b.switch_to_block(self.fault_exit);
+        let one = self.b.ins().iconst(I8, 1);
+        self.b.ins().return_(&[one]);
+        let config = self.m.target_config();
+        self.b.seal_all_blocks();
+        self.b.finalize(config);
     }
 
     // ----- values --------------------------------------------------------

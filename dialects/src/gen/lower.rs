@@ -130,12 +130,34 @@ fn identity(b: &mut Builder, g: &Generator) -> ValueId {
     constant(b, a, &g.elem)
 }
 
+/// `scf.assert(size >= 0) {msg = "negative size"}` unless `size` is
+/// provably non-negative ([`non_negative`]); `c0` is the index 0. The
+/// interpreter faults on a loop of negative size, where an `scf.for` (or a
+/// chunking) would just run nothing.
+pub fn check_size(b: &mut Builder, size: ValueId, c0: ValueId) {
+    if non_negative(b.ctx, size) {
+        return;
+    }
+    let ok = b.op1(
+        "arith.cmpi",
+        &[size, c0],
+        Type::I1,
+        vec![("predicate".into(), Attribute::Str("sge".into()))],
+    );
+    b.op(
+        "scf.assert",
+        &[ok],
+        &[],
+        vec![("msg".into(), Attribute::Str("negative size".to_string()))],
+    );
+}
+
 /// The op combining `acc` with `x` under monoid `m`. With `reassoc`, a
 /// float combine carries the unit attribute `reassoc` (the accumulator of a
 /// reduce generator, whose monoid is associative by declaration, IR-SPEC
 /// §3), which lets the LLVM backend reassociate it; the interpreter and
 /// Cranelift ignore it.
-fn combine(
+pub fn combine(
     b: &mut Builder,
     m: Monoid,
     ty: &Type,
@@ -254,22 +276,7 @@ fn lower_loop_op(
         Some(c) => c,
         None => (const_index(b, 0), const_index(b, 1)),
     };
-    // The interpreter faults on a negative size; an `scf.for` would just run
-    // no iterations, so check it unless the size is provably non-negative.
-    if !non_negative(b.ctx, size) {
-        let ok = b.op1(
-            "arith.cmpi",
-            &[size, c0],
-            Type::I1,
-            vec![("predicate".into(), Attribute::Str("sge".into()))],
-        );
-        b.op(
-            "scf.assert",
-            &[ok],
-            &[],
-            vec![("msg".into(), Attribute::Str("negative size".to_string()))],
-        );
-    }
+    check_size(b, size, c0);
 
     for (g, &h) in gens.iter().zip(&handles) {
         if let GenKind::Reduce(m) = g.kind {
