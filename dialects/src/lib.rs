@@ -19,17 +19,25 @@ pub mod vec;
 /// The lowering phases, in the order the `lower` pass applies them.
 pub const PHASES: &[&str] = &["gen", "arr"];
 
-/// A registry with every dialect of L0.
+/// Registers every dialect of L0 into `r` and sets its lowering phases to
+/// [`PHASES`]. A tool that adds dialects of its own (see `opt_tool::opt_main`
+/// and `examples/standalone`) calls this first, then its own `register`
+/// functions, which may insert phases of their own.
+pub fn register_all(r: &mut Registry) {
+    func::register(r);
+    arith::register(r);
+    scf::register(r);
+    vec::register(r);
+    mat::register(r);
+    gen::register(r);
+    arr::register(r);
+    gpu::register(r);
+    r.phases = PHASES.to_vec();
+}
+
+/// A registry with every dialect of L0 (built by [`register_all`]).
 pub fn registry() -> Rc<Registry> {
     let mut r = Registry::new();
-    func::register(&mut r);
-    arith::register(&mut r);
-    scf::register(&mut r);
-    vec::register(&mut r);
-    mat::register(&mut r);
-    gen::register(&mut r);
-    arr::register(&mut r);
-    gpu::register(&mut r);
-    r.phases = PHASES.to_vec();
+    register_all(&mut r);
     Rc::new(r)
 }

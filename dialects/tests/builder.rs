@@ -101,3 +101,21 @@ fn hash_consing_respects_dominance() {
     assert_eq!(count(&ctx, "arith.exp"), 3);
     assert!(ctx.def_op_named(r, "scf.if").is_some());
 }
+
+#[test]
+fn try_op_reports_unknown_names_and_bad_counts() {
+    let mut ctx = Context::new(registry());
+    let body = func_with_body(&mut ctx);
+    let a = ctx.block_args(body)[0];
+    let mut b = Builder::at_end(&mut ctx, body);
+    let e = b
+        .try_op1("nodialect.frob", &[a], Type::F64, vec![])
+        .expect_err("an unregistered name is an error");
+    assert!(e.message.contains("no dialect registers"), "{}", e.message);
+    let e = b
+        .try_op1("arith.mulf", &[a], Type::F64, vec![])
+        .expect_err("one operand for a binary op is an error");
+    assert!(e.message.contains("1 operands"), "{}", e.message);
+    let ok = b.try_op1("arith.mulf", &[a, a], Type::F64, vec![]);
+    assert!(ok.is_ok());
+}

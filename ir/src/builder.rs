@@ -203,7 +203,9 @@ impl<'a> Builder<'a> {
     }
 
     /// Smart-creates op `name` and returns its result values (or the values
-    /// a fold or rewrite produced instead).
+    /// a fold or rewrite produced instead). Panics if no dialect registers
+    /// `name` (a bug in the caller): for names that come from input, use
+    /// [`Builder::try_op`].
     pub fn op(
         &mut self,
         name: &str,
@@ -236,6 +238,61 @@ impl<'a> Builder<'a> {
         let mut st = self.state(name, operands, result_types, attrs);
         st.regions = SmallVec::from_slice(regions);
         self.create(st)
+    }
+
+    /// [`Builder::op_with_regions`] for an op name that may not be
+    /// registered (e.g. one a plugin or a user names at run time): an
+    /// unknown name, or operand, result or region counts the op's spec does
+    /// not allow, is an error at the builder's location instead of a panic.
+    /// (`op`, `op1` and `op_with_regions` take names the caller's own code
+    /// registers, and panic on a bug there.)
+    pub fn try_op_with_regions(
+        &mut self,
+        name: &str,
+        operands: &[ValueId],
+        result_types: &[Type],
+        attrs: Vec<(String, Attribute)>,
+        regions: &[RegionId],
+    ) -> Result<SmallVec<[ValueId; 2]>, crate::diag::Diagnostic> {
+        let err = |m: String| crate::diag::Diagnostic::error(self.loc, m);
+        let Some(kind) = self.ctx.registry().kind(name) else {
+            return Err(err(format!(
+                "cannot build '{name}': no dialect registers this op"
+            )));
+        };
+        let spec = self.ctx.registry().spec(kind);
+        for (what, arity, n) in [
+            ("operands", spec.operands, operands.len()),
+            ("results", spec.results, result_types.len()),
+            ("regions", spec.regions, regions.len()),
+        ] {
+            if !arity.allows(n) {
+                return Err(err(format!(
+                    "cannot build '{name}' with {n} {what} (expected {arity:?})"
+                )));
+            }
+        }
+        Ok(self.op_with_regions(name, operands, result_types, attrs, regions))
+    }
+    /// [`Builder::try_op_with_regions`] without regions.
+    pub fn try_op(
+        &mut self,
+        name: &str,
+        operands: &[ValueId],
+        result_types: &[Type],
+        attrs: Vec<(String, Attribute)>,
+    ) -> Result<SmallVec<[ValueId; 2]>, crate::diag::Diagnostic> {
+        self.try_op_with_regions(name, operands, result_types, attrs, &[])
+    }
+    /// [`Builder::try_op`] for a single-result op.
+    pub fn try_op1(
+        &mut self,
+        name: &str,
+        operands: &[ValueId],
+        ty: Type,
+        attrs: Vec<(String, Attribute)>,
+    ) -> Result<ValueId, crate::diag::Diagnostic> {
+        Ok(self.try_op(name, operands, &[ty], attrs)?[0])
     }
 
     /// The constant `attr` of type `ty`, through the registry's materializer.

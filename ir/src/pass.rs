@@ -39,6 +39,9 @@ pub trait Pass {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PassOptions {
     pub values: BTreeMap<String, String>,
+    /// The lowering phases of the tool's dialect registry (from
+    /// [`PassRegistry::phases`]), for options that name a phase.
+    pub phases: Vec<&'static str>,
 }
 
 impl PassOptions {
@@ -92,6 +95,9 @@ pub struct PassInfo {
 #[derive(Clone, Default)]
 pub struct PassRegistry {
     pub passes: Vec<PassInfo>,
+    /// The lowering phases of the dialects the passes will run on, handed
+    /// to each pass's options ([`PassOptions::phases`]); empty when unknown.
+    pub phases: Vec<&'static str>,
 }
 
 impl PassRegistry {
@@ -120,7 +126,8 @@ impl PassRegistry {
     /// Parses `a,b{k=v,k2=v2},c` and creates the passes.
     pub fn parse_pipeline(&self, text: &str) -> Result<Vec<Box<dyn Pass>>, String> {
         let mut out = Vec::new();
-        for (name, opts) in parse_pipeline(text)? {
+        for (name, mut opts) in parse_pipeline(text)? {
+            opts.phases = self.phases.clone();
             let info = self
                 .get(&name)
                 .ok_or_else(|| format!("unknown pass '{name}' (see --list-passes)"))?;

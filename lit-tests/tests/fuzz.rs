@@ -596,8 +596,8 @@ mod guard {
         f(it, op, args)
     }
 
-    /// Wraps every interpreter function of `r` (built by the same registration sequence as
-    /// `dialects::registry()`, so op kinds agree across threads).
+    /// Wraps every interpreter function of `r` (built by `dialects::register_all`, so op
+    /// kinds agree across threads).
     pub fn install(r: &mut Registry) {
         let orig: Vec<Option<InterpFn>> = r.specs().iter().map(|s| s.interpret).collect();
         let _ = ORIGINAL.set(orig.clone());
@@ -615,28 +615,12 @@ mod guard {
     }
 }
 
-/// The dialect registry with the interpreter guard installed.
+/// The dialect registry with the interpreter guard installed: built by the
+/// same registration function as the tool's (`dialects::register_all`), so a
+/// new dialect needs no second list here.
 fn guarded_registry() -> Rc<ir::Registry> {
     let mut r = ir::Registry::new();
-    dialects::func::register(&mut r);
-    dialects::arith::register(&mut r);
-    dialects::scf::register(&mut r);
-    dialects::vec::register(&mut r);
-    dialects::mat::register(&mut r);
-    dialects::gen::register(&mut r);
-    dialects::arr::register(&mut r);
-    dialects::gpu::register(&mut r);
-    r.phases = dialects::PHASES.to_vec();
-    let plain = dialects::registry();
-    let same = r.specs().len() == plain.specs().len()
-        && r.specs()
-            .iter()
-            .zip(plain.specs())
-            .all(|(a, b)| a.name == b.name);
-    assert!(
-        same,
-        "guarded_registry() is out of date with dialects::registry()"
-    );
+    dialects::register_all(&mut r);
     guard::install(&mut r);
     Rc::new(r)
 }
@@ -783,7 +767,7 @@ fn mutants_never_panic() {
     let cur2 = current.clone();
     let (tx, rx) = mpsc::channel();
     let started = Instant::now();
-    std::thread::Builder::new()
+    let worker = std::thread::Builder::new()
         .name("fuzz".into())
         .stack_size(STACK)
         .spawn(move || {
@@ -794,7 +778,22 @@ fn mutants_never_panic() {
     let result = loop {
         match rx.recv_timeout(Duration::from_secs(1)) {
             Ok(r) => break r,
-            Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the fuzzing thread died"),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                // A panic outside a mutant (e.g. while setting up): the hook above
+                // kept quiet, so report its message and place here.
+                let _ = std::panic::take_hook();
+                let payload = worker.join().err();
+                let msg = payload
+                    .as_ref()
+                    .and_then(|p| {
+                        p.downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    })
+                    .unwrap_or_default();
+                let at = LAST_PANIC.lock().unwrap().clone().unwrap_or_default();
+                panic!("the fuzzing thread died: {msg} (at {at})")
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 if let Some((seed, index, bytes, t)) = current.lock().unwrap().as_ref() {
                     if t.elapsed() > PER_MUTANT_LIMIT {

@@ -49,8 +49,9 @@ impl Reproducer {
         let stage = stages.get(st.started.checked_sub(1)?)?.clone();
         let before = st.before.as_deref()?;
         let text = format!(
-            "// l0-opt crash reproducer: the IR before pass '{stage}', which failed on it.\n// Reproduce with: l0-opt {} --pass='{stage}'\n{before}",
-            path.display()
+            "// {me} crash reproducer: the IR before pass '{stage}', which failed on it.\n// Reproduce with: {me} {} --pass='{stage}'\n{before}",
+            path.display(),
+            me = crate::me()
         );
         let tmp = path.with_extension("l0tmp");
         let ok = std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, path));
@@ -95,8 +96,9 @@ impl Instrumentation for Reproducer {
 /// The note naming a reproducer written to `path` for `stage`.
 pub fn note(path: &std::path::Path, stage: &str) -> String {
     format!(
-        "a reproducer was written to '{}' (l0-opt {} --pass='{stage}')",
+        "a reproducer was written to '{}' ({} {} --pass='{stage}')",
         path.display(),
+        crate::me(),
         path.display()
     )
 }

@@ -20,6 +20,13 @@ pub mod test_passes;
 /// of [`test_passes`]).
 pub fn registry() -> PassRegistry {
     let mut r = PassRegistry::default();
+    register_all(&mut r);
+    r
+}
+
+/// Registers every pass of L0 into `r` (see [`registry`]); a tool with
+/// passes of its own calls this, then registers its own.
+pub fn register_all(r: &mut PassRegistry) {
     r.register(canonicalize::info());
     r.register(code_motion::info());
     r.register(cse::info());
@@ -33,5 +40,4 @@ pub fn registry() -> PassRegistry {
             r.register(i);
         }
     }
-    r
 }

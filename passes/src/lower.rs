@@ -145,8 +145,12 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
     }
     let until = opts.get("until").map(|s| s.to_string());
     if let Some(u) = &until {
-        let registry = dialects::registry();
-        let phases = &registry.phases;
+        // The tool's phases (a dialect may add its own), else L0's.
+        let phases = if opts.phases.is_empty() {
+            dialects::PHASES
+        } else {
+            &opts.phases[..]
+        };
         if !phases.iter().any(|p| p == u) {
             return Err(format!(
                 "option 'until' names no phase: '{u}' (phases: {})",
