@@ -223,6 +223,25 @@ impl<'a> CustomParser<'a> {
             _ => None,
         }
     }
+    /// Consumes `[ ... ]` and returns a cursor over its contents.
+    pub fn expect_square(&mut self) -> Result<CustomParser<'a>, SyntaxError> {
+        self.try_square().ok_or_else(|| self.error("expected '['"))
+    }
+    /// Consumes `[ ... ]` if next.
+    pub fn try_square(&mut self) -> Option<CustomParser<'a>> {
+        match self.peek() {
+            Some(AstItem {
+                kind: AstItemKind::Square(items),
+                loc,
+            }) => {
+                self.pos += 1;
+                let mut inner = CustomParser::new(items, self.op_loc, *loc, 0);
+                inner.source = self.source.clone();
+                Some(inner)
+            }
+            _ => None,
+        }
+    }
     /// Consumes a region if next.
     pub fn try_region(&mut self) -> Option<AstRegion> {
         match self.peek() {

@@ -55,6 +55,9 @@ pub struct Substitutions<'a> {
     pub filecheck: &'a Path,
     /// Replacement for the word `not`.
     pub not: &'a Path,
+    /// More tools, `(word, path)`: e.g. an out-of-tree `-opt` tool built on
+    /// `opt_tool::opt_main` (`examples/standalone`'s `poly-opt`).
+    pub extra: &'a [(&'a str, &'a Path)],
 }
 
 fn is_sep(c: char) -> bool {
@@ -80,7 +83,7 @@ pub fn substitute(cmd: &str, s: &Substitutions) -> Result<String, String> {
             ),
             "FileCheck" => Some(s.filecheck),
             "not" => Some(s.not),
-            _ => None,
+            w => s.extra.iter().find(|(name, _)| *name == w).map(|(_, p)| *p),
         };
         match tool {
             Some(p) => words.push_str(&shell_quote(&p.to_string_lossy())),
@@ -131,6 +134,7 @@ mod tests {
             l0_opt: Some(Path::new("/b/l0-opt")),
             filecheck: Path::new("/b/fc"),
             not: Path::new("/b/not"),
+            extra: &[("poly-opt", Path::new("/b/poly-opt"))],
         };
         let got = substitute(
             "l0-opt %s -o %t|not FileCheck %s --check-prefix=not 100%% %S %x",
@@ -143,6 +147,10 @@ mod tests {
         let none = Substitutions { l0_opt: None, ..s };
         assert!(substitute("l0-opt %s", &none).is_err());
         assert_eq!(substitute("cat %s", &none).unwrap(), "cat /d/x.ir");
+        assert_eq!(
+            substitute("poly-opt %s | x/poly-opt", &none).unwrap(),
+            "/b/poly-opt /d/x.ir | x/poly-opt"
+        );
     }
 
     #[test]

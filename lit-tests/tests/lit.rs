@@ -148,6 +148,7 @@ fn run_file(
         l0_opt: l0.as_deref().ok(),
         filecheck: Path::new(env!("CARGO_BIN_EXE_l0-filecheck")),
         not: Path::new(env!("CARGO_BIN_EXE_l0-not")),
+        extra: &[],
     };
     for raw in &cmds {
         let cmd = match substitute(raw, &subs) {

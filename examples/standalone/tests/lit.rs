@@ -1,0 +1,93 @@
+//! Runs `test/*.ir` (the lit tests `lit test/` runs with LLVM's FileCheck)
+//! under `cargo test`: each RUN line under `bash -o pipefail`, with
+//! `poly-opt` this crate's binary and `FileCheck`/`not` L0's harness
+//! binaries (`l0-filecheck`, `l0-not`, built on demand).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use lit_tests::runlines::{parse_run_lines, substitute, Substitutions};
+
+/// `l0-filecheck` or `l0-not` next to `poly-opt`, built first if missing.
+fn harness_bin(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_BIN_EXE_poly-opt"))
+        .parent()
+        .expect("a target directory");
+    let bin = dir.join(name);
+    if !bin.is_file() {
+        let profile = match dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") | None => "dev",
+            Some(p) => p,
+        };
+        let target = dir.parent().expect("a target directory");
+        let ok = Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "-q",
+                "-p",
+                "lit-tests",
+                "--bins",
+                "--profile",
+                profile,
+            ])
+            .arg("--target-dir")
+            .arg(target)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(
+            ok,
+            "cannot build the lit harness (cargo build -p lit-tests --bins)"
+        );
+    }
+    bin
+}
+
+#[test]
+fn lit() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("test/")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ir"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no test/*.ir");
+    let (filecheck, not) = (harness_bin("l0-filecheck"), harness_bin("l0-not"));
+    let poly_opt = Path::new(env!("CARGO_BIN_EXE_poly-opt"));
+    let tmp = std::env::temp_dir().join(format!("poly-lit-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).expect("a temporary directory");
+    let mut failures = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("readable test");
+        let cmds = parse_run_lines(&text);
+        assert!(!cmds.is_empty(), "{}: no RUN line", file.display());
+        let subs = Substitutions {
+            file,
+            tmp: &tmp.join("t"),
+            l0_opt: None,
+            filecheck: &filecheck,
+            not: &not,
+            extra: &[("poly-opt", poly_opt)],
+        };
+        for raw in cmds {
+            let cmd = substitute(&raw, &subs).expect("substitution");
+            let out = Command::new("bash")
+                .args(["-o", "pipefail", "-c", &cmd])
+                .current_dir(&tmp)
+                .output()
+                .expect("bash");
+            if !out.status.success() {
+                failures.push(format!(
+                    "{}: RUN: {raw}\n{}{}",
+                    file.display(),
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
