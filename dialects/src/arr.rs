@@ -346,6 +346,7 @@ pub fn register(r: &mut Registry) {
         .operands(one)
         .results(one)
         .traits(Traits::ALLOCATES)
+        .assembly_format("operands attr-dict : type(results)")
         .verify(verify_alloc)
         .interpret(interp_alloc),
     );
@@ -354,6 +355,8 @@ pub fn register(r: &mut Registry) {
             .operands(Arity::Exactly(2))
             .results(one)
             .traits(Traits::READS)
+            .assembly_format("operands attr-dict : type(first)")
+            .infer(crate::util::infer_elem)
             .verify(verify_load)
             .interpret(interp_load),
     );
@@ -361,6 +364,7 @@ pub fn register(r: &mut Registry) {
         OpSpec::new("arr.store", "writes element i of a buffer")
             .operands(Arity::Exactly(3))
             .traits(Traits::WRITES)
+            .assembly_format("operands attr-dict : type(first)")
             .verify(verify_store)
             .interpret(interp_store),
     );
@@ -369,6 +373,8 @@ pub fn register(r: &mut Registry) {
             .operands(one)
             .results(one)
             .traits(Traits::READS)
+            .assembly_format("operands attr-dict : type(operands)")
+            .infer(crate::util::infer_index)
             .verify(verify_len)
             .interpret(interp_len),
     );
@@ -376,6 +382,7 @@ pub fn register(r: &mut Registry) {
         OpSpec::new("arr.push", "appends an element, growing the buffer")
             .operands(Arity::Exactly(2))
             .traits(Traits::READS | Traits::WRITES | Traits::ALLOCATES)
+            .assembly_format("operands attr-dict : type(first)")
             .verify(verify_push)
             .interpret(interp_push),
     );
@@ -384,6 +391,8 @@ pub fn register(r: &mut Registry) {
             .operands(one)
             .results(one)
             .traits(Traits::ALLOCATES)
+            .assembly_format("operands attr-dict : type(operands)")
+            .infer(crate::util::infer_arr_of_elem)
             .verify(verify_from_vec)
             .interpret(interp_from_vec),
     );
@@ -392,6 +401,8 @@ pub fn register(r: &mut Registry) {
             .operands(one)
             .results(one)
             .traits(Traits::READS | Traits::ALLOCATES)
+            .assembly_format("operands attr-dict : type(operands)")
+            .infer(crate::util::infer_vec_of_elem)
             .verify(verify_to_vec)
             .interpret(interp_to_vec),
     );
@@ -403,6 +414,8 @@ pub fn register(r: &mut Registry) {
         .operands(Arity::Exactly(2))
         .results(one)
         .traits(Traits::READS | Traits::WRITES | Traits::ALLOCATES)
+        .assembly_format("operands attr-dict : type(first)")
+        .infer(crate::util::infer_index)
         .verify(verify_find_or_insert)
         .interpret(interp_find_or_insert),
     );
@@ -410,6 +423,7 @@ pub fn register(r: &mut Registry) {
         OpSpec::new("arr.free", "releases a buffer")
             .operands(one)
             .traits(Traits::WRITES)
+            .assembly_format("operands attr-dict : type(operands)")
             .verify(verify_free)
             .interpret(interp_free),
     );

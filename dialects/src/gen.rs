@@ -950,6 +950,7 @@ pub fn register(r: &mut Registry) {
             .results(Arity::AtLeast(0))
             .regions(Arity::Exactly(1))
             .traits(Traits::RECURSIVELY_PURE | Traits::REGIONS_NEED_TERMINATOR)
+            .assembly_format("(operands) $gens attr-dict : type(operands) -> type(results) regions")
             .verify(verify_loop)
             .rewrite(remove_dead_loop)
             .interpret(interp_loop)
@@ -959,12 +960,14 @@ pub fn register(r: &mut Registry) {
         OpSpec::new(EMIT, "feeds a value (or a key and a value) to a generator")
             .operands(Arity::Between(2, 3))
             .traits(Traits::WRITES)
+            .assembly_format("operands attr-dict : type(first)")
             .verify(verify_emit)
             .interpret(interp_emit),
     );
     r.register(
         OpSpec::new(END, "terminates a generator loop body")
             .traits(Traits::TERMINATOR | Traits::PURE)
+            .assembly_format("attr-dict")
             .verify(verify_end)
             .interpret(interp_end),
     );

@@ -407,34 +407,46 @@ pub fn register(r: &mut Registry) {
             "a rows x cols matrix from a row-major vector",
             3,
         )
+        .assembly_format("operands attr-dict : type(first)")
+        .infer(crate::util::infer_mat_of_elem)
         .verify(verify_from)
         .interpret(interp_from),
     );
     r.register(
         pure("mat.rows", "the number of rows", 1)
+            .assembly_format("operands attr-dict : type(operands)")
+            .infer(crate::util::infer_index)
             .verify(verify_dim)
             .interpret(interp_rows)
             .rewrite(rw_rows),
     );
     r.register(
         pure("mat.cols", "the number of columns", 1)
+            .assembly_format("operands attr-dict : type(operands)")
+            .infer(crate::util::infer_index)
             .verify(verify_dim)
             .interpret(interp_cols)
             .rewrite(rw_cols),
     );
     r.register(
         pure("mat.get", "entry (i, j) (faults out of bounds)", 3)
+            .assembly_format("operands attr-dict : type(first)")
+            .infer(crate::util::infer_elem)
             .verify(verify_get)
             .interpret(interp_get),
     );
     r.register(
         pure("mat.row", "row i as a vector (faults out of bounds)", 2)
+            .assembly_format("operands attr-dict : type(first)")
+            .infer(crate::util::infer_vec_of_elem)
             .verify(verify_row)
             .interpret(interp_row),
     );
     r.register(
         pure("mat.transpose", "the transposed matrix", 1)
             .traits(Traits::SAME_OPERANDS_AND_RESULT_TYPE)
+            .assembly_format("operands attr-dict : type(operands)")
+            .infer(crate::util::infer_same)
             .verify(verify_transpose)
             .interpret(interp_transpose)
             .rewrite(rw_transpose)
@@ -443,12 +455,16 @@ pub fn register(r: &mut Registry) {
     r.register(
         pure("mat.mul", "the matrix product", 2)
             .traits(Traits::SAME_OPERANDS_AND_RESULT_TYPE)
+            .assembly_format("operands attr-dict : type(first)")
+            .infer(crate::util::infer_same)
             .verify(verify_mul)
             .interpret(interp_mul)
             .lowering("gen", lower_mul),
     );
     r.register(
         pure("mat.matvec", "the matrix-vector product", 2)
+            .assembly_format("operands attr-dict : type(first)")
+            .infer(crate::util::infer_vec_of_elem)
             .verify(verify_matvec)
             .interpret(interp_matvec)
             .lowering("gen", lower_matvec),

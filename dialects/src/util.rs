@@ -91,3 +91,45 @@ pub fn pure(name: &'static str, summary: &'static str, operands: usize) -> ir::s
         .results(Arity::Exactly(1))
         .traits(Traits::PURE)
 }
+
+// ----- result-type inference for declarative custom forms ----------------------
+
+/// Inferred result types (one for every op that uses these).
+type Inferred = Option<smallvec::SmallVec<[Type; 2]>>;
+/// Attributes as the inference hooks see them.
+type Attrs = [(String, Attribute)];
+
+/// The result is an `index`.
+pub fn infer_index(_: &[Type], _: &Attrs) -> Inferred {
+    Some(smallvec::smallvec![Type::Index])
+}
+
+/// The result has the first operand's type.
+pub fn infer_same(ts: &[Type], _: &Attrs) -> Inferred {
+    Some(smallvec::smallvec![ts.first()?.clone()])
+}
+
+/// The result is the element type of the first operand (a `vec`, `mat` or `arr`).
+pub fn infer_elem(ts: &[Type], _: &Attrs) -> Inferred {
+    Some(smallvec::smallvec![ts.first()?.elem()?.clone()])
+}
+
+/// The result is a `vec` of the first operand's element type.
+pub fn infer_vec_of_elem(ts: &[Type], _: &Attrs) -> Inferred {
+    Some(smallvec::smallvec![Type::vec(ts.first()?.elem()?.clone())])
+}
+
+/// The result is a `mat` of the first operand's element type.
+pub fn infer_mat_of_elem(ts: &[Type], _: &Attrs) -> Inferred {
+    Some(smallvec::smallvec![Type::mat(ts.first()?.elem()?.clone())])
+}
+
+/// The result is an `arr` of the first operand's element type.
+pub fn infer_arr_of_elem(ts: &[Type], _: &Attrs) -> Inferred {
+    Some(smallvec::smallvec![Type::arr(ts.first()?.elem()?.clone())])
+}
+
+/// The result is a `vec<index>`.
+pub fn infer_vec_index(_: &[Type], _: &Attrs) -> Inferred {
+    Some(smallvec::smallvec![Type::vec(Type::Index)])
+}

@@ -1041,24 +1041,31 @@ use crate::util::pure;
 pub fn register(r: &mut Registry) {
     r.register(
         pure("vec.len", "the length of a vector", 1)
+            .assembly_format("operands attr-dict : type(operands)")
+            .infer(crate::util::infer_index)
             .verify(verify_len)
             .interpret(interp_len)
             .rewrite(rw_len),
     );
     r.register(
         pure("vec.get", "element i of a vector (faults out of bounds)", 2)
+            .assembly_format("operands attr-dict : type(first)")
+            .infer(crate::util::infer_elem)
             .verify(verify_get)
             .interpret(interp_get)
             .rewrite(rw_get),
     );
     r.register(
         pure("vec.iota", "the vector 0, 1, ..., n-1", 1)
+            .assembly_format("operands attr-dict")
+            .infer(crate::util::infer_vec_index)
             .verify(verify_iota)
             .interpret(interp_iota)
             .lowering("gen", lower_iota),
     );
     r.register(
         pure("vec.fill", "n copies of a value", 2)
+            .assembly_format("operands attr-dict : type(results)")
             .verify(verify_fill)
             .interpret(interp_fill)
             .lowering("gen", lower_fill),
@@ -1072,6 +1079,7 @@ pub fn register(r: &mut Registry) {
         .results(Arity::Exactly(1))
         .regions(Arity::Exactly(1))
         .traits(Traits::PURE | Traits::REGIONS_NEED_TERMINATOR)
+        .assembly_format("(operands) attr-dict : type(operands) -> type(results) regions")
         .verify(verify_map)
         .interpret(interp_map)
         .lowering("gen", lower_map),
@@ -1083,6 +1091,7 @@ pub fn register(r: &mut Registry) {
         )
         .operands(Arity::AtLeast(0))
         .traits(Traits::TERMINATOR | Traits::PURE)
+        .assembly_format("operands attr-dict : type(operands)")
         .verify(verify_yield)
         .interpret(yield_values),
     );
@@ -1092,18 +1101,24 @@ pub fn register(r: &mut Registry) {
             "folds a vector with a monoid from an initial value",
             2,
         )
+        .assembly_format("$kind operands attr-dict : type(first)")
+        .infer(crate::util::infer_elem)
         .verify(verify_reduce)
         .interpret(interp_reduce)
         .lowering("gen", lower_reduce),
     );
     r.register(
         pure("vec.sum", "the sum of a vector's elements", 1)
+            .assembly_format("operands attr-dict : type(operands)")
+            .infer(crate::util::infer_elem)
             .verify(verify_sum)
             .interpret(interp_sum)
             .lowering("gen", lower_sum),
     );
     r.register(
         pure("vec.dot", "the dot product of two equal-length vectors", 2)
+            .assembly_format("operands attr-dict : type(first)")
+            .infer(crate::util::infer_elem)
             .verify(verify_dot)
             .interpret(interp_dot)
             .lowering("gen", lower_dot),
@@ -1117,12 +1132,16 @@ pub fn register(r: &mut Registry) {
         .results(Arity::Exactly(1))
         .regions(Arity::Exactly(1))
         .traits(Traits::PURE | Traits::REGIONS_NEED_TERMINATOR)
+        .assembly_format("operands attr-dict : type(operands) regions")
+        .infer(crate::util::infer_same)
         .verify(verify_filter)
         .interpret(interp_filter)
         .lowering("gen", lower_filter),
     );
     r.register(
         pure("vec.scan", "the inclusive running fold of a vector", 2)
+            .assembly_format("$kind operands attr-dict : type(first)")
+            .infer(crate::util::infer_same)
             .verify(verify_scan)
             .interpret(interp_scan)
             .lowering("gen", lower_scan),
@@ -1130,6 +1149,8 @@ pub fn register(r: &mut Registry) {
     r.register(
         pure("vec.add", "elementwise sum of two equal-length vectors", 2)
             .traits(Traits::SAME_OPERANDS_AND_RESULT_TYPE)
+            .assembly_format("operands attr-dict : type(first)")
+            .infer(crate::util::infer_same)
             .verify(verify_elementwise)
             .interpret(interp_add)
             .rewrite(rw_add)
@@ -1142,6 +1163,8 @@ pub fn register(r: &mut Registry) {
             2,
         )
         .traits(Traits::SAME_OPERANDS_AND_RESULT_TYPE)
+        .assembly_format("operands attr-dict : type(first)")
+        .infer(crate::util::infer_same)
         .verify(verify_elementwise)
         .interpret(interp_sub)
         .rewrite(rw_sub)
@@ -1154,6 +1177,8 @@ pub fn register(r: &mut Registry) {
             2,
         )
         .traits(Traits::SAME_OPERANDS_AND_RESULT_TYPE)
+        .assembly_format("operands attr-dict : type(first)")
+        .infer(crate::util::infer_same)
         .verify(verify_elementwise)
         .interpret(interp_mul)
         .rewrite(rw_mul)
@@ -1161,6 +1186,8 @@ pub fn register(r: &mut Registry) {
     );
     r.register(
         pure("vec.scale", "multiplies every element by a scalar", 2)
+            .assembly_format("operands attr-dict : type(first)")
+            .infer(crate::util::infer_same)
             .verify(verify_scale)
             .interpret(interp_scale)
             .rewrite(rw_scale)

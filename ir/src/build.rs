@@ -11,7 +11,7 @@ use crate::attributes::Attribute;
 use crate::context::{BlockId, Context, Loc, RegionId, Source, ValueId};
 use crate::custom::{CustomParser, ParsedOp, ParsedRegion};
 use crate::diag::Diagnostic;
-use crate::spec::{OpState, Registry, Traits};
+use crate::spec::{OpKind, OpState, Registry, Traits};
 use crate::types::Type;
 
 struct Scopes {
@@ -110,7 +110,6 @@ fn build_op(
         .kind(&op.name)
         .ok_or_else(|| diag(op.loc, format!("unknown operation '{}'", op.name)))?;
     let spec = registry.spec(kind);
-    let isolated = spec.traits.contains(Traits::ISOLATED_FROM_ABOVE);
     let num_results: usize = op.results.iter().map(|r| r.count).sum();
 
     let parsed: ParsedOp = match &op.body {
@@ -149,7 +148,16 @@ fn build_op(
             }
         }
         AstOpBody::Custom(items) => {
+            let end = items.last().map(|i| i.loc).unwrap_or(op.loc);
+            let mut cp = CustomParser::new(items, op.loc, end, num_results);
+            cp.source = ctx.source.clone();
             let Some(parse) = spec.parse else {
+                if let Some(f) = &spec.format {
+                    let p =
+                        crate::format::parse(&mut cp, f).map_err(|e| diag(e.offset, e.message))?;
+                    cp.finish().map_err(|e| diag(e.offset, e.message))?;
+                    return finish_op(ctx, scopes, op, block, kind, p, true);
+                }
                 return Err(diag(
                     op.loc,
                     format!(
@@ -158,15 +166,53 @@ fn build_op(
                     ),
                 ));
             };
-            let end = items.last().map(|i| i.loc).unwrap_or(op.loc);
-            let mut cp = CustomParser::new(items, op.loc, end, num_results);
-            cp.source = ctx.source.clone();
             let p = parse(&mut cp).map_err(|e| diag(e.offset, e.message))?;
             cp.finish().map_err(|e| diag(e.offset, e.message))?;
             p
         }
     };
 
+    finish_op(ctx, scopes, op, block, kind, parsed, false)
+}
+
+/// Resolves a parsed op's operands, infers its result types when its
+/// declarative format left them out (`infer`), checks the result count,
+/// builds its regions and inserts it.
+fn finish_op(
+    ctx: &mut Context,
+    scopes: &mut Scopes,
+    op: &AstOp,
+    block: BlockId,
+    kind: OpKind,
+    mut parsed: ParsedOp,
+    infer: bool,
+) -> Result<(), Diagnostic> {
+    let registry = ctx.registry().clone();
+    let spec = registry.spec(kind);
+    let isolated = spec.traits.contains(Traits::ISOLATED_FROM_ABOVE);
+    let num_results: usize = op.results.iter().map(|r| r.count).sum();
+    let mut operands = Vec::with_capacity(parsed.operands.len());
+    for (r, t) in &parsed.operands {
+        operands.push(resolve(ctx, scopes, r, t.as_ref())?);
+    }
+    if infer && parsed.result_types.is_empty() {
+        if let Some(f) = spec.infer {
+            let types: Vec<Type> = operands.iter().map(|&v| ctx.ty(v).clone()).collect();
+            match f(&types, &parsed.attrs) {
+                Some(ts) => parsed.result_types = ts.into_vec(),
+                None => {
+                    return Err(diag(
+                        op.loc,
+                        format!(
+                            "cannot infer the result types of '{}' from operand types ({}); check the operands",
+                            op.name,
+                            types.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
+                        ),
+                    ))
+                }
+            }
+        }
+    }
     if num_results != parsed.result_types.len() {
         return Err(diag(
             op.loc,
@@ -176,10 +222,6 @@ fn build_op(
                 num_results
             ),
         ));
-    }
-    let mut operands = Vec::with_capacity(parsed.operands.len());
-    for (r, t) in &parsed.operands {
-        operands.push(resolve(ctx, scopes, r, t.as_ref())?);
     }
     let mut regions: Vec<RegionId> = Vec::with_capacity(parsed.regions.len());
     for pr in &parsed.regions {

@@ -12,6 +12,7 @@ pub mod context;
 pub mod custom;
 pub mod diag;
 pub mod dot;
+pub mod format;
 pub mod interp;
 pub mod parser;
 pub mod pass;

@@ -97,6 +97,10 @@ impl<'a> Printer<'a> {
         self.names[v.index()] = Some(n);
     }
 
+    /// The last character written, if any.
+    pub fn last_char(&self) -> Option<char> {
+        self.out.chars().next_back()
+    }
     /// Writes a use of `v`.
     pub fn value(&mut self, v: ValueId) {
         self.out.push('%');
@@ -272,10 +276,14 @@ impl<'a> Printer<'a> {
         if isolated {
             self.scopes.push((HashSet::default(), 0));
         }
-        match (spec.print, self.opts.generic) {
-            (Some(print), false) => {
+        match (spec.print, &spec.format, self.opts.generic) {
+            (Some(print), _, false) => {
                 self.out.push_str(spec.name);
                 let _ = print(self, op);
+            }
+            (None, Some(f), false) if crate::format::printable(self, op, f) => {
+                self.out.push_str(spec.name);
+                crate::format::print(self, op, f);
             }
             _ => self.generic_op(op),
         }

@@ -158,6 +158,9 @@ pub type InterpFn = fn(&mut Interp, OpId, &[RtValue]) -> Result<SmallVec<[RtValu
 pub type PrintFn = fn(&mut Printer, OpId) -> fmt::Result;
 /// Parses the custom form of an op from its token items.
 pub type ParseFn = fn(&mut CustomParser) -> Result<ParsedOp, crate::ast::SyntaxError>;
+/// Infers an op's result types from its operand types and attributes, or
+/// `None` when they do not determine them.
+pub type InferFn = fn(&[Type], &[(String, Attribute)]) -> Option<SmallVec<[Type; 2]>>;
 /// Materializes a constant attribute as an op (a dialect's constant op).
 pub type MaterializeFn = fn(&mut Builder, &Attribute, &Type) -> Option<ValueId>;
 
@@ -178,6 +181,12 @@ pub struct OpSpec {
     pub parse: Option<ParseFn>,
     /// Delayed rewrites: `(phase, rewrite)` applied by the `lower` pass at that phase.
     pub lowerings: Vec<(&'static str, RewriteFn)>,
+    /// A declarative custom form ([`crate::format`]), used when `print` and
+    /// `parse` are not set.
+    pub format: Option<crate::format::Format>,
+    /// Result types from operand types and attributes (MLIR's
+    /// `InferTypeOpInterface`), for formats that do not write them.
+    pub infer: Option<InferFn>,
 }
 
 impl OpSpec {
@@ -197,6 +206,8 @@ impl OpSpec {
             print: None,
             parse: None,
             lowerings: Vec::new(),
+            format: None,
+            infer: None,
         }
     }
     /// Sets the operand arity.
@@ -245,6 +256,27 @@ impl OpSpec {
         self.parse = Some(parse);
         self
     }
+    /// Declares the custom form with a format string ([`crate::format`]).
+    /// Panics on a malformed format (a bug in the dialect, found by any
+    /// test that registers it; [`Registry::register`] also rejects a format
+    /// that leaves out result types the op cannot infer).
+    pub fn assembly_format(mut self, format: &'static str) -> Self {
+        let f = crate::format::Format::parse(format)
+            .unwrap_or_else(|e| panic!("bad assembly format of '{}': {e}", self.name));
+        self.format = Some(f);
+        self
+    }
+    /// Sets the result-type inference.
+    pub fn infer(mut self, f: InferFn) -> Self {
+        self.infer = Some(f);
+        self
+    }
+    /// Whether the declared format can parse without result types.
+    pub fn format_needs_infer(&self) -> bool {
+        self.format.as_ref().is_some_and(|f| !f.has_result_types)
+            && self.results != Arity::Exactly(0)
+            && self.infer.is_none()
+    }
     /// Registers a delayed rewrite applied at `phase` by the `lower` pass.
     pub fn lowering(mut self, phase: &'static str, f: RewriteFn) -> Self {
         self.lowerings.push((phase, f));
@@ -274,6 +306,11 @@ impl Registry {
     }
     /// Adds a spec; a second spec with the same name replaces the first.
     pub fn register(&mut self, spec: OpSpec) -> OpKind {
+        assert!(
+            !spec.format_needs_infer(),
+            "the assembly format of '{}' leaves out its result types, but the op has no result-type inference",
+            spec.name
+        );
         if let Some(&k) = self.by_name.get(spec.name) {
             self.specs[k.0 as usize] = spec;
             return k;

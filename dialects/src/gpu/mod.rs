@@ -347,6 +347,8 @@ pub fn register(r: &mut Registry) {
             OpSpec::new(name, summary)
                 .results(Arity::Exactly(1))
                 .traits(Traits::PURE)
+                .assembly_format("$dimension attr-dict")
+                .infer(crate::util::infer_index)
                 .verify(verify_id)
                 .interpret(sim::interp_id),
         );
@@ -357,6 +359,7 @@ pub fn register(r: &mut Registry) {
             "waits until every thread of the block arrives",
         )
         .traits(effect)
+        .assembly_format("attr-dict")
         .verify(verify_barrier)
         .interpret(sim::interp_sync),
     );
@@ -365,6 +368,8 @@ pub fn register(r: &mut Registry) {
             .operands(Arity::Exactly(3))
             .results(Arity::Exactly(2))
             .traits(effect)
+            .assembly_format("$mode operands attr-dict : type(first)")
+            .infer(infer_shuffle)
             .verify(verify_shuffle)
             .interpret(sim::interp_sync),
     );
@@ -375,6 +380,7 @@ pub fn register(r: &mut Registry) {
         )
         .results(Arity::Exactly(1))
         .traits(Traits::ALLOCATES)
+        .assembly_format("attr-dict : type(results)")
         .verify(verify_workgroup_alloc)
         .interpret(sim::interp_workgroup_alloc),
     );
@@ -383,6 +389,8 @@ pub fn register(r: &mut Registry) {
             .operands(Arity::Exactly(3))
             .results(Arity::Exactly(1))
             .traits(effect)
+            .assembly_format("$kind operands attr-dict : type(first)")
+            .infer(crate::util::infer_elem)
             .verify(verify_atomic)
             .interpret(sim::interp_atomic),
     );
@@ -393,6 +401,7 @@ pub fn register(r: &mut Registry) {
         )
         .operands(Arity::AtLeast(2))
         .traits(effect)
+        .assembly_format("$kernel operands attr-dict : type(operands)")
         .verify(verify_launch)
         .interpret(sim::interp_launch),
     );
@@ -401,6 +410,7 @@ pub fn register(r: &mut Registry) {
             .operands(Arity::Exactly(1))
             .results(Arity::Exactly(1))
             .traits(Traits::ALLOCATES)
+            .assembly_format("operands attr-dict : type(results)")
             .verify(verify_alloc)
             .interpret(sim::interp_alloc),
     );
@@ -411,6 +421,7 @@ pub fn register(r: &mut Registry) {
         )
         .operands(Arity::Exactly(2))
         .traits(effect)
+        .assembly_format("operands attr-dict : type(operands)")
         .verify(verify_memcpy)
         .interpret(sim::interp_memcpy),
     );
@@ -418,9 +429,18 @@ pub fn register(r: &mut Registry) {
         OpSpec::new("gpu.dealloc", "releases a device buffer")
             .operands(Arity::Exactly(1))
             .traits(Traits::WRITES)
+            .assembly_format("operands attr-dict : type(operands)")
             .verify(verify_dealloc)
             .interpret(sim::interp_dealloc),
     );
+}
+
+/// `gpu.shuffle`'s results: the value's type and the `i1` validity flag.
+fn infer_shuffle(
+    ts: &[Type],
+    _: &[(String, ir::Attribute)],
+) -> Option<smallvec::SmallVec<[Type; 2]>> {
+    Some(smallvec::smallvec![ts.first()?.clone(), Type::I1])
 }
 
 /// The values that a `gpu.shuffle` in `mode` gives lane `lane` of a warp
