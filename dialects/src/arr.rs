@@ -20,7 +20,8 @@
 //! buffers. Keys of `arr.find_or_insert` compare like run-time values
 //! (floats by bit pattern).
 //!
-//! The generic form is the only text form of these ops.
+//! Each op has a custom form (`%x = arr.load %a, %i : arr<f64>`), declared
+//! with its spec (`docs/custom-forms.md`).
 
 use std::cell::RefCell;
 use std::rc::Rc;

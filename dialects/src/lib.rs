@@ -1,5 +1,5 @@
 //! The L0 dialects, one module each: `func`, `arith`, `scf` (and the
-//! higher levels `vec`/`mat`, `gen`, `arr`, and `gpu`). Each module's `register`
+//! higher levels `vec`/`mat`, `gen`, `arr`, and `gpu`, and `var`). Each module's `register`
 //! declares its op specs; [`registry`] assembles all of them.
 
 use std::rc::Rc;
@@ -14,6 +14,7 @@ pub mod gpu;
 pub mod mat;
 pub mod scf;
 pub mod util;
+pub mod var;
 pub mod vec;
 
 /// The lowering phases, in the order the `lower` pass applies them.
@@ -32,6 +33,7 @@ pub fn register_all(r: &mut Registry) {
     gen::register(r);
     arr::register(r);
     gpu::register(r);
+    var::register(r);
     r.phases = PHASES.to_vec();
 }
 

@@ -3,7 +3,7 @@
 //! (an out-of-bounds `vec.get` or a length mismatch in a zipWith `vec.map`,
 //! `vec.add/sub/mul` or `vec.dot` is a [`RunError`], never a panic).
 //!
-//! Ops (generic form only; no custom forms):
+//! Ops (each also has a custom form, declared with its spec: `docs/custom-forms.md`):
 //! `vec.len(v) -> index`, `vec.get(v, i) -> T`, `vec.iota(n) -> vec<index>`,
 //! `vec.fill(n, x) -> vec<T>`, `vec.map(v1..vk) ({^bb0(e1..ek): vec.yield y})`,
 //! `vec.yield`, `vec.reduce(v, init) {kind = #gen.reduce<add|mul|min|max>}`,

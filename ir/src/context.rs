@@ -181,6 +181,11 @@ impl Context {
     pub fn value(&self, v: ValueId) -> &ValueData {
         &self.values[v.index()]
     }
+    /// Changes the type of `v` (a type conversion, e.g. `var<T>` to
+    /// `arr<T>`); the caller keeps the IR valid.
+    pub fn set_type(&mut self, v: ValueId, ty: Type) {
+        self.values[v.index()].ty = ty;
+    }
     /// Block storage.
     pub fn block(&self, b: BlockId) -> &BlockData {
         &self.blocks[b.index()]

@@ -33,6 +33,8 @@ pub enum Type {
     Mat(Rc<Type>),
     /// Mutable 1-D buffer with a length.
     Arr(Rc<Type>),
+    /// A mutable variable holding one `T` (LMS's `Var`; the `var` dialect).
+    Var(Rc<Type>),
     /// A function type `(inputs) -> (results)`, used by `func.func`.
     Function(Rc<FunctionType>),
     /// A dialect type `!dialect.name<params>`.
@@ -74,6 +76,10 @@ impl Type {
     pub fn arr(elem: Type) -> Type {
         Type::Arr(Rc::new(elem))
     }
+    /// `var<elem>`.
+    pub fn var(elem: Type) -> Type {
+        Type::Var(Rc::new(elem))
+    }
     /// `(inputs) -> (results)`.
     pub fn function(inputs: Vec<Type>, results: Vec<Type>) -> Type {
         Type::Function(Rc::new(FunctionType { inputs, results }))
@@ -107,10 +113,10 @@ impl Type {
             _ => None,
         }
     }
-    /// Element type of `vec<T>`, `mat<T>` or `arr<T>`.
+    /// Element type of `vec<T>`, `mat<T>`, `arr<T>` or `var<T>`.
     pub fn elem(&self) -> Option<&Type> {
         match self {
-            Type::Vec(t) | Type::Mat(t) | Type::Arr(t) => Some(t),
+            Type::Vec(t) | Type::Mat(t) | Type::Arr(t) | Type::Var(t) => Some(t),
             _ => None,
         }
     }
@@ -135,6 +141,7 @@ impl fmt::Display for Type {
             Type::Vec(t) => write!(f, "vec<{t}>"),
             Type::Mat(t) => write!(f, "mat<{t}>"),
             Type::Arr(t) => write!(f, "arr<{t}>"),
+            Type::Var(t) => write!(f, "var<{t}>"),
             Type::Function(ft) => {
                 f.write_str("(")?;
                 write_list(f, &ft.inputs)?;

@@ -77,10 +77,12 @@ impl Pass for Lower {
         "lower"
     }
     fn run(&mut self, ctx: &mut Context, stats: &mut PassStats) -> Result<(), Diagnostic> {
+        stats.add("promoted-vars", crate::mem2reg::mem2reg(ctx));
         simplify(ctx, stats);
         let phases = ctx.registry().phases.clone();
         for p in phases {
             if p == "arr" {
+                stats.add("var-buffers", crate::mem2reg::vars_to_arrays(ctx));
                 stats.add("in-bounds", crate::bounds::mark_in_bounds(ctx));
                 if let Some(g) = &self.gpu {
                     let (k, h) = crate::gpu::outline(ctx, g);

@@ -757,6 +757,7 @@ impl<'s> Driver<'s> {
             | Rule::vec_type
             | Rule::mat_type
             | Rule::arr_type
+            | Rule::var_type
             | Rule::dialect_type => AstItemKind::Type(self.ty_at(base, p)?),
             Rule::number => number_item(p.as_str(), loc)?,
             Rule::string => AstItemKind::Str(unescape(p.as_str(), loc)?),
@@ -798,13 +799,14 @@ impl<'s> Driver<'s> {
                 "f64" => Type::F64,
                 _ => return Err(internal(loc)),
             },
-            Rule::vec_type | Rule::mat_type | Rule::arr_type => {
+            Rule::vec_type | Rule::mat_type | Rule::arr_type | Rule::var_type => {
                 let rule = p.as_rule();
                 let inner = p.into_inner().next().ok_or_else(|| internal(loc))?;
                 let elem = self.ty(inner)?;
                 match rule {
                     Rule::vec_type => Type::vec(elem),
                     Rule::mat_type => Type::mat(elem),
+                    Rule::var_type => Type::var(elem),
                     _ => Type::arr(elem),
                 }
             }
@@ -929,6 +931,7 @@ fn is_type_rule(r: Rule) -> bool {
             | Rule::vec_type
             | Rule::mat_type
             | Rule::arr_type
+            | Rule::var_type
             | Rule::dialect_type
             | Rule::fn_type
     )
@@ -961,6 +964,7 @@ fn describe(r: Rule) -> Option<&'static str> {
         | Rule::vec_type
         | Rule::mat_type
         | Rule::arr_type
+        | Rule::var_type
         | Rule::dialect_type
         | Rule::dialect_type_name
         | Rule::fn_type
@@ -982,7 +986,7 @@ const MALFORMED: &str = "malformed";
 /// character inside a lexeme, not worth naming).
 fn describe_token(t: &str) -> Option<String> {
     Some(match t {
-        "i1" | "i32" | "i64" | "index" | "f32" | "f64" | "vec" | "mat" | "arr" | "!" => {
+        "i1" | "i32" | "i64" | "index" | "f32" | "f64" | "vec" | "mat" | "arr" | "var" | "!" => {
             "type".to_string()
         }
         "true" | "false" | "unit" | "#" | "@" | "0x" | "-" => "attribute".to_string(),
@@ -1254,6 +1258,8 @@ mod fast {
                 Type::mat
             } else if rest.starts_with(b"arr") {
                 Type::arr
+            } else if rest.starts_with(b"var") {
+                Type::var
             } else {
                 return None;
             };
@@ -1412,7 +1418,7 @@ mod fast {
                 b'(' | b'[' | b'{' | b')' | b']' | b'}' | b'^' => break,
                 ch if is_word_start(ch) => {
                     let rest = &b[c.i..];
-                    if [&b"vec"[..], b"mat", b"arr"]
+                    if [&b"vec"[..], b"mat", b"arr", b"var"]
                         .iter()
                         .any(|k| rest.starts_with(k))
                     {
