@@ -234,7 +234,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(27);
+        let r = self.rng.below(30);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -426,6 +426,8 @@ impl Gen {
             24 => self.loop_flatmap(d),
             25 => self.loop_bucket(d),
             26 => self.loop_nested_reduce(d),
+            27 => self.var_conditional(d),
+            28 => self.var_loop(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -438,6 +440,46 @@ impl Gen {
 }
 
 impl Gen {
+    /// A variable set under a condition, read back (mem2reg: an `scf.if`
+    /// result), maybe read by a map before the set.
+    fn var_conditional(&mut self, d: String) {
+        let (Some(c), Some(a), Some(b)) = (self.any(Ty::I1), self.any(Ty::F64), self.any(Ty::F64)) else {
+            return;
+        };
+        let mut t = format!("  {d}v = var.new {a} : f64\n");
+        let mut uses = vec![c.clone(), a.clone(), b.clone()];
+        let map = self.any(Ty::VF64).filter(|_| self.rng.chance(50));
+        if let Some(x) = &map {
+            t.push_str(&format!(
+                "  {d}m = vec.map ({x}) : vec<f64> -> vec<f64> {{\n  ^bb0({d}e: f64):\n    {d}k = var.get {d}v : var<f64>\n    {d}p = arith.mulf {d}e, {d}k : f64\n    vec.yield {d}p : f64\n  }}\n"
+            ));
+            uses.push(x.clone());
+        }
+        t.push_str(&format!(
+            "  scf.if {c} {{\n    var.set {d}v, {b} : var<f64>\n    scf.yield\n  }} else {{\n    scf.yield\n  }}\n  {d}g = var.get {d}v : var<f64>\n"
+        ));
+        if map.is_some() {
+            t.push_str(&format!("  {d}s = vec.sum {d}m : vec<f64>\n  {d} = arith.addf {d}s, {d}g : f64\n"));
+        } else {
+            t.push_str(&format!("  {d} = arith.addf {d}g, {a} : f64\n"));
+        }
+        let refs: Vec<&String> = uses.iter().collect();
+        self.push(d, Ty::F64, t, &refs);
+    }
+
+    /// A variable updated in an `scf.for` over a vector (mem2reg: an
+    /// iter_arg), with a conditional update inside.
+    fn var_loop(&mut self, d: String) {
+        let (Some(x), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
+            return;
+        };
+        let op = *self.rng.pick(&["addf", "maxf", "minf"]);
+        let t = format!(
+            "  {d}v = var.new {s} : f64\n  {d}n = vec.len {x} : vec<f64>\n  {d}z = arith.constant 0 : index\n  {d}o = arith.constant 1 : index\n  scf.for {d}i = {d}z to {d}n step {d}o {{\n    {d}e = vec.get {x}, {d}i : vec<f64>\n    {d}a = var.get {d}v : var<f64>\n    {d}b = arith.{op} {d}a, {d}e : f64\n    {d}l = arith.cmpf olt, {d}e, {s} : f64\n    scf.if {d}l {{\n      var.set {d}v, {d}b : var<f64>\n      scf.yield\n    }} else {{\n      scf.yield\n    }}\n    scf.yield\n  }}\n  {d} = var.get {d}v : var<f64>\n"
+        );
+        self.push(d, Ty::F64, t, &[&x, &s]);
+    }
+
     /// A second result `second` of the statement that defines `first`
     /// (dropping `first` drops it).
     fn push_second(&mut self, first: &str, second: String, ty: Ty) {
