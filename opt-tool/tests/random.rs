@@ -31,8 +31,11 @@ use common::root;
 /// `(name, l0-opt arguments)`; each is compared with the reference (no passes, interpreter).
 const CONFIGS: &[(&str, &[&str])] = &[
     (
-        "canonicalize,cse,dce",
-        &["--pass=canonicalize,cse,dce", "--backend=interp"],
+        "mem2reg,speculate,canonicalize,cse,dce",
+        &[
+            "--pass=mem2reg,speculate,canonicalize,cse,dce",
+            "--backend=interp",
+        ],
     ),
     (
         "inline,code-motion",
@@ -443,7 +446,8 @@ impl Gen {
     /// A variable set under a condition, read back (mem2reg: an `scf.if`
     /// result), maybe read by a map before the set.
     fn var_conditional(&mut self, d: String) {
-        let (Some(c), Some(a), Some(b)) = (self.any(Ty::I1), self.any(Ty::F64), self.any(Ty::F64)) else {
+        let (Some(c), Some(a), Some(b)) = (self.any(Ty::I1), self.any(Ty::F64), self.any(Ty::F64))
+        else {
             return;
         };
         let mut t = format!("  {d}v = var.new {a} : f64\n");
@@ -459,7 +463,9 @@ impl Gen {
             "  scf.if {c} {{\n    var.set {d}v, {b} : var<f64>\n    scf.yield\n  }} else {{\n    scf.yield\n  }}\n  {d}g = var.get {d}v : var<f64>\n"
         ));
         if map.is_some() {
-            t.push_str(&format!("  {d}s = vec.sum {d}m : vec<f64>\n  {d} = arith.addf {d}s, {d}g : f64\n"));
+            t.push_str(&format!(
+                "  {d}s = vec.sum {d}m : vec<f64>\n  {d} = arith.addf {d}s, {d}g : f64\n"
+            ));
         } else {
             t.push_str(&format!("  {d} = arith.addf {d}g, {a} : f64\n"));
         }

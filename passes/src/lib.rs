@@ -14,6 +14,7 @@ pub mod inline;
 pub mod lower;
 pub mod mem2reg;
 pub mod parallel;
+pub mod speculate;
 pub mod split_reductions;
 pub mod test_passes;
 
@@ -36,6 +37,7 @@ pub fn register_all(r: &mut PassRegistry) {
     r.register(inline::info());
     r.register(lower::info());
     r.register(mem2reg::info());
+    r.register(speculate::info());
     r.register(split_reductions::info());
     if std::env::var_os("L0_TEST_PASSES").is_some() {
         for i in test_passes::infos() {
