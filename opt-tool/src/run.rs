@@ -48,11 +48,7 @@ fn lower_remaining(
     gpu: Option<passes::gpu::GpuOptions>,
     fuse: bool,
 ) -> Result<(), Failure> {
-    if ctx
-        .walk_all()
-        .into_iter()
-        .any(|op| !ctx.spec(op).lowerings.is_empty())
-    {
+    if passes::lower::needs_lowering(ctx) {
         use ir::pass::Pass;
         let stats = &mut ir::pass::PassStats::default();
         if fuse {
