@@ -61,9 +61,9 @@ pub fn simplify(ctx: &mut Context, stats: &mut PassStats) {
 /// Whether `lower` still has work on `ctx`: an op with a lowering, or a
 /// variable (`var` ops become buffers at the `arr` phase).
 pub fn needs_lowering(ctx: &Context) -> bool {
-    ctx.walk_all().into_iter().any(|op| {
-        !ctx.spec(op).lowerings.is_empty() || ctx.op_name(op).starts_with("var.")
-    })
+    ctx.walk_all()
+        .into_iter()
+        .any(|op| !ctx.spec(op).lowerings.is_empty() || ctx.op_name(op).starts_with("var."))
 }
 
 /// Applies the lowerings of one phase, then simplifies.

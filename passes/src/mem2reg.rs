@@ -4,14 +4,16 @@
 //! A variable is promoted when its address does not escape: every use is
 //! the variable operand of a `var.get` or `var.set` (never stored, yielded,
 //! passed to a call or selected), and every `var.set` sits directly in the
-//! variable's block or under `scf.if`/`scf.for` ops only (a write inside a
-//! data-parallel loop body, `scf.while` or a region of an unknown op is not
-//! promoted). Promotion walks the program in order, keeping the current
+//! variable's block or under `scf.if`/`scf.for`/`scf.while` ops only (a
+//! write inside a data-parallel loop body or a region of an unknown op is
+//! not promoted). Promotion walks the program in order, keeping the current
 //! value of each variable (LMS's "variables as SSA values", the classic
 //! structured-SSA construction): a `get` becomes the current value, a `set`
 //! replaces it; an `scf.if` whose branches set variables gets one more
-//! result per variable, each branch yielding its final value, and an
-//! `scf.for` whose body sets variables one more iter_arg per variable.
+//! result per variable, each branch yielding its final value, an `scf.for`
+//! whose body sets variables one more iter_arg per variable, and an
+//! `scf.while` one more loop-carried value (a `before` argument forwarded by
+//! `scf.condition` to the `after` region and out as a result).
 //! Reads anywhere (also inside loops that cannot carry a value) read the
 //! current value, which is the variable's value there.
 //!
@@ -50,7 +52,7 @@ fn structured_path(ctx: &Context, op: OpId, home: BlockId) -> bool {
         let Some(parent) = ctx.block_parent_op(b) else {
             return false;
         };
-        if !(ctx.is(parent, "scf.if") || ctx.is(parent, "scf.for")) {
+        if !(ctx.is(parent, "scf.if") || ctx.is(parent, "scf.for") || ctx.is(parent, "scf.while")) {
             return false;
         }
         block = ctx.op(parent).parent;
@@ -125,14 +127,16 @@ impl Promote {
                     cur.insert(ctx.operand(op, 0), ctx.operand(op, 1));
                     ctx.erase_op(op);
                 }
-                "scf.if" | "scf.for" => {
+                "scf.if" | "scf.for" | "scf.while" => {
                     let ws = self.writes(ctx, op);
                     if ws.is_empty() {
                         self.regions(ctx, op, cur);
                     } else if name == "scf.if" {
                         self.branch(ctx, op, &ws, cur);
-                    } else {
+                    } else if name == "scf.for" {
                         self.for_loop(ctx, op, &ws, cur);
+                    } else {
+                        self.while_loop(ctx, op, &ws, cur);
                     }
                 }
                 _ => self.regions(ctx, op, cur),
@@ -238,6 +242,46 @@ impl Promote {
         self.block(ctx, b, &mut c);
         let finals: Vec<ValueId> = ws.iter().map(|w| c[w]).collect();
         Self::append_yield(ctx, b, &finals);
+        let results = Self::rebuild(ctx, op, &inits, &types);
+        for (k, &w) in ws.iter().enumerate() {
+            cur.insert(w, results[n + k]);
+        }
+    }
+}
+
+impl Promote {
+    /// `scf.while`: each variable the loop sets is carried through the
+    /// `before` region's arguments (initial value: the current one),
+    /// forwarded by `scf.condition` to the `after` region and out as a
+    /// result, and yielded back by the `after` region.
+    fn while_loop(
+        &mut self,
+        ctx: &mut Context,
+        op: OpId,
+        ws: &[ValueId],
+        cur: &mut FxHashMap<ValueId, ValueId>,
+    ) {
+        let n = ctx.results(op).len();
+        let regions = ctx.regions(op).to_vec();
+        let (before, after) = (ctx.region_block(regions[0]), ctx.region_block(regions[1]));
+        let types: Vec<Type> = ws.iter().map(|&w| Self::held(ctx, w)).collect();
+        let inits: Vec<ValueId> = ws.iter().map(|w| cur[w]).collect();
+        let mut c = cur.clone();
+        for (&w, t) in ws.iter().zip(&types) {
+            let arg = ctx.add_block_arg(before, t.clone(), None);
+            c.insert(w, arg);
+        }
+        self.block(ctx, before, &mut c);
+        let forwarded: Vec<ValueId> = ws.iter().map(|w| c[w]).collect();
+        Self::append_yield(ctx, before, &forwarded);
+        let mut c = cur.clone();
+        for (&w, t) in ws.iter().zip(&types) {
+            let arg = ctx.add_block_arg(after, t.clone(), None);
+            c.insert(w, arg);
+        }
+        self.block(ctx, after, &mut c);
+        let finals: Vec<ValueId> = ws.iter().map(|w| c[w]).collect();
+        Self::append_yield(ctx, after, &finals);
         let results = Self::rebuild(ctx, op, &inits, &types);
         for (k, &w) in ws.iter().enumerate() {
             cur.insert(w, results[n + k]);

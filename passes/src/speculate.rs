@@ -19,7 +19,11 @@
 //! entry to an iteration, the body yields the same values, so they hold on
 //! entry to the next, and after the loop (also when it runs zero times).
 //! Nothing moves and nothing is evaluated that was not, so faults and
-//! effects stay as they were. `scf.while` loops are left alone.
+//! effects stay as they were. `scf.while` loops are handled the same way,
+//! their loop-carried values being the `before` region's arguments: one
+//! iteration is the `before` region, then the `after` region on the values
+//! `scf.condition` forwards; a result whose forwarded value is defined
+//! outside the loop is that value.
 
 use ir::clone::{clone_block_into, ValueMap};
 use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
@@ -39,13 +43,28 @@ impl Pass for Speculate {
     }
 }
 
-/// Which of `op`'s iter_args keep their initial value in every iteration,
-/// under the assumption `assumed`: clones the body once before `op` and
-/// erases the clone.
+/// The loop-carried values of a loop: `(initial values, the arguments
+/// that receive them each iteration)`; `scf.for`'s iter_args or
+/// `scf.while`'s `before` arguments.
+fn carried(ctx: &Context, op: OpId) -> (Vec<ValueId>, Vec<ValueId>) {
+    let first = ctx.region_block(ctx.regions(op)[0]);
+    if ctx.is(op, "scf.for") {
+        (
+            ctx.operands(op)[3..].to_vec(),
+            ctx.block_args(first)[1..].to_vec(),
+        )
+    } else {
+        (ctx.operands(op).to_vec(), ctx.block_args(first).to_vec())
+    }
+}
+
+/// Which of `op`'s loop-carried values keep their initial value in every
+/// iteration, under the assumption `assumed`: clones one iteration (the
+/// body; for `scf.while` the `before` region, then the `after` region on
+/// the forwarded values) before `op`, and erases the clone.
 fn holds(ctx: &mut Context, op: OpId, assumed: &[bool]) -> Vec<bool> {
-    let inits: Vec<ValueId> = ctx.operands(op)[3..].to_vec();
-    let body = ctx.region_block(ctx.regions(op)[0]);
-    let args: Vec<ValueId> = ctx.block_args(body)[1..].to_vec();
+    let (inits, args) = carried(ctx, op);
+    let regions = ctx.regions(op).to_vec();
     let mut map = ValueMap::default();
     for (k, &a) in args.iter().enumerate() {
         if assumed[k] {
@@ -55,7 +74,20 @@ fn holds(ctx: &mut Context, op: OpId, assumed: &[bool]) -> Vec<bool> {
     let first_new = ctx.num_ops();
     let yields = {
         let mut b = Builder::before(ctx, op);
-        clone_block_into(&mut b, body, &mut map)
+        let first = b.ctx.region_block(regions[0]);
+        let out = clone_block_into(&mut b, first, &mut map);
+        if regions.len() == 2 {
+            // scf.while: `out` is (condition, forwarded...).
+            let after = b.ctx.region_block(regions[1]);
+            for (k, &a) in b.ctx.block_args(after).to_vec().iter().enumerate() {
+                if let Some(&f) = out.get(k + 1) {
+                    map.insert(a, f);
+                }
+            }
+            clone_block_into(&mut b, after, &mut map)
+        } else {
+            out
+        }
     };
     let out = (0..args.len())
         .map(|k| assumed[k] && yields.get(k) == Some(&inits[k]))
@@ -72,20 +104,20 @@ fn holds(ctx: &mut Context, op: OpId, assumed: &[bool]) -> Vec<bool> {
     out
 }
 
-/// Rewrites every `scf.for` whose iter_args provably keep their initial
-/// values; returns how many iter_args were replaced.
+/// Rewrites every `scf.for` and `scf.while` whose loop-carried values
+/// provably keep their initial values; returns how many were replaced.
 pub fn speculate(ctx: &mut Context) -> u64 {
     let mut replaced = 0;
     let loops: Vec<OpId> = ctx
         .walk_all()
         .into_iter()
-        .filter(|&o| ctx.is(o, "scf.for"))
+        .filter(|&o| ctx.is(o, "scf.for") || ctx.is(o, "scf.while"))
         .collect();
     for op in loops {
         if !ctx.alive(op) || ctx.op(op).parent.is_none() {
             continue;
         }
-        let n = ctx.results(op).len();
+        let n = carried(ctx, op).0.len();
         if n == 0 {
             continue;
         }
@@ -100,19 +132,54 @@ pub fn speculate(ctx: &mut Context) -> u64 {
                 break;
             }
         }
-        let inits: Vec<ValueId> = ctx.operands(op)[3..].to_vec();
-        let body = ctx.region_block(ctx.regions(op)[0]);
-        let args: Vec<ValueId> = ctx.block_args(body)[1..].to_vec();
+        let (inits, args) = carried(ctx, op);
         let results = ctx.results(op).to_vec();
         for k in 0..n {
             if assumed[k] {
                 ctx.replace_all_uses(args[k], inits[k]);
-                ctx.replace_all_uses(results[k], inits[k]);
+                if ctx.is(op, "scf.for") {
+                    ctx.replace_all_uses(results[k], inits[k]);
+                }
                 replaced += 1;
+            }
+        }
+        if ctx.is(op, "scf.while") {
+            // A result, and an `after` argument, is the value
+            // `scf.condition` forwards: one defined outside the loop is
+            // that value.
+            let before = ctx.region_block(ctx.regions(op)[0]);
+            let after = ctx.region_block(ctx.regions(op)[1]);
+            let after_args = ctx.block_args(after).to_vec();
+            if let Some(cond) = ctx.terminator(before) {
+                let fwd = ctx.operands(cond)[1..].to_vec();
+                for (j, &f) in fwd.iter().enumerate() {
+                    let outside = match ctx.def_op(f) {
+                        Some(d) => !ctx.is_ancestor(op, d),
+                        None => !ctx
+                            .block_parent_op(ctx_block_of(ctx, f))
+                            .is_some_and(|p| ctx.is_ancestor(op, p)),
+                    };
+                    if outside {
+                        if let Some(&r) = results.get(j) {
+                            ctx.replace_all_uses(r, f);
+                        }
+                        if let Some(&a) = after_args.get(j) {
+                            ctx.replace_all_uses(a, f);
+                        }
+                    }
+                }
             }
         }
     }
     replaced
+}
+
+/// The block whose argument `v` is.
+fn ctx_block_of(ctx: &Context, v: ValueId) -> ir::BlockId {
+    match ctx.value(v).def {
+        ir::context::ValueDef::BlockArg(b, _) => b,
+        ir::context::ValueDef::Result(op, _) => ctx.op(op).parent.expect("placed"),
+    }
 }
 
 fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
