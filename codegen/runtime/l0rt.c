@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static _Thread_local int64_t fault_id = -1;
 static _Thread_local int64_t fault_payload[3];
@@ -15,8 +16,21 @@ void l0rt_fault(int64_t id, int64_t a, int64_t b, int64_t c) {
     fault_payload[2] = c;
 }
 
+/* The largest single allocation: half the physical memory (at least 1 GiB),
+ * so that an overcommitted malloc never gets the process killed later
+ * (the same limit as the JIT runtime, codegen/src/runtime.rs). */
+static int64_t max_alloc_bytes(void) {
+    static int64_t max = 0;
+    if (max == 0) {
+        long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+        int64_t phys = (pages > 0 && size > 0) ? (int64_t)pages * (int64_t)size : INT64_MAX;
+        max = phys / 2 > ((int64_t)1 << 30) ? phys / 2 : ((int64_t)1 << 30);
+    }
+    return max;
+}
+
 void *l0rt_alloc(int64_t bytes) {
-    if (bytes < 0) return NULL;
+    if (bytes < 0 || bytes > max_alloc_bytes()) return NULL;
     return malloc(bytes > 0 ? (size_t)bytes : 1);
 }
 
@@ -30,6 +44,7 @@ void *l0rt_copy(const void *src, int64_t bytes) {
 
 l0_arr_header *l0rt_arr_new(int64_t n, int64_t es) {
     if (n < 0 || es < 0) return NULL;
+    if (es > 0 && n > max_alloc_bytes() / es) return NULL;
     void *data = calloc(n > 0 ? (size_t)n : 1, es > 0 ? (size_t)es : 1);
     if (!data) return NULL;
     l0_arr_header *h = malloc(sizeof *h);
@@ -52,6 +67,7 @@ l0_arr_header *l0rt_arr_from(const void *src, int64_t n, int64_t es) {
 int8_t l0rt_arr_grow(l0_arr_header *h, int64_t es) {
     if (h->len < h->cap) return 1;
     int64_t cap = (h->cap < 4 ? 4 : h->cap) * 2;
+    if (es > 0 && cap > max_alloc_bytes() / es) return 0;
     void *p = realloc(h->data, (size_t)(cap * es));
     if (!p) return 0;
     h->data = p;

@@ -59,11 +59,34 @@ pub fn take_fault() -> Option<(i64, [i64; 3])> {
     FAULT.with(|f| f.take())
 }
 
-/// `malloc(max(bytes, 1))`; null when `bytes < 0` or out of memory.
+/// The largest single allocation (bytes) the runtime makes: half the
+/// machine's physical memory (at least 1 GiB). Linux overcommits, so a
+/// larger `malloc` may succeed and the process be killed when the pages are
+/// touched; refusing it turns that into the generated code's located
+/// out-of-memory fault, as the interpreter's size limit does.
+pub fn max_alloc_bytes() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| {
+        extern "C" {
+            fn sysconf(name: i32) -> i64;
+        }
+        // _SC_PHYS_PAGES = 85, _SC_PAGESIZE = 30 on Linux.
+        let (pages, size) = unsafe { (sysconf(85), sysconf(30)) };
+        let phys = if pages > 0 && size > 0 {
+            (pages as u128 * size as u128).min(usize::MAX as u128) as usize
+        } else {
+            usize::MAX
+        };
+        (phys / 2).max(1 << 30)
+    })
+}
+
+/// `malloc(max(bytes, 1))`; null when `bytes < 0`, above
+/// [`max_alloc_bytes`], or out of memory.
 pub extern "C" fn l0rt_alloc(bytes: i64) -> *mut u8 {
     match usize::try_from(bytes) {
-        Ok(n) => unsafe { malloc(n.max(1)) as *mut u8 },
-        Err(_) => std::ptr::null_mut(),
+        Ok(n) if n <= max_alloc_bytes() => unsafe { malloc(n.max(1)) as *mut u8 },
+        _ => std::ptr::null_mut(),
     }
 }
 
@@ -91,6 +114,9 @@ pub extern "C" fn l0rt_arr_new(n: i64, es: i64) -> *mut ArrHeader {
     let (Ok(n), Ok(es)) = (usize::try_from(n), usize::try_from(es)) else {
         return std::ptr::null_mut();
     };
+    if n.checked_mul(es).is_none_or(|b| b > max_alloc_bytes()) {
+        return std::ptr::null_mut();
+    }
     unsafe {
         let data = calloc(n.max(1), es.max(1)) as *mut u8;
         if data.is_null() {
@@ -133,7 +159,11 @@ pub unsafe extern "C" fn l0rt_arr_grow(h: *mut ArrHeader, es: i64) -> i8 {
         return 1;
     }
     let cap = (hdr.cap.max(4)).saturating_mul(2);
-    let Some(bytes) = cap.checked_mul(es).and_then(|b| usize::try_from(b).ok()) else {
+    let Some(bytes) = cap
+        .checked_mul(es)
+        .and_then(|b| usize::try_from(b).ok())
+        .filter(|&b| b <= max_alloc_bytes())
+    else {
         return 0;
     };
     let p = realloc(hdr.data as *mut c_void, bytes) as *mut u8;
@@ -209,4 +239,21 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("sinf", sinf as *const u8),
         ("cosf", cosf as *const u8),
     ]
+}
+
+#[cfg(test)]
+mod alloc_limit_tests {
+    use super::*;
+
+    #[test]
+    fn allocations_beyond_the_limit_are_refused_not_overcommitted() {
+        let max = max_alloc_bytes() as i64;
+        assert!(max >= 1 << 30);
+        assert!(l0rt_alloc(max + 1).is_null());
+        assert!(l0rt_alloc(-1).is_null());
+        assert!(l0rt_arr_new(max / 8 + 1, 8).is_null());
+        let p = l0rt_alloc(64);
+        assert!(!p.is_null());
+        l0rt_free(p);
+    }
 }

@@ -148,24 +148,34 @@ fn verify_return(ctx: &Context, op: OpId) -> Result<(), String> {
     Ok(())
 }
 
-/// Prints ` %a, %b : T, U` (nothing for no operands).
+/// Prints ` %a, %b {attrs} : T, U` (without operands: the attributes only).
 pub fn print_terminator(p: &mut Printer, op: OpId) -> std::fmt::Result {
-    let ctx = p.ctx();
-    let ops = ctx.operands(op).to_vec();
-    if ops.is_empty() {
-        return Ok(());
-    }
-    p.w(" ");
-    p.values(&ops);
-    p.w(" : ");
-    let tys: Vec<Type> = ops.iter().map(|&v| ctx.ty(v).clone()).collect();
-    p.types(&tys);
+    let ops = p.ctx().operands(op).to_vec();
+    print_values_attrs_types(p, op, &ops, &[]);
     Ok(())
 }
 
-/// Parses `%a, %b : T, U` or nothing.
+/// Prints ` %a, %b {attrs} : T, U` for `vals` (a terminator's operands, or
+/// some of them), with the attributes of `op` not in `skip`.
+pub fn print_values_attrs_types(p: &mut Printer, op: OpId, vals: &[ir::ValueId], skip: &[&str]) {
+    let ctx = p.ctx();
+    if !vals.is_empty() {
+        p.w(" ");
+        p.values(vals);
+    }
+    p.attr_dict(op, skip);
+    if !vals.is_empty() {
+        p.w(" : ");
+        let tys: Vec<Type> = vals.iter().map(|&v| ctx.ty(v).clone()).collect();
+        p.types(&tys);
+    }
+}
+
+/// Parses `%a, %b {attrs} : T, U`, `{attrs}` or nothing.
 pub fn parse_terminator(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     let vals = cp.value_list()?;
+    let mut attrs = Vec::new();
+    cp.optional_attr_dict(&mut attrs);
     let mut tys = Vec::new();
     if !vals.is_empty() {
         cp.expect_punct(":")?;
@@ -183,6 +193,7 @@ pub fn parse_terminator(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> 
     }
     Ok(ParsedOp {
         operands: vals.into_iter().zip(tys.into_iter().map(Some)).collect(),
+        attrs,
         ..Default::default()
     })
 }

@@ -89,8 +89,7 @@ pub(super) fn verify_condition(ctx: &Context, op: OpId) -> Result<(), String> {
 }
 
 pub(super) fn print_condition(p: &mut Printer, op: OpId) -> std::fmt::Result {
-    let ctx = p.ctx();
-    let ops = ctx.operands(op).to_vec();
+    let ops = p.ctx().operands(op).to_vec();
     let Some((&c, rest)) = ops.split_first() else {
         p.w(" <<malformed scf.condition>>");
         return Ok(());
@@ -98,12 +97,8 @@ pub(super) fn print_condition(p: &mut Printer, op: OpId) -> std::fmt::Result {
     p.w("(");
     p.value(c);
     p.w(")");
-    if !rest.is_empty() {
-        p.w(" ");
-        p.values(rest);
-        p.w(" : ");
-        p.types(&types_of(ctx, rest));
-    }
+    let rest = rest.to_vec();
+    crate::func::print_values_attrs_types(p, op, &rest, &[]);
     Ok(())
 }
 
