@@ -3,7 +3,10 @@
 //! ops of every enclosing block before it, never those of sibling regions,
 //! and nothing crosses an isolated-from-above op. Commutative operands are
 //! normalized. Pure ops are merged freely; ops that only read memory are
-//! merged only when no op with a write (or unknown) effect ran in between.
+//! merged only when no op with a write (or unknown) effect ran in between,
+//! and a read inside the regions of an op that writes (a loop body whose
+//! later writes run before the next iteration's reads) is never merged with
+//! a read from outside.
 
 use rustc_hash::FxHashMap;
 
@@ -70,15 +73,23 @@ fn walk_block(ctx: &mut Context, b: BlockId, s: &mut Scopes) {
         let regions = ctx.regions(op).to_vec();
         if !regions.is_empty() {
             let isolated = traits.contains(Traits::ISOLATED_FROM_ABOVE);
+            let writes = has_write_effects(ctx, op);
             let saved = if isolated {
                 Some((std::mem::take(&mut s.pure), std::mem::take(&mut s.reads)))
             } else {
                 None
             };
+            // A region whose op writes memory sees no read from outside: in a
+            // loop, a write later in the body runs before the read of the next
+            // iteration.
+            let saved_reads = (writes && !isolated).then(|| std::mem::take(&mut s.reads));
             for r in regions {
                 for blk in ctx.region(r).blocks.clone() {
                     walk_block(ctx, blk, s);
                 }
+            }
+            if let Some(r) = saved_reads {
+                s.reads = r;
             }
             if let Some((p, r)) = saved {
                 s.pure = p;
