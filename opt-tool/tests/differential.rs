@@ -269,7 +269,7 @@ fn cases() -> (Vec<Case>, Vec<String>) {
                 args,
                 results,
                 expected: None,
-                gpu_level: text.contains("\"gpu.launch_func\""),
+                gpu_level: text.contains("gpu.launch_func"),
             }),
             None => skipped.push(format!("{}: @main takes {params:?}", file.display())),
         }

@@ -2,17 +2,23 @@
 //! walked in order with a scoped table: an op in a nested region sees the
 //! ops of every enclosing block before it, never those of sibling regions,
 //! and nothing crosses an isolated-from-above op. Commutative operands are
-//! normalized. Pure ops are merged freely; ops that only read memory are
-//! merged only when no op with a write (or unknown) effect ran in between,
-//! and a read inside the regions of an op that writes (a loop body whose
-//! later writes run before the next iteration's reads) is never merged with
-//! a read from outside.
+//! normalized. Pure ops are merged freely. Reads of memory (`arr.load`,
+//! `arr.len`, `var.get`) are tracked per allocation (IR-SPEC §3): a read is
+//! merged with an earlier identical read, or forwarded from an earlier
+//! `arr.store`/`var.set` of the same element, only when no write that may
+//! touch the same allocation ran in between. Two values are known to be
+//! different allocations only when both are distinct fresh allocations
+//! (`arr.alloc`, `var.new`, ...); an op that may write memory it does not
+//! name (a call, an emit) forgets every read. A read inside the regions of
+//! an op that writes (a loop body whose later writes run before the next
+//! iteration's reads) is never merged with a read from outside.
 
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 use ir::builder::GvnKey;
 use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
-use ir::{BlockId, Context, Diagnostic, OpState, Traits};
+use ir::{BlockId, Context, Diagnostic, OpState, Traits, ValueId};
 
 /// The pass.
 pub struct Cse;
@@ -27,10 +33,79 @@ impl Pass for Cse {
     }
 }
 
+/// A known read: the values that stand for its results, and the
+/// allocation it reads.
+#[derive(Clone)]
+struct Known {
+    values: SmallVec<[ValueId; 2]>,
+    alloc: ValueId,
+}
+
 struct Scopes {
     pure: Vec<FxHashMap<GvnKey, ir::OpId>>,
-    reads: Vec<FxHashMap<GvnKey, ir::OpId>>,
+    reads: Vec<FxHashMap<GvnKey, Known>>,
     eliminated: u64,
+}
+
+impl Scopes {
+    /// Forgets the reads that a write to `written` may change (`None`: a
+    /// write to unknown memory, which forgets every read).
+    fn invalidate(&mut self, ctx: &Context, written: Option<&[ValueId]>) {
+        match written {
+            None => self.reads.iter_mut().for_each(|m| m.clear()),
+            Some(ws) => {
+                for m in self.reads.iter_mut() {
+                    m.retain(|_, k| !ws.iter().any(|&w| may_alias(ctx, k.alloc, w)));
+                }
+            }
+        }
+    }
+}
+
+/// Whether `v` is a fresh allocation (a result of an op that allocates a
+/// new buffer or variable).
+fn fresh(ctx: &Context, v: ValueId) -> bool {
+    ctx.def_op(v).is_some_and(|d| {
+        matches!(
+            ctx.op_name(d),
+            "arr.alloc" | "arr.from_vec" | "var.new" | "gpu.alloc" | "gpu.workgroup_alloc"
+        )
+    })
+}
+
+/// Whether buffers or variables `a` and `b` may be the same allocation:
+/// unless they are the same value, only two distinct fresh allocations are
+/// known apart (anything else may have been selected, yielded or passed
+/// from one of them).
+fn may_alias(ctx: &Context, a: ValueId, b: ValueId) -> bool {
+    a == b || !(fresh(ctx, a) && fresh(ctx, b))
+}
+
+/// The allocations `op` (and everything nested in it) may write, or `None`
+/// when it may write memory it does not name.
+fn written(ctx: &Context, op: ir::OpId) -> Option<Vec<ValueId>> {
+    let mut out = Vec::new();
+    for o in std::iter::once(op).chain(ctx.walk_nested(op)) {
+        if !own_write_effects(ctx, o) {
+            continue;
+        }
+        match ctx.op_name(o) {
+            "arr.store" | "arr.push" | "arr.free" | "arr.find_or_insert" | "var.set" => {
+                out.push(ctx.operand(o, 0))
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// The allocation a read-only op reads (its first operand), for the ops
+/// whose reads are known.
+fn read_alloc(ctx: &Context, op: ir::OpId) -> Option<ValueId> {
+    match ctx.op_name(op) {
+        "arr.load" | "arr.len" | "var.get" => Some(ctx.operand(op, 0)),
+        _ => None,
+    }
 }
 
 /// Runs CSE on the whole module and returns the number of ops removed.
@@ -45,7 +120,8 @@ pub fn cse(ctx: &mut Context) -> u64 {
     s.eliminated
 }
 
-fn has_write_effects(ctx: &Context, op: ir::OpId) -> bool {
+/// Whether `op` itself (not what it nests) may write memory.
+fn own_write_effects(ctx: &Context, op: ir::OpId) -> bool {
     let t = ctx.spec(op).traits;
     if t.contains(Traits::PURE) || t.contains(Traits::TERMINATOR) {
         return false;
@@ -54,12 +130,19 @@ fn has_write_effects(ctx: &Context, op: ir::OpId) -> bool {
         return false;
     }
     if t.contains(Traits::RECURSIVELY_PURE) {
-        return ctx
-            .walk_nested(op)
-            .into_iter()
-            .any(|o| has_write_effects(ctx, o));
+        return false;
+    }
+    // An allocation alone writes nothing another read could see.
+    if t == Traits::ALLOCATES && ctx.regions(op).is_empty() {
+        return false;
     }
     true
+}
+
+fn has_write_effects(ctx: &Context, op: ir::OpId) -> bool {
+    std::iter::once(op)
+        .chain(ctx.walk_nested(op))
+        .any(|o| own_write_effects(ctx, o))
 }
 
 fn walk_block(ctx: &mut Context, b: BlockId, s: &mut Scopes) {
@@ -95,8 +178,9 @@ fn walk_block(ctx: &mut Context, b: BlockId, s: &mut Scopes) {
                 s.pure = p;
                 s.reads = r;
             }
-            if has_write_effects(ctx, op) {
-                s.reads.iter_mut().for_each(|m| m.clear());
+            if writes {
+                let w = written(ctx, op);
+                s.invalidate(ctx, w.as_deref());
             }
             continue;
         }
@@ -104,27 +188,87 @@ fn walk_block(ctx: &mut Context, b: BlockId, s: &mut Scopes) {
             && !traits.intersects(Traits::WRITES | Traits::ALLOCATES);
         if !(traits.contains(Traits::PURE) || is_read) || ctx.results(op).is_empty() {
             if has_write_effects(ctx, op) {
-                s.reads.iter_mut().for_each(|m| m.clear());
+                let w = written(ctx, op);
+                s.invalidate(ctx, w.as_deref());
+                forward_store(ctx, op, s);
             }
             continue;
         }
         let key = GvnKey::of(ctx, &OpState::of(ctx, op));
-        let table = if is_read { &mut s.reads } else { &mut s.pure };
-        let found = table.iter().rev().find_map(|m| m.get(&key).copied());
+        if is_read {
+            let found = s.reads.iter().rev().find_map(|m| m.get(&key).cloned());
+            match (found, read_alloc(ctx, op)) {
+                (Some(k), _) if k.values.len() == ctx.results(op).len() => {
+                    ctx.replace_op(op, &k.values);
+                    s.eliminated += 1;
+                }
+                (None, Some(alloc)) => {
+                    let values = SmallVec::from_slice(ctx.results(op));
+                    s.reads
+                        .last_mut()
+                        .unwrap()
+                        .insert(key, Known { values, alloc });
+                }
+                // A read of memory it does not name is not remembered.
+                _ => {}
+            }
+            continue;
+        }
+        let found = s.pure.iter().rev().find_map(|m| m.get(&key).copied());
         match found {
             Some(prev) => {
-                let new: smallvec::SmallVec<[ir::ValueId; 2]> =
-                    smallvec::SmallVec::from_slice(ctx.results(prev));
+                let new: SmallVec<[ValueId; 2]> = SmallVec::from_slice(ctx.results(prev));
                 ctx.replace_op(op, &new);
                 s.eliminated += 1;
             }
             None => {
-                table.last_mut().unwrap().insert(key, op);
+                s.pure.last_mut().unwrap().insert(key, op);
             }
         }
     }
     s.pure.pop();
     s.reads.pop();
+}
+
+/// After a store, a later read of the same element (no aliasing write in
+/// between) is the stored value: `arr.store %a, %i, %x` then `arr.load
+/// %a, %i` (with or without `in_bounds`: the store did not fault, so the
+/// index is in bounds), `var.set %v, %x` then `var.get %v`.
+fn forward_store(ctx: &Context, op: ir::OpId, s: &mut Scopes) {
+    let (load, operands, x) = match ctx.op_name(op) {
+        "arr.store" => (
+            "arr.load",
+            smallvec::smallvec![ctx.operand(op, 0), ctx.operand(op, 1)],
+            ctx.operand(op, 2),
+        ),
+        "var.set" => (
+            "var.get",
+            smallvec::smallvec![ctx.operand(op, 0)],
+            ctx.operand(op, 1),
+        ),
+        _ => return,
+    };
+    let Some(kind) = ctx.registry().kind(load) else {
+        return;
+    };
+    let alloc = ctx.operand(op, 0);
+    for attrs in [vec![], vec![("in_bounds".to_string(), ir::Attribute::Unit)]] {
+        let st = OpState {
+            kind,
+            operands: SmallVec::clone(&operands),
+            result_types: smallvec::smallvec![ctx.ty(x).clone()],
+            attrs,
+            regions: SmallVec::new(),
+            loc: ctx.loc(op),
+            existing: None,
+        };
+        let key = GvnKey::of(ctx, &st);
+        let values = smallvec::smallvec![x];
+        s.reads
+            .last_mut()
+            .unwrap()
+            .insert(key, Known { values, alloc });
+    }
 }
 
 fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
