@@ -210,18 +210,7 @@ impl<'a> CustomParser<'a> {
     }
     /// Consumes `( ... )` if next.
     pub fn try_paren(&mut self) -> Option<CustomParser<'a>> {
-        match self.peek() {
-            Some(AstItem {
-                kind: AstItemKind::Paren(items),
-                loc,
-            }) => {
-                self.pos += 1;
-                let mut inner = CustomParser::new(items, self.op_loc, *loc, 0);
-                inner.source = self.source.clone();
-                Some(inner)
-            }
-            _ => None,
-        }
+        self.try_group(true)
     }
     /// Consumes `[ ... ]` and returns a cursor over its contents.
     pub fn expect_square(&mut self) -> Result<CustomParser<'a>, SyntaxError> {
@@ -229,18 +218,26 @@ impl<'a> CustomParser<'a> {
     }
     /// Consumes `[ ... ]` if next.
     pub fn try_square(&mut self) -> Option<CustomParser<'a>> {
-        match self.peek() {
-            Some(AstItem {
+        self.try_group(false)
+    }
+    /// Consumes `( ... )` (`paren`) or `[ ... ]` if next, and returns a
+    /// cursor over its contents.
+    fn try_group(&mut self, paren: bool) -> Option<CustomParser<'a>> {
+        let (items, loc) = match self.peek()? {
+            AstItem {
+                kind: AstItemKind::Paren(items),
+                loc,
+            } if paren => (items, *loc),
+            AstItem {
                 kind: AstItemKind::Square(items),
                 loc,
-            }) => {
-                self.pos += 1;
-                let mut inner = CustomParser::new(items, self.op_loc, *loc, 0);
-                inner.source = self.source.clone();
-                Some(inner)
-            }
-            _ => None,
-        }
+            } if !paren => (items, *loc),
+            _ => return None,
+        };
+        self.pos += 1;
+        let mut inner = CustomParser::new(items, self.op_loc, loc, 0);
+        inner.source = self.source.clone();
+        Some(inner)
     }
     /// Consumes a region if next.
     pub fn try_region(&mut self) -> Option<AstRegion> {

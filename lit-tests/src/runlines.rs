@@ -1,6 +1,23 @@
 //! `RUN:` line extraction and lit-style substitution.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Appends every `.ir` file under `dir` (recursively; a missing directory
+/// adds nothing) to `out`, in directory order: the test files of a suite,
+/// and the inputs the fuzzer and the round-trip test read.
+pub fn collect_ir_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect_ir_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "ir") {
+            out.push(p);
+        }
+    }
+}
 
 /// Extract the commands of a test: the text after each `RUN:`, with lines ending in `\` joined
 /// to the following `RUN:` line.

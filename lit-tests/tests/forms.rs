@@ -6,23 +6,10 @@
 //! must use every registered op, so a new op without a test input fails.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ir::printer::{print_module, PrintOptions};
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|x| x == "ir") {
-            out.push(p);
-        }
-    }
-}
+use lit_tests::runlines::collect_ir_files;
 
 /// Parts of a file as `--split-input-file` splits it.
 fn parts(text: &str) -> Vec<String> {
@@ -49,8 +36,8 @@ fn every_op_has_a_custom_form() {
 fn corpus_round_trips_in_both_forms() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut files = Vec::new();
-    collect(&root.join("lit-tests/tests/ir"), &mut files);
-    collect(&root.join("examples"), &mut files);
+    collect_ir_files(&root.join("lit-tests/tests/ir"), &mut files);
+    collect_ir_files(&root.join("examples"), &mut files);
     files.retain(|f| !f.components().any(|c| c.as_os_str() == "standalone"));
     files.sort();
     let registry = dialects::registry();

@@ -36,6 +36,7 @@ use ir::interp::{MatValue, RtValue};
 use ir::pass::{PassManager, VerifyEach};
 use ir::printer::{print_module, PrintOptions};
 use ir::{Attribute, Context, Type};
+use lit_tests::runlines::collect_ir_files;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -73,28 +74,14 @@ struct Seed {
     bytes: Vec<u8>,
 }
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|x| x == "ir") {
-            out.push(p);
-        }
-    }
-}
-
 fn seeds() -> Vec<Seed> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut paths = Vec::new();
     let repo = root
         .parent()
         .expect("lit-tests sits at the repository root");
-    collect(&root.join("tests/ir"), &mut paths);
-    collect(&repo.join("examples"), &mut paths);
+    collect_ir_files(&root.join("tests/ir"), &mut paths);
+    collect_ir_files(&repo.join("examples"), &mut paths);
     paths.sort();
     let filter = std::env::var("FUZZ_FILTER").unwrap_or_default();
     paths

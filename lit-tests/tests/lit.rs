@@ -3,7 +3,7 @@
 //! (default 60) bounds each command, `L0_OPT=path` overrides the `l0-opt` binary,
 //! `LIT_NO_BUILD=1` skips the `cargo build -p opt-tool` done before tests that use `l0-opt`.
 
-use lit_tests::runlines::{parse_run_lines, substitute, Substitutions};
+use lit_tests::runlines::{collect_ir_files, parse_run_lines, substitute, Substitutions};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -15,20 +15,6 @@ use std::time::{Duration, Instant};
 struct Failure {
     file: PathBuf,
     report: String,
-}
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|x| x == "ir") {
-            out.push(p);
-        }
-    }
 }
 
 /// Locate (and by default rebuild, so it is never stale) `l0-opt` next to this test binary:
@@ -175,7 +161,7 @@ fn run_file(
 fn lit() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ir");
     let mut files = Vec::new();
-    collect(&root, &mut files);
+    collect_ir_files(&root, &mut files);
     files.sort();
     let filter = std::env::var("LIT_FILTER").unwrap_or_default();
     files.retain(|f| f.to_string_lossy().contains(&filter));

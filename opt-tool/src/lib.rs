@@ -79,12 +79,12 @@ impl Tool {
         (self.dialects)(&mut r);
         Rc::new(r)
     }
-    /// A fresh registry of the tool's passes, knowing the dialects' phases
-    /// (for `lower{until=...}`).
-    pub fn pass_registry(&self) -> PassRegistry {
+    /// A fresh registry of the tool's passes, knowing the lowering phases
+    /// of `dialects` (for `lower{until=...}`).
+    pub fn pass_registry(&self, dialects: &Registry) -> PassRegistry {
         let mut p = PassRegistry::default();
         (self.passes)(&mut p);
-        p.phases = self.registry().phases.clone();
+        p.phases = dialects.phases.clone();
         p
     }
 }
@@ -321,7 +321,7 @@ fn read_input(path: &str) -> Result<Vec<u8>, String> {
 }
 
 fn real_main(cli: Cli) -> u8 {
-    let pass_registry = tool().pass_registry();
+    let pass_registry = tool().pass_registry(&tool().registry());
     if let Some(n) = cli.threads {
         codegen::runtime::set_threads(n as usize);
     }
@@ -499,20 +499,17 @@ fn write_output(path: Option<&Path>, data: &[u8]) -> Result<(), String> {
 fn process(cli: &Cli, pipeline: &str, source: &Rc<Source>) -> Result<String, Failure> {
     codegen::proofs::set_keep_all_checks(cli.keep_all_checks);
     let t0 = Instant::now();
-    let registry = if cli.allow_unregistered_dialect {
-        let mut r = Registry::new();
-        (tool().dialects)(&mut r);
-        unregistered::register_opaque_ops(&source.text, &mut r);
-        Rc::new(r)
-    } else {
-        tool().registry()
-    };
-    let mut ctx: Context = ir::build::parse(source.clone(), registry)?;
+    let mut registry = Registry::new();
+    (tool().dialects)(&mut registry);
+    if cli.allow_unregistered_dialect {
+        unregistered::register_opaque_ops(&source.text, &mut registry);
+    }
+    let mut ctx: Context = ir::build::parse(source.clone(), Rc::new(registry))?;
     ir::verifier::verify(&ctx).map_err(Failure::Diags)?;
     let parse_time = t0.elapsed();
 
     let passes = tool()
-        .pass_registry()
+        .pass_registry(ctx.registry())
         .parse_pipeline(pipeline)
         .map_err(Failure::Usage)?;
     let mut pm = PassManager::new(passes);

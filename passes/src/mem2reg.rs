@@ -85,7 +85,6 @@ fn candidates(ctx: &Context) -> FxHashSet<ValueId> {
 
 struct Promote {
     cands: FxHashSet<ValueId>,
-    promoted: u64,
 }
 
 impl Promote {
@@ -198,6 +197,47 @@ impl Promote {
         }
     }
 
+    /// Promotes in block `b`, starting from the current values `cur`, with
+    /// each variable of `ws` entering `b` as a new block argument of its type
+    /// in `args` (or, without `args`, holding its current value), and
+    /// appends the variables' final values to `b`'s terminator.
+    fn carry(
+        &mut self,
+        ctx: &mut Context,
+        b: BlockId,
+        ws: &[ValueId],
+        args: Option<&[Type]>,
+        cur: &FxHashMap<ValueId, ValueId>,
+    ) {
+        let mut c = cur.clone();
+        for (&w, t) in ws.iter().zip(args.unwrap_or_default()) {
+            let arg = ctx.add_block_arg(b, t.clone(), None);
+            c.insert(w, arg);
+        }
+        self.block(ctx, b, &mut c);
+        let finals: Vec<ValueId> = ws.iter().map(|w| c[w]).collect();
+        Self::append_yield(ctx, b, &finals);
+    }
+
+    /// [`Self::rebuild`] with `inits` and results of `types` appended for
+    /// the variables `ws`, whose current values become those results.
+    fn rebuild_carrying(
+        ctx: &mut Context,
+        op: OpId,
+        ws: &[ValueId],
+        inits: &[ValueId],
+        types: &[Type],
+        cur: &mut FxHashMap<ValueId, ValueId>,
+    ) {
+        let n = ctx.results(op).len();
+        let results = Self::rebuild(ctx, op, inits, types);
+        for (k, &w) in ws.iter().enumerate() {
+            cur.insert(w, results[n + k]);
+        }
+    }
+
+    /// `scf.if`: each variable a branch sets becomes one more result, each
+    /// branch yielding its final value.
     fn branch(
         &mut self,
         ctx: &mut Context,
@@ -205,21 +245,16 @@ impl Promote {
         ws: &[ValueId],
         cur: &mut FxHashMap<ValueId, ValueId>,
     ) {
-        let n = ctx.results(op).len();
         for r in ctx.regions(op).to_vec() {
             let b = ctx.region_block(r);
-            let mut c = cur.clone();
-            self.block(ctx, b, &mut c);
-            let finals: Vec<ValueId> = ws.iter().map(|w| c[w]).collect();
-            Self::append_yield(ctx, b, &finals);
+            self.carry(ctx, b, ws, None, cur);
         }
         let types: Vec<Type> = ws.iter().map(|&w| Self::held(ctx, w)).collect();
-        let results = Self::rebuild(ctx, op, &[], &types);
-        for (k, &w) in ws.iter().enumerate() {
-            cur.insert(w, results[n + k]);
-        }
+        Self::rebuild_carrying(ctx, op, ws, &[], &types, cur);
     }
 
+    /// `scf.for`: each variable the body sets becomes one more iter_arg
+    /// (initial value: the current one).
     fn for_loop(
         &mut self,
         ctx: &mut Context,
@@ -227,29 +262,13 @@ impl Promote {
         ws: &[ValueId],
         cur: &mut FxHashMap<ValueId, ValueId>,
     ) {
-        let n = ctx.results(op).len();
         let b = ctx.region_block(ctx.regions(op)[0]);
-        let mut c = cur.clone();
-        let mut inits = Vec::new();
-        let mut types = Vec::new();
-        for &w in ws {
-            let t = Self::held(ctx, w);
-            let arg = ctx.add_block_arg(b, t.clone(), None);
-            inits.push(cur[&w]);
-            types.push(t);
-            c.insert(w, arg);
-        }
-        self.block(ctx, b, &mut c);
-        let finals: Vec<ValueId> = ws.iter().map(|w| c[w]).collect();
-        Self::append_yield(ctx, b, &finals);
-        let results = Self::rebuild(ctx, op, &inits, &types);
-        for (k, &w) in ws.iter().enumerate() {
-            cur.insert(w, results[n + k]);
-        }
+        let types: Vec<Type> = ws.iter().map(|&w| Self::held(ctx, w)).collect();
+        let inits: Vec<ValueId> = ws.iter().map(|w| cur[w]).collect();
+        self.carry(ctx, b, ws, Some(&types), cur);
+        Self::rebuild_carrying(ctx, op, ws, &inits, &types, cur);
     }
-}
 
-impl Promote {
     /// `scf.while`: each variable the loop sets is carried through the
     /// `before` region's arguments (initial value: the current one),
     /// forwarded by `scf.condition` to the `after` region and out as a
@@ -261,31 +280,14 @@ impl Promote {
         ws: &[ValueId],
         cur: &mut FxHashMap<ValueId, ValueId>,
     ) {
-        let n = ctx.results(op).len();
         let regions = ctx.regions(op).to_vec();
-        let (before, after) = (ctx.region_block(regions[0]), ctx.region_block(regions[1]));
         let types: Vec<Type> = ws.iter().map(|&w| Self::held(ctx, w)).collect();
         let inits: Vec<ValueId> = ws.iter().map(|w| cur[w]).collect();
-        let mut c = cur.clone();
-        for (&w, t) in ws.iter().zip(&types) {
-            let arg = ctx.add_block_arg(before, t.clone(), None);
-            c.insert(w, arg);
+        for r in regions {
+            let b = ctx.region_block(r);
+            self.carry(ctx, b, ws, Some(&types), cur);
         }
-        self.block(ctx, before, &mut c);
-        let forwarded: Vec<ValueId> = ws.iter().map(|w| c[w]).collect();
-        Self::append_yield(ctx, before, &forwarded);
-        let mut c = cur.clone();
-        for (&w, t) in ws.iter().zip(&types) {
-            let arg = ctx.add_block_arg(after, t.clone(), None);
-            c.insert(w, arg);
-        }
-        self.block(ctx, after, &mut c);
-        let finals: Vec<ValueId> = ws.iter().map(|w| c[w]).collect();
-        Self::append_yield(ctx, after, &finals);
-        let results = Self::rebuild(ctx, op, &inits, &types);
-        for (k, &w) in ws.iter().enumerate() {
-            cur.insert(w, results[n + k]);
-        }
+        Self::rebuild_carrying(ctx, op, ws, &inits, &types, cur);
     }
 }
 
@@ -297,19 +299,19 @@ pub fn mem2reg(ctx: &mut Context) -> u64 {
     }
     let mut p = Promote {
         cands: cands.clone(),
-        promoted: 0,
     };
     let top = ctx.top;
     p.block(ctx, top, &mut FxHashMap::default());
+    let mut promoted = 0;
     for v in cands {
         if let Some(d) = ctx.def_op(v) {
             if ctx.alive(d) && ctx.unused(v) {
                 ctx.erase_op(d);
-                p.promoted += 1;
+                promoted += 1;
             }
         }
     }
-    p.promoted
+    promoted
 }
 
 /// `t` with every `var<T>` replaced by `arr<T>`, if it has one.
@@ -346,15 +348,16 @@ pub fn vars_to_arrays(ctx: &mut Context) -> u64 {
         .into_iter()
         .filter(|&o| ctx.is(o, "var.new") || ctx.is(o, "var.get") || ctx.is(o, "var.set"))
         .collect();
-    let typed = (0..ctx.num_values()).any(|i| convert(ctx.ty(ValueId(i as u32))).is_some());
-    if ops.is_empty() && !typed {
-        return 0;
-    }
+    let mut retyped = false;
     for i in 0..ctx.num_values() {
         let v = ValueId(i as u32);
         if let Some(t) = convert(ctx.ty(v)) {
             ctx.set_type(v, t);
+            retyped = true;
         }
+    }
+    if ops.is_empty() && !retyped {
+        return 0;
     }
     for f in ctx.walk_all() {
         if let Some(Attribute::Type(t)) = ctx.attr(f, "function_type") {

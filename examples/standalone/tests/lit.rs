@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use lit_tests::runlines::{parse_run_lines, substitute, Substitutions};
+use lit_tests::runlines::{collect_ir_files, parse_run_lines, substitute, Substitutions};
 
 /// `l0-filecheck` or `l0-not` next to `poly-opt`, built first if missing.
 fn harness_bin(name: &str) -> PathBuf {
@@ -46,12 +46,8 @@ fn harness_bin(name: &str) -> PathBuf {
 #[test]
 fn lit() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("test/")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "ir"))
-        .collect();
+    let mut files: Vec<PathBuf> = Vec::new();
+    collect_ir_files(&dir, &mut files);
     files.sort();
     assert!(!files.is_empty(), "no test/*.ir");
     let (filecheck, not) = (harness_bin("l0-filecheck"), harness_bin("l0-not"));
