@@ -87,7 +87,18 @@ impl Monoid {
         })
     }
     /// Whether the monoid is defined on `ty` (`i32`, `i64`, `index`, `f32`, `f64`).
+    /// A struct of such types is supported too, the monoid applying to each
+    /// field (a complex sum adds `re` and `im` apart; issue 12), though only
+    /// the interpreter folds one whole: `split-structs` gives each field a
+    /// generator of its own before anything is compiled.
     pub fn supports(ty: &Type) -> bool {
+        match ty {
+            Type::Struct(st) => st.fields.iter().all(|(_, t)| Monoid::supports(t)),
+            t => Monoid::supports_scalar(t),
+        }
+    }
+    /// Whether `ty` is one of the scalars a monoid is defined on.
+    pub fn supports_scalar(ty: &Type) -> bool {
         matches!(
             ty,
             Type::I32 | Type::I64 | Type::Index | Type::F32 | Type::F64
@@ -96,7 +107,7 @@ impl Monoid {
     /// The identity element as a constant attribute of type `ty`: add 0,
     /// mul 1, min +inf / INT_MAX, max -inf / INT_MIN.
     pub fn identity(self, ty: &Type) -> Option<Attribute> {
-        if !Monoid::supports(ty) {
+        if !Monoid::supports_scalar(ty) {
             return None;
         }
         Some(if ty.is_float() {
@@ -122,12 +133,18 @@ impl Monoid {
     }
     /// The identity element as a run-time value of type `ty`.
     pub fn identity_value(self, ty: &Type) -> Option<RtValue> {
+        if let Type::Struct(st) = ty {
+            let xs = st.fields.iter().map(|(_, t)| self.identity_value(t));
+            return Some(RtValue::Struct(std::rc::Rc::new(
+                xs.collect::<Option<_>>()?,
+            )));
+        }
         crate::util::attr_to_value(&self.identity(ty)?)
     }
     /// The `arith` op that combines two values of type `ty`
     /// (`arith.addf`, `arith.muli`, `arith.minf`, `arith.maxi`, ...).
     pub fn combine_op(self, ty: &Type) -> Option<&'static str> {
-        if !Monoid::supports(ty) {
+        if !Monoid::supports_scalar(ty) {
             return None;
         }
         let f = ty.is_float();
@@ -149,6 +166,13 @@ impl Monoid {
     /// NaN if either operand is NaN, `-0.0 < +0.0`).
     pub fn apply(self, ty: &Type, a: &RtValue, b: &RtValue) -> Option<RtValue> {
         use crate::arith::eval::{binary, Bin, Scalar};
+        if let (Type::Struct(st), RtValue::Struct(xs), RtValue::Struct(ys)) = (ty, a, b) {
+            let fields = st.fields.iter().zip(xs.iter().zip(ys.iter()));
+            let out = fields.map(|((_, t), (x, y))| self.apply(t, x, y));
+            return Some(RtValue::Struct(std::rc::Rc::new(
+                out.collect::<Option<_>>()?,
+            )));
+        }
         let f = ty.is_float();
         let bin = match (self, f) {
             (Monoid::Add, false) => Bin::AddI,
@@ -160,7 +184,7 @@ impl Monoid {
             (Monoid::Max, false) => Bin::MaxI,
             (Monoid::Max, true) => Bin::MaxF,
         };
-        if !Monoid::supports(ty) {
+        if !Monoid::supports_scalar(ty) {
             return None;
         }
         let (x, y) = (Scalar::from_rt(a, ty)?, Scalar::from_rt(b, ty)?);

@@ -1,5 +1,5 @@
 //! The L0 dialects, one module each: `func`, `arith`, `scf` (and the
-//! higher levels `vec`/`mat`, `gen`, `arr`, and `gpu`, and `var`). Each module's `register`
+//! higher levels `vec`/`mat`, `gen`, `arr`, and `gpu`, and `var` and `struct`). Each module's `register`
 //! declares its op specs; [`registry`] assembles all of them.
 
 use std::rc::Rc;
@@ -13,6 +13,7 @@ pub mod gen;
 pub mod gpu;
 pub mod mat;
 pub mod scf;
+pub mod structs;
 pub mod util;
 pub mod var;
 pub mod vec;
@@ -34,6 +35,7 @@ pub fn register_all(r: &mut Registry) {
     arr::register(r);
     gpu::register(r);
     var::register(r);
+    structs::register(r);
     r.phases = PHASES.to_vec();
 }
 

@@ -54,6 +54,9 @@ pub fn str_attr<'a>(ctx: &'a Context, op: OpId, name: &str) -> Option<&'a str> {
 /// The zero value of scalar type `ty` as a run-time value.
 pub fn zero_value(ty: &Type) -> RtValue {
     match ty {
+        Type::Struct(st) => RtValue::Struct(std::rc::Rc::new(
+            st.fields.iter().map(|(_, t)| zero_value(t)).collect(),
+        )),
         Type::I1 => RtValue::Bool(false),
         Type::F32 => RtValue::F32(0.0),
         Type::F64 => RtValue::F64(0.0),

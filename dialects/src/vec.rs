@@ -136,6 +136,13 @@ pub fn binop(
     b: &RtValue,
 ) -> Result<RtValue, RunError> {
     use crate::arith::eval::{binary, Bin, Scalar};
+    if let (Type::Struct(st), RtValue::Struct(xs), RtValue::Struct(ys)) = (ty, a, b) {
+        let mut out = Vec::with_capacity(xs.len());
+        for ((_, t), (x, y)) in st.fields.iter().zip(xs.iter().zip(ys.iter())) {
+            out.push(binop(ctx, at, op, t, x, y)?);
+        }
+        return Ok(RtValue::Struct(std::rc::Rc::new(out)));
+    }
     let bin = match (op, ty.is_float()) {
         (BinOp::Add, false) => Bin::AddI,
         (BinOp::Add, true) => Bin::AddF,
@@ -396,7 +403,22 @@ fn expect(ctx: &Context, v: ValueId, want: &Type, what: &str) -> Result<(), Stri
     Ok(())
 }
 
+/// A numeric scalar (elementwise arithmetic, dot products, scaling).
+fn scalar_numeric(t: &Type) -> Result<(), String> {
+    if matches!(t, Type::Struct(_)) {
+        return Err(format!(
+            "element type must be i32, i64, index, f32 or f64, but got '{t}'"
+        ));
+    }
+    numeric(t)
+}
+
+/// A numeric scalar, or a struct of numeric fields (a reduction or scan
+/// of records folds each field apart).
 fn numeric(t: &Type) -> Result<(), String> {
+    if let Type::Struct(st) = t {
+        return st.fields.iter().try_for_each(|(_, f)| numeric(f));
+    }
     if is_numeric(t) {
         Ok(())
     } else {
@@ -536,19 +558,19 @@ fn verify_sum(ctx: &Context, op: OpId) -> Result<(), String> {
 
 fn verify_dot(ctx: &Context, op: OpId) -> Result<(), String> {
     let t = vec_elem(ctx, op, 0)?;
-    numeric(&t)?;
+    scalar_numeric(&t)?;
     expect(ctx, ctx.operand(op, 1), &Type::vec(t.clone()), "operand #1")?;
     expect(ctx, result(ctx, op), &t, "result")
 }
 
 fn verify_elementwise(ctx: &Context, op: OpId) -> Result<(), String> {
     let t = vec_elem(ctx, op, 0)?;
-    numeric(&t)
+    scalar_numeric(&t)
 }
 
 fn verify_scale(ctx: &Context, op: OpId) -> Result<(), String> {
     let t = vec_elem(ctx, op, 0)?;
-    numeric(&t)?;
+    scalar_numeric(&t)?;
     expect(ctx, ctx.operand(op, 1), &t, "scale operand")?;
     expect(ctx, result(ctx, op), &Type::vec(t), "result")
 }
@@ -937,7 +959,7 @@ fn lower_scan(b: &mut Builder, st: &OpState) -> Repl {
 fn lower_sum(b: &mut Builder, st: &OpState) -> Repl {
     let v = *st.operands.first()?;
     let t = elem_of(b.ctx, v)?;
-    let zero = b.constant(zero_attr(&t), &t);
+    let zero = crate::structs::build_fields(b, &t, &mut |b, t| Some(b.constant(zero_attr(t), t)))?;
     lower_fold(b, v, zero, Gen::reduce(BinOp::Add, &t))
 }
 

@@ -417,6 +417,16 @@ impl Context {
         self.blocks[b.index()].args.push(v);
         v
     }
+    /// Gives block `b` new arguments of `types` in place of its old ones,
+    /// which are left detached (the caller replaces their uses first or
+    /// after); returns the new arguments.
+    pub fn replace_block_args(&mut self, b: BlockId, types: &[Type]) -> Vec<ValueId> {
+        self.blocks[b.index()].args.clear();
+        types
+            .iter()
+            .map(|t| self.add_block_arg(b, t.clone(), None))
+            .collect()
+    }
     /// A new detached region holding one empty block with arguments of `arg_types`.
     pub fn new_region_with_block(&mut self, arg_types: &[Type]) -> (RegionId, BlockId) {
         let r = self.new_region();

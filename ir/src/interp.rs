@@ -37,6 +37,8 @@ pub enum RtValue {
     Mat(Rc<MatValue>),
     /// `arr<T>`: a mutable buffer.
     Arr(Rc<RefCell<Vec<RtValue>>>),
+    /// `struct<...>`: the field values in declaration order.
+    Struct(Rc<Vec<RtValue>>),
     /// Dialect-specific state (e.g. a generator handle).
     Opaque(Rc<dyn Any>),
 }
@@ -66,6 +68,69 @@ impl RtValue {
             _ => None,
         }
     }
+    /// The values a value of type `ty` is passed and printed as at a
+    /// function boundary, one per [`Type::leaves`] entry: a struct is its
+    /// flattened fields, a vector of structs one vector per field. `None`
+    /// when the value does not have that shape.
+    pub fn leaves(&self, ty: &crate::Type) -> Option<Vec<RtValue>> {
+        let mut out = Vec::new();
+        self.push_leaves(ty, &mut out)?;
+        Some(out)
+    }
+    fn push_leaves(&self, ty: &crate::Type, out: &mut Vec<RtValue>) -> Option<()> {
+        use crate::Type;
+        match (ty, self) {
+            (Type::Struct(st), RtValue::Struct(xs)) if xs.len() == st.fields.len() => {
+                for ((_, t), x) in st.fields.iter().zip(xs.iter()) {
+                    x.push_leaves(t, out)?;
+                }
+            }
+            (Type::Vec(e), RtValue::Vec(items)) if e.contains_struct() => {
+                let n = e.leaves().len();
+                let mut cols: Vec<Vec<RtValue>> = vec![Vec::with_capacity(items.len()); n];
+                for it in items.iter() {
+                    for (c, x) in cols.iter_mut().zip(it.leaves(e)?) {
+                        c.push(x);
+                    }
+                }
+                out.extend(cols.into_iter().map(|c| RtValue::Vec(Rc::new(c))));
+            }
+            (Type::Struct(_), _) => return None,
+            _ => out.push(self.clone()),
+        }
+        Some(())
+    }
+    /// The inverse of [`RtValue::leaves`]: builds a value of type `ty` from
+    /// the front of `leaves`. `None` when there are too few, or the vectors
+    /// of one struct-of-arrays differ in length.
+    pub fn from_leaves(
+        ty: &crate::Type,
+        leaves: &mut dyn Iterator<Item = RtValue>,
+    ) -> Option<RtValue> {
+        use crate::Type;
+        Some(match ty {
+            Type::Struct(st) => RtValue::Struct(Rc::new(
+                st.fields
+                    .iter()
+                    .map(|(_, t)| RtValue::from_leaves(t, leaves))
+                    .collect::<Option<Vec<_>>>()?,
+            )),
+            Type::Vec(e) if e.contains_struct() => {
+                let cols: Vec<Rc<Vec<RtValue>>> = (0..e.leaves().len())
+                    .map(|_| leaves.next()?.as_vec().cloned())
+                    .collect::<Option<_>>()?;
+                let len = cols.first()?.len();
+                if cols.iter().any(|c| c.len() != len) {
+                    return None;
+                }
+                let items = (0..len)
+                    .map(|i| RtValue::from_leaves(e, &mut cols.iter().map(|c| c[i].clone())))
+                    .collect::<Option<Vec<_>>>()?;
+                RtValue::Vec(Rc::new(items))
+            }
+            _ => leaves.next()?,
+        })
+    }
     /// The elements of `Vec`.
     pub fn as_vec(&self) -> Option<&Rc<Vec<RtValue>>> {
         match self {
@@ -86,6 +151,7 @@ impl PartialEq for RtValue {
             (Vec(a), Vec(b)) => a == b,
             (Mat(a), Mat(b)) => a == b,
             (Arr(a), Arr(b)) => *a.borrow() == *b.borrow(),
+            (Struct(a), Struct(b)) => a == b,
             _ => false,
         }
     }
@@ -111,6 +177,16 @@ impl fmt::Display for RtValue {
                     write_seq(f, &m.data[r * m.cols..(r + 1) * m.cols])?;
                 }
                 f.write_str("]")
+            }
+            RtValue::Struct(fields) => {
+                f.write_str("(")?;
+                for (i, x) in fields.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{x}")?;
+                }
+                f.write_str(")")
             }
             RtValue::Opaque(_) => f.write_str("<opaque>"),
         }

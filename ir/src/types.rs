@@ -35,6 +35,9 @@ pub enum Type {
     Arr(Rc<Type>),
     /// A mutable variable holding one `T` (LMS's `Var`; the `var` dialect).
     Var(Rc<Type>),
+    /// A record `struct<name: T, ...>` of named fields (LMS's structs; the
+    /// `struct` dialect). It has at least one field, and names are distinct.
+    Struct(Rc<StructType>),
     /// A function type `(inputs) -> (results)`, used by `func.func`.
     Function(Rc<FunctionType>),
     /// A dialect type `!dialect.name<params>`.
@@ -46,6 +49,23 @@ pub enum Type {
 pub struct FunctionType {
     pub inputs: Vec<Type>,
     pub results: Vec<Type>,
+}
+
+/// The fields of `struct<name: T, ...>`, in declaration order.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct StructType {
+    pub fields: Vec<(String, Type)>,
+}
+
+impl StructType {
+    /// The position and type of field `name`.
+    pub fn field(&self, name: &str) -> Option<(usize, &Type)> {
+        self.fields
+            .iter()
+            .enumerate()
+            .find(|(_, (n, _))| n == name)
+            .map(|(i, (_, t))| (i, t))
+    }
 }
 
 /// `!dialect.name<p0, p1, ...>`; parameters are types or attributes.
@@ -79,6 +99,67 @@ impl Type {
     /// `var<elem>`.
     pub fn var(elem: Type) -> Type {
         Type::Var(Rc::new(elem))
+    }
+    /// `struct<name: T, ...>` (the caller keeps names distinct and the list
+    /// non-empty; the parsers and the verifier check both).
+    pub fn structure(fields: Vec<(String, Type)>) -> Type {
+        Type::Struct(Rc::new(StructType { fields }))
+    }
+    /// The fields of a struct type.
+    pub fn as_struct(&self) -> Option<&StructType> {
+        match self {
+            Type::Struct(s) => Some(s),
+            _ => None,
+        }
+    }
+    /// True if a struct type occurs anywhere in this type.
+    pub fn contains_struct(&self) -> bool {
+        match self {
+            Type::Struct(_) => true,
+            Type::Vec(t) | Type::Mat(t) | Type::Arr(t) | Type::Var(t) => t.contains_struct(),
+            Type::Function(f) => f.inputs.iter().chain(&f.results).any(Type::contains_struct),
+            Type::Dialect(d) => d.params.iter().any(|p| match p {
+                TypeParam::Type(t) => t.contains_struct(),
+                TypeParam::Attr(_) => false,
+            }),
+            _ => false,
+        }
+    }
+    /// The types a value of this type is passed as at a function boundary
+    /// and printed as by `--run` (IR-SPEC §3 `struct`; issue 12): a struct is
+    /// its fields, in order, each flattened again; `vec<struct<f: T, ...>>`
+    /// is struct-of-arrays, one `vec<T>` per (flattened) field. Every other
+    /// type is itself.
+    pub fn leaves(&self) -> Vec<Type> {
+        self.named_leaves().into_iter().map(|(_, t)| t).collect()
+    }
+    /// [`Type::leaves`], each with the path of fields that leads to it
+    /// (`.re`, `.pos.x`; empty for a type that is its own leaf). `var<T>`
+    /// distributes over the fields like `vec<T>` (a variable of records is
+    /// a record of variables).
+    pub fn named_leaves(&self) -> Vec<(String, Type)> {
+        match self {
+            Type::Struct(s) => s
+                .fields
+                .iter()
+                .flat_map(|(n, t)| {
+                    t.named_leaves()
+                        .into_iter()
+                        .map(move |(p, l)| (format!(".{n}{p}"), l))
+                })
+                .collect(),
+            Type::Vec(e) if e.contains_struct() => e
+                .named_leaves()
+                .into_iter()
+                .map(|(p, l)| (p, Type::vec(l)))
+                .collect(),
+            Type::Var(e) if e.contains_struct() => e
+                .named_leaves()
+                .into_iter()
+                .map(|(p, l)| (p, Type::var(l)))
+                .collect(),
+            t => vec![(String::new(), t.clone())],
+        }
     }
     /// `(inputs) -> (results)`.
     pub fn function(inputs: Vec<Type>, results: Vec<Type>) -> Type {
@@ -142,6 +223,16 @@ impl fmt::Display for Type {
             Type::Mat(t) => write!(f, "mat<{t}>"),
             Type::Arr(t) => write!(f, "arr<{t}>"),
             Type::Var(t) => write!(f, "var<{t}>"),
+            Type::Struct(s) => {
+                f.write_str("struct<")?;
+                for (i, (n, t)) in s.fields.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{n}: {t}")?;
+                }
+                f.write_str(">")
+            }
             Type::Function(ft) => {
                 f.write_str("(")?;
                 write_list(f, &ft.inputs)?;

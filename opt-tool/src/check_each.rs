@@ -21,9 +21,23 @@ enum Outcome {
     Fault(String),
 }
 
-fn outcome(ctx: &Context, func: &str, args: &[RtValue]) -> Outcome {
-    match Interp::new(ctx).call(func, args, Loc::UNKNOWN) {
-        Ok(v) => Outcome::Values(v.iter().map(|x| x.to_string()).collect()),
+/// Runs `func` on the flattened `--arg` values `leaves` (struct
+/// parameters are assembled for the function as it is now, before or after
+/// `split-structs`), and compares its results split into fields.
+fn outcome(ctx: &Context, func: &str, leaves: &[RtValue]) -> Outcome {
+    let shown = |f: crate::Failure| match f {
+        crate::Failure::Usage(m) => m,
+        _ => "the arguments do not fit".to_string(),
+    };
+    let args = match crate::run::assemble(ctx, func, leaves) {
+        Ok(a) => a,
+        Err(f) => return Outcome::Fault(shown(f)),
+    };
+    match Interp::new(ctx).call(func, &args, Loc::UNKNOWN) {
+        Ok(v) => match crate::run::flatten_results(ctx, func, &v) {
+            Ok(v) => Outcome::Values(v.iter().map(|x| x.to_string()).collect()),
+            Err(f) => Outcome::Fault(shown(f)),
+        },
         Err(e) => Outcome::Fault(e.message),
     }
 }

@@ -101,6 +101,7 @@ fn run_on_gpu(
         return Err(diag(crate::cuda::NO_DRIVER.into()));
     }
     lower_for_gpu(ctx, cli.fuse_before_lowering())?;
+    let args = &assemble(ctx, func, args)?[..];
     let ctx: &Context = ctx;
     let ptx = codegen::llvm::ptx::emit_ptx(ctx)?;
     let cuda = std::rc::Rc::new(crate::cuda::Cuda::open(&ptx).map_err(diag)?);
@@ -129,22 +130,32 @@ fn run_on_gpu(
     Ok(r)
 }
 
-/// The `--arg` values of `func`, parsed against its parameter types.
+/// The `--arg` values of `func`, parsed against its parameter types. A
+/// struct parameter takes one `--arg` per field (flattened), a
+/// `vec<struct<...>>` one vector per field (struct-of-arrays): the values
+/// of [`Type::leaves`], in order, which [`assemble`] turns back into the
+/// parameters of the function as it is when called.
 pub fn parse_args(cli: &Cli, ctx: &Context, func: &str) -> Result<Vec<RtValue>, Failure> {
     let Some((params, _)) = signature(ctx, func) else {
         return Err(Failure::Usage(format!(
             "no function named '@{func}' to run"
         )));
     };
-    if cli.args.len() != params.len() {
+    let leaves: Vec<Type> = params.iter().flat_map(Type::leaves).collect();
+    if cli.args.len() != leaves.len() {
+        let per_field = if leaves.len() != params.len() {
+            " (one per field of a struct parameter)"
+        } else {
+            ""
+        };
         return Err(Failure::Usage(format!(
-            "function '@{func}' takes {} argument(s), but {} --arg given",
-            params.len(),
+            "function '@{func}' takes {} argument(s){per_field}, but {} --arg given",
+            leaves.len(),
             cli.args.len()
         )));
     }
-    let mut args = Vec::with_capacity(params.len());
-    for (i, (a, t)) in cli.args.iter().zip(&params).enumerate() {
+    let mut args = Vec::with_capacity(leaves.len());
+    for (i, (a, t)) in cli.args.iter().zip(&leaves).enumerate() {
         args.push(
             crate::args::parse_arg(a, t)
                 .map_err(|e| Failure::Usage(format!("--arg #{}: {e}", i + 1)))?,
@@ -153,12 +164,49 @@ pub fn parse_args(cli: &Cli, ctx: &Context, func: &str) -> Result<Vec<RtValue>, 
     Ok(args)
 }
 
+/// The arguments of `func` as it is now (struct parameters whole, or
+/// already split by `split-structs`) from the flattened `--arg` values.
+pub fn assemble(ctx: &Context, func: &str, leaves: &[RtValue]) -> Result<Vec<RtValue>, Failure> {
+    let params = signature(ctx, func).map(|s| s.0).unwrap_or_default();
+    let mut it = leaves.iter().cloned();
+    params
+        .iter()
+        .map(|t| {
+            RtValue::from_leaves(t, &mut it).ok_or_else(|| {
+                Failure::Usage(format!(
+                    "the field vectors of a '{t}' argument must have one length"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// The results of `func` as it is now, split into fields (the values of
+/// [`Type::leaves`] of each result type): what `--run` prints.
+pub fn flatten_results(
+    ctx: &Context,
+    func: &str,
+    out: &[RtValue],
+) -> Result<Vec<RtValue>, Failure> {
+    let now = signature(ctx, func).map(|s| s.1).unwrap_or_default();
+    let mut flat = Vec::with_capacity(out.len());
+    for (v, t) in out.iter().zip(&now) {
+        flat.extend(
+            v.leaves(t)
+                .ok_or_else(|| Failure::Usage(format!("a result does not have its type '{t}'")))?,
+        );
+    }
+    Ok(flat)
+}
+
 /// Runs `func` with the command-line arguments and prints its results.
 pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
-    let args = parse_args(cli, ctx, func)?;
+    let leaves = parse_args(cli, ctx, func)?;
     let results = signature(ctx, func).map(|s| s.1).unwrap_or_default();
+    let result_leaves: Vec<Type> = results.iter().flat_map(Type::leaves).collect();
+    let mut args = assemble(ctx, func, &leaves)?;
     let out: Vec<RtValue> = match cli.backend() {
-        _ if cli.target == crate::Target::Nvptx => run_on_gpu(cli, ctx, func, &args)?,
+        _ if cli.target == crate::Target::Nvptx => run_on_gpu(cli, ctx, func, &leaves)?,
         Backend::Interp => {
             let call = || -> Result<Vec<RtValue>, Failure> {
                 let mut it = Interp::new(ctx);
@@ -179,6 +227,7 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
         }
         Backend::Cranelift => {
             lower_for_native(ctx, Backend::Cranelift, cli.fuse_before_lowering())?;
+            args = assemble(ctx, func, &leaves)?;
             let ctx: &Context = ctx;
             let module = codegen::JitModule::compile(ctx)?;
             module.check(func)?;
@@ -187,6 +236,7 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
         }
         Backend::Llvm => {
             lower_for_native(ctx, Backend::Llvm, cli.fuse_before_lowering())?;
+            args = assemble(ctx, func, &leaves)?;
             let ctx: &Context = ctx;
             let module = codegen::llvm::LlvmJit::compile(ctx)?;
             if cli.bench.is_some() {
@@ -197,6 +247,8 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
             native_calls(cli, || module.call(&prepared))?
         }
     };
+    let out = flatten_results(ctx, func, &out)?;
+    let results = result_leaves;
     if let Some(path) = &cli.output {
         if out.len() != 1 {
             return Err(Failure::Usage(

@@ -16,6 +16,7 @@ pub mod mem2reg;
 pub mod parallel;
 pub mod speculate;
 pub mod split_reductions;
+pub mod split_structs;
 pub mod test_passes;
 
 /// Every pass of L0 (and, when `L0_TEST_PASSES` is set, the test passes
@@ -39,6 +40,7 @@ pub fn register_all(r: &mut PassRegistry) {
     r.register(mem2reg::info());
     r.register(speculate::info());
     r.register(split_reductions::info());
+    r.register(split_structs::info());
     if std::env::var_os("L0_TEST_PASSES").is_some() {
         for i in test_passes::infos() {
             r.register(i);

@@ -5,6 +5,10 @@
 //! canonicalize, CSE and DCE, so high-level simplifications happen before an
 //! op is lowered and the lowered code is simplified before the next phase.
 //!
+//! First, `mem2reg` promotes variables and `split-structs` replaces every
+//! struct value by its fields ([`crate::split_structs`]), so no phase and
+//! no backend sees a struct.
+//!
 //! With `target=native` (the default), the top-level generator loops are
 //! split into chunks run by `scf.forall` just before the `arr` phase (the
 //! parallel decomposition, [`crate::parallel`]); `parallel=false` keeps
@@ -64,6 +68,7 @@ pub fn needs_lowering(ctx: &Context) -> bool {
     ctx.walk_all()
         .into_iter()
         .any(|op| !ctx.spec(op).lowerings.is_empty() || ctx.op_name(op).starts_with("var."))
+        || crate::split_structs::has_structs(ctx)
 }
 
 /// Applies the lowerings of one phase, then simplifies.
@@ -86,6 +91,13 @@ impl Pass for Lower {
     }
     fn run(&mut self, ctx: &mut Context, stats: &mut PassStats) -> Result<(), Diagnostic> {
         stats.add("promoted-vars", crate::mem2reg::mem2reg(ctx));
+        let split = crate::split_structs::split_structs(ctx)?;
+        if split > 0 {
+            stats.add("split-values", split);
+            // A field nobody reads: its generator goes, then its work.
+            simplify(ctx, stats);
+            crate::fuse::remove_dead_generators(ctx, stats);
+        }
         simplify(ctx, stats);
         let phases = ctx.registry().phases.clone();
         for p in phases {

@@ -758,6 +758,7 @@ impl<'s> Driver<'s> {
             | Rule::mat_type
             | Rule::arr_type
             | Rule::var_type
+            | Rule::struct_type
             | Rule::dialect_type => AstItemKind::Type(self.ty_at(base, p)?),
             Rule::number => number_item(p.as_str(), loc)?,
             Rule::string => AstItemKind::Str(unescape(p.as_str(), loc)?),
@@ -809,6 +810,23 @@ impl<'s> Driver<'s> {
                     Rule::var_type => Type::var(elem),
                     _ => Type::arr(elem),
                 }
+            }
+            Rule::struct_type => {
+                let mut fields: Vec<(String, Type)> = Vec::new();
+                for f in p.into_inner() {
+                    let floc = Self::at(self.pos, &f);
+                    let mut parts = f.into_inner();
+                    let name = parts.next().ok_or_else(|| internal(floc))?.as_str();
+                    let t = self.ty(parts.next().ok_or_else(|| internal(floc))?)?;
+                    if fields.iter().any(|(n, _)| n == name) {
+                        return Err(error(
+                            floc,
+                            format!("duplicate field '{name}' in a struct type"),
+                        ));
+                    }
+                    fields.push((name.to_string(), t));
+                }
+                Type::structure(fields)
             }
             Rule::fn_type => {
                 let (inputs, results) = self.fn_type(self.pos, p)?;
@@ -932,6 +950,7 @@ fn is_type_rule(r: Rule) -> bool {
             | Rule::mat_type
             | Rule::arr_type
             | Rule::var_type
+            | Rule::struct_type
             | Rule::dialect_type
             | Rule::fn_type
     )
@@ -948,7 +967,7 @@ fn describe(r: Rule) -> Option<&'static str> {
         Rule::value_name | Rule::result | Rule::value_ref => "value name (%name)",
         Rule::result_count => "result count",
         Rule::dotted_ident | Rule::custom_name => "operation name",
-        Rule::keyword => "identifier",
+        Rule::keyword | Rule::field_name => "identifier",
         Rule::block_id => "block label (^name)",
         Rule::block_arg => "block argument (%name: type)",
         Rule::symbol
@@ -965,6 +984,8 @@ fn describe(r: Rule) -> Option<&'static str> {
         | Rule::mat_type
         | Rule::arr_type
         | Rule::var_type
+        | Rule::struct_type
+        | Rule::struct_field
         | Rule::dialect_type
         | Rule::dialect_type_name
         | Rule::fn_type
@@ -986,9 +1007,8 @@ const MALFORMED: &str = "malformed";
 /// character inside a lexeme, not worth naming).
 fn describe_token(t: &str) -> Option<String> {
     Some(match t {
-        "i1" | "i32" | "i64" | "index" | "f32" | "f64" | "vec" | "mat" | "arr" | "var" | "!" => {
-            "type".to_string()
-        }
+        "i1" | "i32" | "i64" | "index" | "f32" | "f64" | "vec" | "mat" | "arr" | "var"
+        | "struct" | "!" => "type".to_string(),
         "true" | "false" | "unit" | "#" | "@" | "0x" | "-" => "attribute".to_string(),
         "\"" => "string literal".to_string(),
         "%" => "value name (%name)".to_string(),
@@ -1418,7 +1438,7 @@ mod fast {
                 b'(' | b'[' | b'{' | b')' | b']' | b'}' | b'^' => break,
                 ch if is_word_start(ch) => {
                     let rest = &b[c.i..];
-                    if [&b"vec"[..], b"mat", b"arr", b"var"]
+                    if [&b"vec"[..], b"mat", b"arr", b"var", b"struct"]
                         .iter()
                         .any(|k| rest.starts_with(k))
                     {

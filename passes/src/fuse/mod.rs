@@ -412,7 +412,7 @@ fn fuse_block(
 
 /// Drops generators whose results are unused (erasing their emits), and
 /// loops left with no generators and no emits to outer handles.
-fn remove_dead_generators(ctx: &mut Context, stats: &mut PassStats) {
+pub fn remove_dead_generators(ctx: &mut Context, stats: &mut PassStats) {
     for op in ctx.walk_all() {
         if !ctx.alive(op) {
             continue;

@@ -1,0 +1,511 @@
+//! `split-structs`: every struct value becomes one value per field, and
+//! every vector of structs one vector per field (array-of-structs to
+//! struct-of-arrays). LMS's data-structure optimizations (Rompf et al.,
+//! POPL'13, "Optimizing data structures in high-level programs", sections
+//! 3.2 and 3.3): "splitting compound expressions allows existing
+//! optimizations on their pieces", so a field nobody reads dies, and each
+//! field is simplified on its own.
+//!
+//! The pass is a one-to-many type conversion (MLIR's
+//! `OneToNTypeConversion`) over the whole module. A value of type `T` is
+//! replaced by the values of [`ir::Type::leaves`] of `T`: a struct by its
+//! (flattened) fields, `vec<struct<f: A, g: B>>` by `vec<A>, vec<B>`,
+//! `var<struct<...>>` by one variable per field, and a generator handle
+//! `!gen.collect<struct<...>>` (also `reduce`, `scan`) by one handle per
+//! field. Then, op by op:
+//! - `struct.new` and `struct.get` disappear: a field is the value it was
+//!   built from;
+//! - `vec.get(v, i)` becomes one `vec.get` per field vector, `vec.len(v)` the
+//!   length of the first (all field vectors have one length);
+//! - a `gen.loop` generator over structs becomes one generator per field,
+//!   of the same kind (a struct-valued reduce or scan folds each field with
+//!   the same monoid), fed by one `gen.emit` per field: a `vec.map` that
+//!   yields a struct is a loop with one collect generator per field, so no
+//!   element is computed twice and no branch is evaluated twice;
+//! - `scf.if` results, `scf.for`/`scf.while` carried values, function
+//!   parameters and results (`func.func`, `func.call`, `func.return`) and
+//!   `arith.select` carry one value per field; `var.new/get/set` act per
+//!   field.
+//!
+//! Before that, every `vec`/`mat` op that takes or yields structs is viewed
+//! as the `gen.loop` it stands for (its `gen` lowering), so that the
+//! conversion above covers every op. An op the conversion does not know
+//! (e.g. a `mat<struct<...>>`, or a bucket generator of structs) is a
+//! diagnostic at that op, never a half-converted module.
+//!
+//! The function boundary follows the same rule: a `vec<struct<...>>`
+//! parameter is one `vec` per field (struct-of-arrays; the `--run` ABI,
+//! see `opt-tool/src/run.rs`). `lower` runs this pass first, then drops the
+//! generators whose results are unused, so no backend sees a struct.
+
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
+use dialects::gen::{gens_attr, try_generators, GenKind, Generator};
+use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
+use ir::spec::OpState;
+use ir::types::TypeParam;
+use ir::{Attribute, BlockId, Builder, Context, Diagnostic, OpId, Type, ValueId};
+
+/// The pass.
+pub struct SplitStructs;
+
+impl Pass for SplitStructs {
+    fn name(&self) -> &'static str {
+        "split-structs"
+    }
+    fn run(&mut self, ctx: &mut Context, stats: &mut PassStats) -> Result<(), Diagnostic> {
+        stats.add("split-values", split_structs(ctx)?);
+        Ok(())
+    }
+}
+
+/// Whether any value, or any function signature, of the module has a
+/// struct type.
+pub fn has_structs(ctx: &Context) -> bool {
+    ctx.walk_all()
+        .into_iter()
+        .any(|op| touches(ctx, op) || signature_has_struct(ctx, op))
+}
+
+fn signature_has_struct(ctx: &Context, op: OpId) -> bool {
+    matches!(ctx.attr(op, "function_type"), Some(Attribute::Type(t)) if t.contains_struct())
+}
+
+/// Whether `op` has an operand, a result, or a block argument of one of
+/// its regions whose type holds a struct.
+fn touches(ctx: &Context, op: OpId) -> bool {
+    let d = ctx.op(op);
+    d.operands
+        .iter()
+        .chain(&d.results)
+        .any(|&v| ctx.ty(v).contains_struct())
+        || d.regions.iter().any(|&r| {
+            ctx.region(r).blocks.iter().any(|&b| {
+                ctx.block_args(b)
+                    .iter()
+                    .any(|&a| ctx.ty(a).contains_struct())
+            })
+        })
+}
+
+/// Splits every struct value of the module into its fields; returns how
+/// many struct-typed values were replaced. Errors name the first op that
+/// cannot be converted; the module is then unchanged only in part, so
+/// callers stop.
+pub fn split_structs(ctx: &mut Context) -> Result<u64, Diagnostic> {
+    if !has_structs(ctx) {
+        return Ok(0);
+    }
+    view_as_loops(ctx)?;
+    let mut s = Split::default();
+    for f in ctx.block_ops(ctx.top) {
+        if ctx.is(f, "func.func") {
+            s.function(ctx, f)?;
+        }
+    }
+    for &op in s.dead.iter().rev() {
+        ctx.erase_op(op);
+    }
+    Ok(s.count)
+}
+
+/// Applies the `gen` lowering of every op that takes or yields structs and
+/// has one (the `vec` and `mat` ops), until none is left.
+fn view_as_loops(ctx: &mut Context) -> Result<(), Diagnostic> {
+    loop {
+        let mut changed = false;
+        for op in ctx.walk_all() {
+            if !ctx.alive(op) || ctx.op(op).parent.is_none() || !touches(ctx, op) {
+                continue;
+            }
+            let lowerings: SmallVec<[ir::spec::RewriteFn; 2]> = ctx
+                .spec(op)
+                .lowerings
+                .iter()
+                .filter(|(p, _)| *p == "gen")
+                .map(|(_, f)| *f)
+                .collect();
+            if lowerings.is_empty() {
+                continue;
+            }
+            let st = OpState::of(ctx, op);
+            let mut done = None;
+            for f in lowerings {
+                let mut b = Builder::before(ctx, op);
+                if let Some(vals) = f(&mut b, &st) {
+                    done = Some(vals);
+                    break;
+                }
+            }
+            let Some(vals) = done else {
+                let name = ctx.op_name(op);
+                return Err(Diagnostic::at_op(
+                    ctx,
+                    op,
+                    format!("split-structs: '{name}' on struct values cannot be lowered to a generator loop"),
+                ));
+            };
+            ctx.replace_op(op, &vals);
+            changed = true;
+        }
+        if !changed {
+            return Ok(());
+        }
+    }
+}
+
+/// The types a value of type `t` becomes, each with its field path, or
+/// why it cannot be split.
+fn leaf_types(t: &Type) -> Result<Vec<(String, Type)>, String> {
+    if !t.contains_struct() {
+        return Ok(vec![(String::new(), t.clone())]);
+    }
+    let leaves = match t {
+        Type::Dialect(d) if d.dialect == "gen" && d.name != "bucket" => match &d.params[..] {
+            [TypeParam::Type(e)] => e
+                .named_leaves()
+                .into_iter()
+                .map(|(p, l)| (p, Type::dialect("gen", &d.name, vec![TypeParam::Type(l)])))
+                .collect(),
+            _ => return Err(format!("cannot split the fields of '{t}'")),
+        },
+        _ => t.named_leaves(),
+    };
+    match leaves.iter().find(|(_, l)| l.contains_struct()) {
+        Some(_) => Err(format!(
+            "cannot split the fields of '{t}' (structs split inside 'vec' and 'var' only)"
+        )),
+        None => Ok(leaves),
+    }
+}
+
+#[derive(Default)]
+struct Split {
+    /// The field values of each converted struct-typed value.
+    fields: FxHashMap<ValueId, SmallVec<[ValueId; 4]>>,
+    /// Replaced ops, erased at the end (consumers after producers).
+    dead: Vec<OpId>,
+    count: u64,
+}
+
+impl Split {
+    /// The values that stand for `v`: its fields, or itself.
+    fn leaves(&self, v: ValueId) -> SmallVec<[ValueId; 4]> {
+        match self.fields.get(&v) {
+            Some(l) => l.clone(),
+            None => SmallVec::from_slice(&[v]),
+        }
+    }
+
+    fn flat(&self, vs: &[ValueId]) -> Vec<ValueId> {
+        vs.iter().flat_map(|&v| self.leaves(v)).collect()
+    }
+
+    /// Records `leaves` as standing for `old`: the field values of a struct
+    /// value, or the one replacement of any other.
+    fn bind(&mut self, ctx: &mut Context, old: ValueId, leaves: &[ValueId], paths: &[String]) {
+        let name = ctx.value(old).name.clone();
+        if let Some(n) = name {
+            for (&l, p) in leaves.iter().zip(paths) {
+                if ctx.value(l).name.is_none() {
+                    ctx.set_name(l, Some(format!("{n}{p}").into()));
+                }
+            }
+        }
+        if ctx.ty(old).contains_struct() {
+            self.count += 1;
+            self.fields.insert(old, SmallVec::from_slice(leaves));
+        } else if leaves.first() != Some(&old) {
+            ctx.replace_all_uses(old, leaves[0]);
+        }
+    }
+
+    fn function(&mut self, ctx: &mut Context, f: OpId) -> Result<(), Diagnostic> {
+        if let Some(Attribute::Type(Type::Function(ft))) = ctx.attr(f, "function_type").cloned() {
+            if Type::Function(ft.clone()).contains_struct() {
+                let split = |ts: &[Type]| -> Result<Vec<Type>, String> {
+                    let mut out = Vec::new();
+                    for t in ts {
+                        out.extend(leaf_types(t)?.into_iter().map(|(_, l)| l));
+                    }
+                    Ok(out)
+                };
+                let ins = split(&ft.inputs).map_err(|m| Diagnostic::at_op(ctx, f, m))?;
+                let outs = split(&ft.results).map_err(|m| Diagnostic::at_op(ctx, f, m))?;
+                ctx.set_attr(
+                    f,
+                    "function_type",
+                    Attribute::Type(Type::function(ins, outs)),
+                );
+            }
+        }
+        self.regions(ctx, f)
+    }
+
+    /// Converts the block arguments and ops of every region of `op`.
+    fn regions(&mut self, ctx: &mut Context, op: OpId) -> Result<(), Diagnostic> {
+        for r in ctx.regions(op).to_vec() {
+            for b in ctx.region(r).blocks.clone() {
+                self.block_args(ctx, op, b)?;
+                for o in ctx.block_ops(b) {
+                    self.op(ctx, o)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn block_args(&mut self, ctx: &mut Context, owner: OpId, b: BlockId) -> Result<(), Diagnostic> {
+        let args = ctx.block_args(b).to_vec();
+        if !args.iter().any(|&a| ctx.ty(a).contains_struct()) {
+            return Ok(());
+        }
+        let mut per_arg = Vec::with_capacity(args.len());
+        for &a in &args {
+            per_arg.push(leaf_types(ctx.ty(a)).map_err(|m| Diagnostic::at_op(ctx, owner, m))?);
+        }
+        let types: Vec<Type> = per_arg.iter().flatten().map(|(_, t)| t.clone()).collect();
+        let new = ctx.replace_block_args(b, &types);
+        let mut k = 0;
+        for (&a, leaves) in args.iter().zip(&per_arg) {
+            let paths: Vec<String> = leaves.iter().map(|(p, _)| p.clone()).collect();
+            let n = leaves.len();
+            self.bind(ctx, a, &new[k..k + n], &paths);
+            k += n;
+        }
+        Ok(())
+    }
+
+    fn op(&mut self, ctx: &mut Context, op: OpId) -> Result<(), Diagnostic> {
+        let name = ctx.op_name(op);
+        // A loop's generators are read before its handles are split.
+        let gens = (name == "gen.loop" && touches(ctx, op)).then(|| try_generators(ctx, op));
+        self.regions(ctx, op)?;
+        let own = {
+            let d = ctx.op(op);
+            d.operands
+                .iter()
+                .chain(&d.results)
+                .any(|&v| ctx.ty(v).contains_struct())
+        };
+        if !own {
+            return Ok(());
+        }
+        let err = |ctx: &Context, m: String| Diagnostic::at_op(ctx, op, m);
+        match name {
+            "struct.new" => {
+                let leaves = self.flat(ctx.operands(op));
+                let r = ctx.result(op, 0);
+                let paths = paths_of(ctx.ty(r));
+                self.bind(ctx, r, &leaves, &paths);
+                self.dead.push(op);
+            }
+            "struct.get" => {
+                let s = ctx.operand(op, 0);
+                let st = ctx
+                    .ty(s)
+                    .as_struct()
+                    .cloned()
+                    .ok_or_else(|| err(ctx, "operand must be a struct".into()))?;
+                let want = dialects::structs::field_name(&ctx.op(op).attrs).unwrap_or("");
+                let mut start = 0;
+                let mut range = None;
+                for (n, t) in &st.fields {
+                    let len = t.leaves().len();
+                    if n == want {
+                        range = Some(start..start + len);
+                        break;
+                    }
+                    start += len;
+                }
+                let range = range.ok_or_else(|| err(ctx, format!("no field '{want}'")))?;
+                let leaves = self.leaves(s)[range].to_vec();
+                let r = ctx.result(op, 0);
+                let paths = paths_of(ctx.ty(r));
+                self.bind(ctx, r, &leaves, &paths);
+                self.dead.push(op);
+            }
+            "vec.get" => {
+                let (v, i) = (ctx.operand(op, 0), ctx.operand(op, 1));
+                let mut out = Vec::new();
+                for l in self.leaves(v) {
+                    let t = ctx.ty(l).elem().cloned().unwrap_or(Type::Index);
+                    let mut b = Builder::before(ctx, op);
+                    out.push(b.op1("vec.get", &[l, i], t, vec![]));
+                }
+                self.replace(ctx, op, &out);
+            }
+            "vec.len" => {
+                let v = self.leaves(ctx.operand(op, 0))[0];
+                let mut b = Builder::before(ctx, op);
+                let n = b.op1("vec.len", &[v], Type::Index, vec![]);
+                self.replace(ctx, op, &[n]);
+            }
+            "arith.select" => {
+                let c = ctx.operand(op, 0);
+                let (xs, ys) = (
+                    self.leaves(ctx.operand(op, 1)),
+                    self.leaves(ctx.operand(op, 2)),
+                );
+                let mut out = Vec::new();
+                for (&x, &y) in xs.iter().zip(&ys) {
+                    let t = ctx.ty(x).clone();
+                    let mut b = Builder::before(ctx, op);
+                    out.push(b.op1("arith.select", &[c, x, y], t, vec![]));
+                }
+                self.replace(ctx, op, &out);
+            }
+            "var.new" | "var.get" => {
+                let x = self.leaves(ctx.operand(op, 0));
+                let mut out = Vec::new();
+                for &l in &x {
+                    let t = match name {
+                        "var.new" => Type::var(ctx.ty(l).clone()),
+                        _ => ctx.ty(l).elem().cloned().unwrap_or(Type::Index),
+                    };
+                    let mut b = Builder::before(ctx, op);
+                    out.push(b.op1(name, &[l], t, vec![]));
+                }
+                self.replace(ctx, op, &out);
+            }
+            "var.set" | "gen.emit" => {
+                let target = self.leaves(ctx.operand(op, 0));
+                let rest = &ctx.operands(op)[1..];
+                if name == "gen.emit" && rest.len() != 1 {
+                    return Err(err(
+                        ctx,
+                        "cannot split the fields of a bucket generator".into(),
+                    ));
+                }
+                let x = self.leaves(rest[0]);
+                for (&t, &l) in target.iter().zip(&x) {
+                    let mut b = Builder::before(ctx, op);
+                    b.op(name, &[t, l], &[], vec![]);
+                }
+                self.dead.push(op);
+            }
+            "gen.loop" => {
+                let gens = match gens {
+                    Some(Ok(g)) => g,
+                    Some(Err(m)) => return Err(err(ctx, m)),
+                    None => return Err(err(ctx, "malformed generator loop".into())),
+                };
+                let inits = ctx.operands(op)[1..].to_vec();
+                let mut new_gens = Vec::new();
+                let mut new_inits = vec![ctx.operand(op, 0)];
+                let mut next_init = inits.iter();
+                for g in gens {
+                    if g.kind.takes_init() {
+                        if let Some(&i) = next_init.next() {
+                            new_inits.extend(self.leaves(i));
+                        }
+                    }
+                    if !g.elem.contains_struct() {
+                        new_gens.push(g);
+                        continue;
+                    }
+                    if matches!(g.kind, GenKind::Bucket(_)) {
+                        return Err(err(
+                            ctx,
+                            "cannot split the fields of a bucket generator".into(),
+                        ));
+                    }
+                    let leaves = leaf_types(&g.elem).map_err(|m| err(ctx, m))?;
+                    for (_, l) in leaves {
+                        new_gens.push(Generator {
+                            kind: g.kind,
+                            elem: l,
+                            key: None,
+                        });
+                    }
+                }
+                let mut attrs = ctx.op(op).attrs.clone();
+                for (k, a) in attrs.iter_mut() {
+                    if k == "gens" {
+                        *a = gens_attr(&new_gens);
+                    }
+                }
+                self.rebuild(ctx, op, new_inits, attrs)?;
+            }
+            "scf.if" | "scf.for" | "scf.while" | "scf.yield" | "scf.condition" | "func.return"
+            | "func.call" => {
+                let operands = self.flat(ctx.operands(op));
+                let attrs = ctx.op(op).attrs.clone();
+                self.rebuild(ctx, op, operands, attrs)?;
+            }
+            _ => {
+                return Err(err(
+                    ctx,
+                    format!("split-structs: '{name}' on struct values is not supported"),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// `op`'s results are the fields `out`, in order.
+    fn replace(&mut self, ctx: &mut Context, op: OpId, out: &[ValueId]) {
+        let r = ctx.result(op, 0);
+        let paths = paths_of(ctx.ty(r));
+        self.bind(ctx, r, out, &paths);
+        self.dead.push(op);
+    }
+
+    /// A copy of `op` with `operands`, `attrs`, its regions, and one result
+    /// per leaf of each old result.
+    fn rebuild(
+        &mut self,
+        ctx: &mut Context,
+        op: OpId,
+        operands: Vec<ValueId>,
+        attrs: Vec<(String, Attribute)>,
+    ) -> Result<(), Diagnostic> {
+        let old = ctx.results(op).to_vec();
+        let mut per_result = Vec::with_capacity(old.len());
+        for &r in &old {
+            per_result.push(leaf_types(ctx.ty(r)).map_err(|m| Diagnostic::at_op(ctx, op, m))?);
+        }
+        let types: Vec<Type> = per_result
+            .iter()
+            .flatten()
+            .map(|(_, t)| t.clone())
+            .collect();
+        let regions: SmallVec<[ir::RegionId; 2]> = std::mem::take(&mut ctx.op_mut(op).regions)
+            .into_iter()
+            .collect();
+        let (kind, loc) = (ctx.op(op).kind, ctx.loc(op));
+        let new = ctx.create_op(kind, &operands, &types, attrs, &regions, loc);
+        let parent = ctx.op(op).parent.expect("converted ops are in a block");
+        ctx.insert_op(new, parent, Some(op));
+        let results = ctx.results(new).to_vec();
+        let mut k = 0;
+        for (&r, leaves) in old.iter().zip(&per_result) {
+            let paths: Vec<String> = leaves.iter().map(|(p, _)| p.clone()).collect();
+            let n = leaves.len();
+            self.bind(ctx, r, &results[k..k + n], &paths);
+            k += n;
+        }
+        self.dead.push(op);
+        Ok(())
+    }
+}
+
+fn paths_of(t: &Type) -> Vec<String> {
+    t.named_leaves().into_iter().map(|(p, _)| p).collect()
+}
+
+fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    opts.check_known("split-structs", &[])?;
+    Ok(Box::new(SplitStructs))
+}
+
+/// Registration record.
+pub fn info() -> PassInfo {
+    PassInfo {
+        name: "split-structs",
+        description: "replace struct values by their fields and vectors of structs by one vector per field (AoS to SoA)",
+        options: &[],
+        create,
+    }
+}
