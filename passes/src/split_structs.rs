@@ -162,7 +162,12 @@ fn leaf_types(t: &Type) -> Result<Vec<(String, Type)>, String> {
         return Ok(vec![(String::new(), t.clone())]);
     }
     let leaves = match t {
-        Type::Dialect(d) if d.dialect == "gen" && d.name != "bucket" => match &d.params[..] {
+        Type::Dialect(d) if d.dialect == "gen" && d.name == "bucket" => {
+            return Err(format!(
+                "cannot split the fields of '{t}': bucket generators of structs are not supported"
+            ))
+        }
+        Type::Dialect(d) if d.dialect == "gen" => match &d.params[..] {
             [TypeParam::Type(e)] => e
                 .named_leaves()
                 .into_iter()
@@ -174,7 +179,7 @@ fn leaf_types(t: &Type) -> Result<Vec<(String, Type)>, String> {
     };
     match leaves.iter().find(|(_, l)| l.contains_struct()) {
         Some(_) => Err(format!(
-            "cannot split the fields of '{t}' (structs split inside 'vec' and 'var' only)"
+            "cannot split the fields of '{t}': structs are split inside 'vec' and 'var' types only"
         )),
         None => Ok(leaves),
     }
