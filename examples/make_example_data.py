@@ -75,6 +75,26 @@ def main():
     for row in zip(s_, k_, t_, v_, d1, prices):
         print("#   " + " ".join(rust(z) for z in row), file=sys.stderr)
 
+    # Complex numbers (struct-of-arrays: one file per field); dyadic, so
+    # the real part of sum(a * b) is exact.
+    a_re = np.array([1.5, -2.0, 0.25, 3.0, -0.5, 4.0, 2.5, -1.25])
+    a_im = np.array([0.5, 1.0, -3.0, 2.0, 0.75, -1.5, 0.0, 6.0])
+    b_re = np.array([2.0, 0.5, -1.0, 1.25, 8.0, -0.25, 3.0, 0.5])
+    b_im = np.array([-1.0, 4.0, 0.5, 2.0, -2.5, 1.0, 0.125, -0.75])
+    for name, arr in (("a_re", a_re), ("a_im", a_im), ("b_re", b_re), ("b_im", b_im)):
+        save(f"complex_{name}.npy", arr)
+    results["complex"] = [math.fsum((a_re * b_re - a_im * b_im).tolist())]
+
+    # Records: price (f64), qty (i64), weight (f64); total price of the
+    # orders with qty >= 3.
+    price = np.array([9.5, 20.0, 3.25, 7.0, 15.5, 1.125, 30.0, 4.75])
+    qty = np.array([1, 5, 3, 2, 8, 3, 0, 12], dtype="<i8")
+    weight = np.array([0.5, 2.0, 1.25, 0.75, 3.0, 0.125, 6.0, 1.5])
+    save("records_price.npy", price)
+    np.save(os.path.join(DATA, "records_qty.npy"), qty)
+    save("records_weight.npy", weight)
+    results["records"] = [math.fsum(price[qty >= 3].tolist())]
+
     for name, vals in results.items():
         print(f"{name}: " + " ".join(rust(v) for v in vals))
 

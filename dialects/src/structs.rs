@@ -34,7 +34,7 @@ pub const NEW: &str = "struct.new";
 pub const GET: &str = "struct.get";
 
 /// The `field` attribute of a `struct.get`.
-pub fn field_name<'a>(attrs: &'a [(String, Attribute)]) -> Option<&'a str> {
+pub fn field_name(attrs: &[(String, Attribute)]) -> Option<&str> {
     attrs
         .iter()
         .find(|(k, _)| k == "field")

@@ -284,6 +284,11 @@ impl Split {
 
     fn op(&mut self, ctx: &mut Context, op: OpId) -> Result<(), Diagnostic> {
         let name = ctx.op_name(op);
+        if name == "func.func" {
+            // A function nested in another one's body (the verifier
+            // reports it) still keeps its signature and arguments in step.
+            return self.function(ctx, op);
+        }
         // A loop's generators are read before its handles are split.
         let gens = (name == "gen.loop" && touches(ctx, op)).then(|| try_generators(ctx, op));
         self.regions(ctx, op)?;

@@ -129,6 +129,24 @@ pub fn example_args(name: &str) -> Option<(Vec<String>, &'static str)> {
             vec![d("bs_s"), d("bs_k"), d("bs_t"), d("bs_v")],
             "143.55451505557474\n",
         ),
+        "complex" => (
+            vec![
+                d("complex_a_re"),
+                d("complex_a_im"),
+                d("complex_b_re"),
+                d("complex_b_im"),
+            ],
+            "9.25\n",
+        ),
+        "records" => (
+            vec![
+                d("records_price"),
+                d("records_qty"),
+                d("records_weight"),
+                "3".to_string(),
+            ],
+            "44.625\n",
+        ),
         _ => return None,
     })
 }

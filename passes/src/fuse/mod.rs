@@ -202,6 +202,16 @@ fn outer_handles(ctx: &Context, l: OpId) -> HashSet<ValueId> {
         .collect()
 }
 
+/// Whether collect generators `j` and `k` of `a` always hold as many
+/// elements: each has one emit, and both emits sit in one block.
+fn same_count(ctx: &Context, a: &LoopView, j: usize, k: usize) -> bool {
+    if a.gens[j].kind != "collect" || a.gens[k].kind != "collect" {
+        return false;
+    }
+    let (ej, ek) = (emits(ctx, a.gens[j].handle), emits(ctx, a.gens[k].handle));
+    matches!((&ej[..], &ek[..]), ([x], [y]) if ctx.op(*x).parent == ctx.op(*y).parent)
+}
+
 fn classify(ctx: &Context, a: &LoopView, b: &LoopView) -> Option<Mode> {
     // Emits of both loops to one enclosing handle are ordered effects: all
     // of A's come before all of B's, and fusing would interleave them.
@@ -210,9 +220,19 @@ fn classify(ctx: &Context, a: &LoopView, b: &LoopView) -> Option<Mode> {
         return None;
     }
     // B's own operands (size, inits) must not be A's results.
+    // B runs over the length of output k, or of another collect of A that
+    // emits exactly as often (one emit each, in the same block): the
+    // length `vec.len(map(filter(x)))` is rewritten to `vec.len(filter(x))`
+    // before the loops exist, and a struct's field vectors share the first
+    // one's length.
     let size_from_filter = |k: usize| -> bool {
-        ctx.def_op_named(b.size, "vec.len")
-            .is_some_and(|l| a.gens[k].results[0] == ctx.operand(l, 0))
+        ctx.def_op_named(b.size, "vec.len").is_some_and(|l| {
+            let v = ctx.operand(l, 0);
+            a.gens
+                .iter()
+                .enumerate()
+                .any(|(j, g)| g.results[0] == v && (j == k || same_count(ctx, a, j, k)))
+        })
     };
     for &v in &ctx.operands(b.op)[1..] {
         if ctx.def_op(v) == Some(a.op) {
