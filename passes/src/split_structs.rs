@@ -104,6 +104,9 @@ pub fn split_structs(ctx: &mut Context) -> Result<u64, Diagnostic> {
             s.function(ctx, f)?;
         }
     }
+    for fields in &s.soa {
+        assert_one_length(ctx, fields);
+    }
     for &op in s.dead.iter().rev() {
         ctx.erase_op(op);
     }
@@ -191,6 +194,8 @@ struct Split {
     fields: FxHashMap<ValueId, SmallVec<[ValueId; 4]>>,
     /// Replaced ops, erased at the end (consumers after producers).
     dead: Vec<OpId>,
+    /// The field vectors of each split `vec<struct<...>>` value.
+    soa: Vec<SmallVec<[ValueId; 4]>>,
     count: u64,
 }
 
@@ -219,6 +224,9 @@ impl Split {
             }
         }
         if ctx.ty(old).contains_struct() {
+            if matches!(ctx.ty(old), Type::Vec(_)) && leaves.len() > 1 {
+                self.soa.push(SmallVec::from_slice(leaves));
+            }
             self.count += 1;
             self.fields.insert(old, SmallVec::from_slice(leaves));
         } else if leaves.first() != Some(&old) {
@@ -498,6 +506,33 @@ impl Split {
         }
         self.dead.push(op);
         Ok(())
+    }
+}
+
+/// Right after the field vectors of one vector of records are defined:
+/// `scf.assert` that they have one length. A record vector's length is its
+/// first field's (`vec.len`), and the asserts let `lower` prove reads of
+/// the other fields in bounds at that length ([`crate::bounds`]); they
+/// hold by construction except for arguments, where they check the
+/// caller (a native call with field vectors of different lengths is a
+/// fault, never a read out of bounds).
+fn assert_one_length(ctx: &mut Context, fields: &[ValueId]) {
+    let last = fields[fields.len() - 1];
+    let before = match ctx.value(last).def {
+        ir::context::ValueDef::Result(op, _) => ctx.op(op).next,
+        ir::context::ValueDef::BlockArg(b, _) => ctx.block(b).first,
+    };
+    let Some(before) = before else { return };
+    let mut b = Builder::before(ctx, before);
+    let n = b.op1("vec.len", &[fields[0]], Type::Index, vec![]);
+    for &f in &fields[1..] {
+        let m = b.op1("vec.len", &[f], Type::Index, vec![]);
+        dialects::vec::assert_eq_sizes(
+            &mut b,
+            n,
+            m,
+            "the field vectors of a record vector differ in length",
+        );
     }
 }
 

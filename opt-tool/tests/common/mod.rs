@@ -130,13 +130,8 @@ pub fn example_args(name: &str) -> Option<(Vec<String>, &'static str)> {
             "143.55451505557474\n",
         ),
         "complex" => (
-            vec![
-                d("complex_a_re"),
-                d("complex_a_im"),
-                d("complex_b_re"),
-                d("complex_b_im"),
-            ],
-            "9.25\n",
+            vec![d("complex_re"), d("complex_im"), "2.5".to_string()],
+            "18.75\n",
         ),
         "records" => (
             vec![
