@@ -248,12 +248,18 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
         }
     };
     let out = flatten_results(ctx, func, &out)?;
+    let split = results.len() != result_leaves.len();
     let results = result_leaves;
     if let Some(path) = &cli.output {
         if out.len() != 1 {
-            return Err(Failure::Usage(
-                "-o FILE.npy needs a function with exactly one result".into(),
-            ));
+            let why = if split {
+                " (a struct result is one result per field)"
+            } else {
+                ""
+            };
+            return Err(Failure::Usage(format!(
+                "-o FILE.npy needs a function with exactly one result{why}"
+            )));
         }
         crate::npy::write(path, &out[0], &results[0]).map_err(Failure::Usage)?;
         return Ok(());

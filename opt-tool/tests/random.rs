@@ -38,6 +38,13 @@ const CONFIGS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "split-structs,canonicalize,cse,dce",
+        &[
+            "--pass=split-structs,canonicalize,cse,dce",
+            "--backend=interp",
+        ],
+    ),
+    (
         "inline,code-motion",
         &["--pass=inline,code-motion", "--backend=interp"],
     ),
@@ -237,7 +244,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(30);
+        let r = self.rng.below(31);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -431,6 +438,7 @@ impl Gen {
             26 => self.loop_nested_reduce(d),
             27 => self.var_conditional(d),
             28 => self.var_loop(d),
+            29 => self.records(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -484,6 +492,32 @@ impl Gen {
             "  {d}v = var.new {s} : f64\n  {d}n = vec.len {x} : vec<f64>\n  {d}z = arith.constant 0 : index\n  {d}o = arith.constant 1 : index\n  scf.for {d}i = {d}z to {d}n step {d}o {{\n    {d}e = vec.get {x}, {d}i : vec<f64>\n    {d}a = var.get {d}v : var<f64>\n    {d}b = arith.{op} {d}a, {d}e : f64\n    {d}l = arith.cmpf olt, {d}e, {s} : f64\n    scf.if {d}l {{\n      var.set {d}v, {d}b : var<f64>\n      scf.yield\n    }} else {{\n      scf.yield\n    }}\n    scf.yield\n  }}\n  {d} = var.get {d}v : var<f64>\n"
         );
         self.push(d, Ty::F64, t, &[&x, &s]);
+    }
+
+    /// Records (split-structs): a map yielding a struct, then either a
+    /// struct-valued reduce read at one field, or a filter over the
+    /// records mapped back to one field; a field may go unread.
+    fn records(&mut self, d: String) {
+        let (Some(x), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
+            return;
+        };
+        let st = "struct<a: f64, b: f64>";
+        let field = *self.rng.pick(&["a", "b"]);
+        let mut t = format!(
+            "  {d}r = vec.map ({x}) : vec<f64> -> vec<{st}> {{\n  ^bb0({d}e: f64):\n    {d}na = arith.mulf {d}e, {s} : f64\n    {d}nb = arith.addf {d}e, {s} : f64\n    {d}p = struct.new {d}na, {d}nb : {st}\n    vec.yield {d}p : {st}\n  }}\n"
+        );
+        if self.rng.chance(50) {
+            let kind = *self.rng.pick(&["add", "min", "max"]);
+            t.push_str(&format!(
+                "  {d}i = struct.new {s}, {s} : {st}\n  {d}t = vec.reduce #gen.reduce<{kind}> {d}r, {d}i : vec<{st}>\n  {d} = struct.get {d}t [\"{field}\"] : {st}\n"
+            ));
+            self.push(d, Ty::F64, t, &[&x, &s]);
+        } else {
+            t.push_str(&format!(
+                "  {d}f = vec.filter {d}r : vec<{st}> {{\n  ^bb0({d}q: {st}):\n    {d}qa = struct.get {d}q [\"a\"] : {st}\n    {d}k = arith.cmpf ogt, {d}qa, {s} : f64\n    vec.yield {d}k : i1\n  }}\n  {d} = vec.map ({d}f) : vec<{st}> -> vec<f64> {{\n  ^bb0({d}g: {st}):\n    {d}gf = struct.get {d}g [\"{field}\"] : {st}\n    vec.yield {d}gf : f64\n  }}\n"
+            ));
+            self.push(d, Ty::VF64, t, &[&x, &s]);
+        }
     }
 
     /// A second result `second` of the statement that defines `first`
@@ -847,10 +881,11 @@ fn random_programs_agree_everywhere() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join(format!("work-{}.ir", std::process::id()));
     let started = Instant::now();
-    let (mut faulted, mut runs) = (0, 0);
+    let (mut faulted, mut runs, mut records) = (0, 0, 0);
     for seed in first..first + count {
         let (p, args) = generate(seed);
         runs += 1 + CONFIGS.len();
+        records += p.text().contains("struct.new") as u32;
         if let Some((config, why)) = disagreement(&p, &args, &file, None) {
             let small = reduce(p, &args, &file, &config);
             let repro = dir.join(format!("seed-{seed}.ir"));
@@ -893,11 +928,15 @@ fn random_programs_agree_everywhere() {
     let _ = std::fs::remove_file(&file);
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "random: {count} programs ({faulted} faulting on purpose), {runs} runs in {secs:.1} s: {:.0} programs/minute",
+        "random: {count} programs ({faulted} faulting on purpose, {records} with records), {runs} runs in {secs:.1} s: {:.0} programs/minute",
         count as f64 * 60.0 / secs
     );
     assert!(
         faulted < count as u32,
         "every program faulted: the generator is broken"
+    );
+    assert!(
+        count < 40 || records > 0,
+        "no program used records: the generator is broken"
     );
 }
