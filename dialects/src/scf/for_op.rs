@@ -103,8 +103,42 @@ fn same_value(ctx: &Context, a: ValueId, b: ValueId) -> bool {
     matches!((constant(a), constant(b)), (Some(x), Some(y)) if x == y)
 }
 
+/// Whether iter_arg `i` (block argument `arg`) of the loop `op` is dead: its
+/// result is unused, and its value flows only through pure ops of the body
+/// block into its own slot of the yield `y`, so nothing the loop does or
+/// returns depends on it (a split record's unread field carried by a loop).
+fn dead_carried(ctx: &Context, op: OpId, blk: ir::BlockId, y: OpId, i: usize) -> bool {
+    if !ctx.unused(ctx.result(op, i)) {
+        return false;
+    }
+    let mut work = vec![ctx.block_args(blk)[i + 1]];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(v) = work.pop() {
+        for u in ctx.uses(v) {
+            if u.op == y {
+                if u.index as usize != i {
+                    return false;
+                }
+                continue;
+            }
+            let pure = ctx.op(u.op).parent == Some(blk)
+                && ctx.regions(u.op).is_empty()
+                && ctx.spec(u.op).is_pure();
+            if !pure {
+                return false;
+            }
+            if seen.insert(u.op) {
+                work.extend_from_slice(ctx.results(u.op));
+            }
+        }
+    }
+    true
+}
+
 /// Iter_args whose yielded value is their own block argument or their init
-/// (or a constant equal to it) never change: they are removed and their result is the init.
+/// (or a constant equal to it) never change: they are removed and their
+/// result is the init. Dead iter_args ([`dead_carried`]) are removed too
+/// (their unused result is then the init).
 pub(super) fn remove_invariant_iter_args(b: &mut Builder, st: &OpState) -> Option<Values> {
     let y = body_yield(b.ctx, st)?;
     let blk = single_block(b.ctx, st.regions[0])?;
@@ -113,7 +147,13 @@ pub(super) fn remove_invariant_iter_args(b: &mut Builder, st: &OpState) -> Optio
     let old_args: Values = SmallVec::from_slice(b.ctx.block_args(blk));
     let yielded: Values = SmallVec::from_slice(b.ctx.operands(y));
     let keep: Vec<bool> = (0..n)
-        .map(|i| yielded[i] != old_args[i + 1] && !same_value(b.ctx, yielded[i], inits[i]))
+        .map(|i| {
+            yielded[i] != old_args[i + 1]
+                && !same_value(b.ctx, yielded[i], inits[i])
+                && !st
+                    .existing
+                    .is_some_and(|op| dead_carried(b.ctx, op, blk, y, i))
+        })
         .collect();
     if keep.iter().all(|&k| k) {
         return None;
