@@ -39,6 +39,14 @@ fn eligible(ctx: &Context, op: OpId) -> Option<Vec<Generator>> {
     if gens.is_empty() || !gens.iter().all(|g| matches!(g.kind, GenKind::Reduce(_))) {
         return None;
     }
+    // Scalar monoids only: a reduction of records has no identity constant
+    // (split-structs gives each field its own generator first).
+    if !gens
+        .iter()
+        .all(|g| g.monoid().is_some_and(|m| m.identity(&g.elem).is_some()))
+    {
+        return None;
+    }
     let body = gen::body(ctx, op);
     for &h in gen::handles(ctx, op) {
         if gen::emits_to(ctx, h)
