@@ -180,12 +180,7 @@ impl fmt::Display for RtValue {
             }
             RtValue::Struct(fields) => {
                 f.write_str("(")?;
-                for (i, x) in fields.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{x}")?;
-                }
+                crate::types::write_list(f, fields)?;
                 f.write_str(")")
             }
             RtValue::Opaque(_) => f.write_str("<opaque>"),
@@ -195,12 +190,7 @@ impl fmt::Display for RtValue {
 
 fn write_seq(f: &mut fmt::Formatter<'_>, items: &[RtValue]) -> fmt::Result {
     f.write_str("[")?;
-    for (i, x) in items.iter().enumerate() {
-        if i > 0 {
-            f.write_str(", ")?;
-        }
-        write!(f, "{x}")?;
-    }
+    crate::types::write_list(f, items)?;
     f.write_str("]")
 }
 

@@ -30,13 +30,15 @@ impl Pass for Dce {
 /// Erases dead ops everywhere; returns how many were erased (nested ops of an
 /// erased op are not counted).
 pub fn dce(ctx: &mut Context) -> u64 {
-    let mut erased = 0;
+    let mut erased = dead_ops(ctx);
+    // `dead_ops` runs to its own fixpoint; only erased writes can make
+    // more ops dead (the values they stored).
     loop {
-        let e = dead_ops(ctx) + write_only_allocations(ctx);
-        if e == 0 {
+        let w = write_only_allocations(ctx);
+        if w == 0 {
             return erased;
         }
-        erased += e;
+        erased += w + dead_ops(ctx);
     }
 }
 

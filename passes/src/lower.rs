@@ -62,13 +62,15 @@ pub fn simplify(ctx: &mut Context, stats: &mut PassStats) {
     stats.add("dce-erased", crate::dce::dce(ctx));
 }
 
-/// Whether `lower` still has work on `ctx`: an op with a lowering, or a
-/// variable (`var` ops become buffers at the `arr` phase).
+/// Whether `lower` still has work on `ctx`: an op with a lowering, a
+/// variable (`var` ops become buffers at the `arr` phase), or a struct
+/// value or signature (`split-structs` splits them first).
 pub fn needs_lowering(ctx: &Context) -> bool {
-    ctx.walk_all()
-        .into_iter()
-        .any(|op| !ctx.spec(op).lowerings.is_empty() || ctx.op_name(op).starts_with("var."))
-        || crate::split_structs::has_structs(ctx)
+    ctx.walk_all().into_iter().any(|op| {
+        !ctx.spec(op).lowerings.is_empty()
+            || ctx.op_name(op).starts_with("var.")
+            || crate::split_structs::op_has_structs(ctx, op)
+    })
 }
 
 /// Applies the lowerings of one phase, then simplifies.

@@ -63,30 +63,39 @@ impl Pass for SplitStructs {
 /// Whether any value, or any function signature, of the module has a
 /// struct type.
 pub fn has_structs(ctx: &Context) -> bool {
-    ctx.walk_all()
-        .into_iter()
-        .any(|op| touches(ctx, op) || signature_has_struct(ctx, op))
+    ctx.walk_all().into_iter().any(|op| op_has_structs(ctx, op))
 }
 
 fn signature_has_struct(ctx: &Context, op: OpId) -> bool {
     matches!(ctx.attr(op, "function_type"), Some(Attribute::Type(t)) if t.contains_struct())
 }
 
-/// Whether `op` has an operand, a result, or a block argument of one of
-/// its regions whose type holds a struct.
-fn touches(ctx: &Context, op: OpId) -> bool {
+/// Whether `op` has an operand or a result whose type holds a struct.
+fn own_values_have_struct(ctx: &Context, op: OpId) -> bool {
     let d = ctx.op(op);
     d.operands
         .iter()
         .chain(&d.results)
         .any(|&v| ctx.ty(v).contains_struct())
-        || d.regions.iter().any(|&r| {
+}
+
+/// Whether `op` has an operand, a result, or a block argument of one of
+/// its regions whose type holds a struct.
+fn touches(ctx: &Context, op: OpId) -> bool {
+    own_values_have_struct(ctx, op)
+        || ctx.regions(op).iter().any(|&r| {
             ctx.region(r).blocks.iter().any(|&b| {
                 ctx.block_args(b)
                     .iter()
                     .any(|&a| ctx.ty(a).contains_struct())
             })
         })
+}
+
+/// Whether `op` has struct values or a function signature that holds a
+/// struct (what [`has_structs`] looks for, one op at a time).
+pub fn op_has_structs(ctx: &Context, op: OpId) -> bool {
+    touches(ctx, op) || signature_has_struct(ctx, op)
 }
 
 /// Splits every struct value of the module into its fields; returns how
@@ -156,6 +165,18 @@ fn view_as_loops(ctx: &mut Context) -> Result<(), Diagnostic> {
             return Ok(());
         }
     }
+}
+
+/// [`leaf_types`] of each of `values`; an error is reported at `at`.
+fn leaves_of_each(
+    ctx: &Context,
+    at: OpId,
+    values: &[ValueId],
+) -> Result<Vec<Vec<(String, Type)>>, Diagnostic> {
+    values
+        .iter()
+        .map(|&v| leaf_types(ctx.ty(v)).map_err(|m| Diagnostic::at_op(ctx, at, m)))
+        .collect()
 }
 
 /// The types a value of type `t` becomes, each with its field path, or
@@ -274,20 +295,29 @@ impl Split {
         if !args.iter().any(|&a| ctx.ty(a).contains_struct()) {
             return Ok(());
         }
-        let mut per_arg = Vec::with_capacity(args.len());
-        for &a in &args {
-            per_arg.push(leaf_types(ctx.ty(a)).map_err(|m| Diagnostic::at_op(ctx, owner, m))?);
-        }
+        let per_arg = leaves_of_each(ctx, owner, &args)?;
         let types: Vec<Type> = per_arg.iter().flatten().map(|(_, t)| t.clone()).collect();
         let new = ctx.replace_block_args(b, &types);
+        self.bind_each(ctx, &args, &per_arg, &new);
+        Ok(())
+    }
+
+    /// Binds each of `old` to its run of `new` (one value per leaf in
+    /// `per_value`, in order).
+    fn bind_each(
+        &mut self,
+        ctx: &mut Context,
+        old: &[ValueId],
+        per_value: &[Vec<(String, Type)>],
+        new: &[ValueId],
+    ) {
         let mut k = 0;
-        for (&a, leaves) in args.iter().zip(&per_arg) {
+        for (&v, leaves) in old.iter().zip(per_value) {
             let paths: Vec<String> = leaves.iter().map(|(p, _)| p.clone()).collect();
             let n = leaves.len();
-            self.bind(ctx, a, &new[k..k + n], &paths);
+            self.bind(ctx, v, &new[k..k + n], &paths);
             k += n;
         }
-        Ok(())
     }
 
     fn op(&mut self, ctx: &mut Context, op: OpId) -> Result<(), Diagnostic> {
@@ -300,13 +330,7 @@ impl Split {
         // A loop's generators are read before its handles are split.
         let gens = (name == "gen.loop" && touches(ctx, op)).then(|| try_generators(ctx, op));
         self.regions(ctx, op)?;
-        let own = {
-            let d = ctx.op(op);
-            d.operands
-                .iter()
-                .chain(&d.results)
-                .any(|&v| ctx.ty(v).contains_struct())
-        };
+        let own = own_values_have_struct(ctx, op);
         if !own {
             return Ok(());
         }
@@ -480,10 +504,7 @@ impl Split {
         attrs: Vec<(String, Attribute)>,
     ) -> Result<(), Diagnostic> {
         let old = ctx.results(op).to_vec();
-        let mut per_result = Vec::with_capacity(old.len());
-        for &r in &old {
-            per_result.push(leaf_types(ctx.ty(r)).map_err(|m| Diagnostic::at_op(ctx, op, m))?);
-        }
+        let per_result = leaves_of_each(ctx, op, &old)?;
         let types: Vec<Type> = per_result
             .iter()
             .flatten()
@@ -497,13 +518,7 @@ impl Split {
         let parent = ctx.op(op).parent.expect("converted ops are in a block");
         ctx.insert_op(new, parent, Some(op));
         let results = ctx.results(new).to_vec();
-        let mut k = 0;
-        for (&r, leaves) in old.iter().zip(&per_result) {
-            let paths: Vec<String> = leaves.iter().map(|(p, _)| p.clone()).collect();
-            let n = leaves.len();
-            self.bind(ctx, r, &results[k..k + n], &paths);
-            k += n;
-        }
+        self.bind_each(ctx, &old, &per_result, &results);
         self.dead.push(op);
         Ok(())
     }
