@@ -3,6 +3,7 @@
 
 use ir::pass::PassRegistry;
 
+pub mod alias;
 pub mod bounds;
 pub mod canonicalize;
 pub mod code_motion;

@@ -33,6 +33,7 @@ use std::collections::HashSet;
 use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
 use ir::{BlockId, Context, Diagnostic, OpId, ValueId};
 
+use crate::alias::{Aliases, Effects};
 use crate::lower::{lower_phase, simplify};
 use loops::{body_ops, emits, emitted_value, exact_emit, view, LoopView};
 
@@ -289,6 +290,18 @@ fn classify(ctx: &Context, a: &LoopView, b: &LoopView) -> Option<Mode> {
     Some(Mode::Filter(e, reads.into_iter().map(|(o, _)| o).collect()))
 }
 
+/// Whether the bodies of loops `a` and `b` touch memory in a way that
+/// fusing would reorder: fusion interleaves their iterations, so neither may
+/// write an allocation the other reads or writes (effects per allocation,
+/// issue 13).
+fn bodies_conflict(ctx: &Context, a: OpId, b: OpId) -> bool {
+    let (ea, eb) = (Effects::of(ctx, a), Effects::of(ctx, b));
+    if ea.is_empty() || eb.is_empty() {
+        return false;
+    }
+    ea.conflicts(&eb, &Aliases::compute(ctx))
+}
+
 /// Tries to merge loop `b_op` into the earlier loop `a_op` of the same block.
 fn try_merge(
     ctx: &mut Context,
@@ -308,6 +321,9 @@ fn try_merge(
         Mode::Horizontal if !horizontal => return false,
         Mode::Aligned(_) | Mode::Filter(..) if !vertical => return false,
         _ => {}
+    }
+    if bodies_conflict(ctx, a_op, b_op) {
+        return false;
     }
     let block = ctx.op(a_op).parent.unwrap();
     // Ops between A and B.
@@ -431,7 +447,8 @@ fn fuse_block(
 }
 
 /// Drops generators whose results are unused (erasing their emits), and
-/// loops left with no generators and no emits to outer handles.
+/// loops left with no generators, no emits to outer handles and no writes
+/// to memory.
 pub fn remove_dead_generators(ctx: &mut Context, stats: &mut PassStats) {
     for op in ctx.walk_all() {
         if !ctx.alive(op) {
@@ -465,7 +482,9 @@ pub fn remove_dead_generators(ctx: &mut Context, stats: &mut PassStats) {
             .walk_nested(op)
             .into_iter()
             .any(|o| ctx.is(o, "gen.emit"));
-        if live.is_empty() && !has_emits {
+        // A loop whose body writes memory stays, with no generators.
+        let e = Effects::of(ctx, op);
+        if live.is_empty() && !has_emits && e.writes.is_empty() && !e.unknown_write {
             ctx.erase_op(op);
             continue;
         }
