@@ -6,16 +6,18 @@
 //! `arr.len`, `var.get`) are tracked per allocation (IR-SPEC §3): a read is
 //! merged with an earlier identical read, or forwarded from an earlier
 //! `arr.store`/`var.set` of the same element, only when no write that may
-//! touch the same allocation ran in between. Two values are known to be
-//! different allocations only when both are distinct fresh allocations
-//! (`arr.alloc`, `var.new`, ...); an op that may write memory it does not
-//! name (a call, an emit) forgets every read. A read inside the regions of
+//! touch the same allocation ran in between. Whether two buffers may be
+//! the same allocation is [`crate::alias::Aliases`]' points-to question
+//! (through selects, branch results and carried values); an op that may
+//! write memory it does not name (a call, a kernel launch) forgets every
+//! read. A read inside the regions of
 //! an op that writes (a loop body whose later writes run before the next
 //! iteration's reads) is never merged with a read from outside.
 
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
+use crate::alias::{Aliases, Effects};
 use ir::builder::GvnKey;
 use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
 use ir::{BlockId, Context, Diagnostic, OpState, Traits, ValueId};
@@ -42,6 +44,7 @@ struct Known {
 }
 
 struct Scopes {
+    aliases: Aliases,
     pure: Vec<FxHashMap<GvnKey, ir::OpId>>,
     reads: Vec<FxHashMap<GvnKey, Known>>,
     eliminated: u64,
@@ -50,53 +53,24 @@ struct Scopes {
 impl Scopes {
     /// Forgets the reads that a write to `written` may change (`None`: a
     /// write to unknown memory, which forgets every read).
-    fn invalidate(&mut self, ctx: &Context, written: Option<&[ValueId]>) {
+    fn invalidate(&mut self, written: Option<&[ValueId]>) {
         match written {
             None => self.reads.iter_mut().for_each(|m| m.clear()),
             Some(ws) => {
+                let aliases = &self.aliases;
                 for m in self.reads.iter_mut() {
-                    m.retain(|_, k| !ws.iter().any(|&w| may_alias(ctx, k.alloc, w)));
+                    m.retain(|_, k| !ws.iter().any(|&w| aliases.may_alias(k.alloc, w)));
                 }
             }
         }
     }
 }
 
-/// Whether `v` is a fresh allocation (a result of an op that allocates a
-/// new buffer or variable).
-fn fresh(ctx: &Context, v: ValueId) -> bool {
-    ctx.def_op(v).is_some_and(|d| {
-        matches!(
-            ctx.op_name(d),
-            "arr.alloc" | "arr.from_vec" | "var.new" | "gpu.alloc" | "gpu.workgroup_alloc"
-        )
-    })
-}
-
-/// Whether buffers or variables `a` and `b` may be the same allocation:
-/// unless they are the same value, only two distinct fresh allocations are
-/// known apart (anything else may have been selected, yielded or passed
-/// from one of them).
-fn may_alias(ctx: &Context, a: ValueId, b: ValueId) -> bool {
-    a == b || !(fresh(ctx, a) && fresh(ctx, b))
-}
-
 /// The allocations `op` (and everything nested in it) may write, or `None`
 /// when it may write memory it does not name.
 fn written(ctx: &Context, op: ir::OpId) -> Option<Vec<ValueId>> {
-    let mut out = Vec::new();
-    for o in std::iter::once(op).chain(ctx.walk_nested(op)) {
-        if !own_write_effects(ctx, o) {
-            continue;
-        }
-        match ctx.op_name(o) {
-            "arr.store" | "arr.push" | "arr.free" | "arr.find_or_insert" | "var.set" => {
-                out.push(ctx.operand(o, 0))
-            }
-            _ => return None,
-        }
-    }
-    Some(out)
+    let e = Effects::of(ctx, op);
+    (!e.unknown_write).then_some(e.writes)
 }
 
 /// The allocation a read-only op reads (its first operand), for the ops
@@ -111,6 +85,7 @@ fn read_alloc(ctx: &Context, op: ir::OpId) -> Option<ValueId> {
 /// Runs CSE on the whole module and returns the number of ops removed.
 pub fn cse(ctx: &mut Context) -> u64 {
     let mut s = Scopes {
+        aliases: Aliases::compute(ctx),
         pure: Vec::new(),
         reads: Vec::new(),
         eliminated: 0,
@@ -120,29 +95,9 @@ pub fn cse(ctx: &mut Context) -> u64 {
     s.eliminated
 }
 
-/// Whether `op` itself (not what it nests) may write memory.
-fn own_write_effects(ctx: &Context, op: ir::OpId) -> bool {
-    let t = ctx.spec(op).traits;
-    if t.contains(Traits::PURE) || t.contains(Traits::TERMINATOR) {
-        return false;
-    }
-    if t.contains(Traits::READS) && !t.intersects(Traits::WRITES | Traits::ALLOCATES) {
-        return false;
-    }
-    if t.contains(Traits::RECURSIVELY_PURE) {
-        return false;
-    }
-    // An allocation alone writes nothing another read could see.
-    if t == Traits::ALLOCATES && ctx.regions(op).is_empty() {
-        return false;
-    }
-    true
-}
-
 fn has_write_effects(ctx: &Context, op: ir::OpId) -> bool {
-    std::iter::once(op)
-        .chain(ctx.walk_nested(op))
-        .any(|o| own_write_effects(ctx, o))
+    let e = Effects::of(ctx, op);
+    e.unknown_write || !e.writes.is_empty()
 }
 
 fn walk_block(ctx: &mut Context, b: BlockId, s: &mut Scopes) {
@@ -180,7 +135,7 @@ fn walk_block(ctx: &mut Context, b: BlockId, s: &mut Scopes) {
             }
             if writes {
                 let w = written(ctx, op);
-                s.invalidate(ctx, w.as_deref());
+                s.invalidate(w.as_deref());
             }
             continue;
         }
@@ -189,7 +144,7 @@ fn walk_block(ctx: &mut Context, b: BlockId, s: &mut Scopes) {
         if !(traits.contains(Traits::PURE) || is_read) || ctx.results(op).is_empty() {
             if has_write_effects(ctx, op) {
                 let w = written(ctx, op);
-                s.invalidate(ctx, w.as_deref());
+                s.invalidate(w.as_deref());
                 forward_store(ctx, op, s);
             }
             continue;
