@@ -11,7 +11,12 @@
 //! than integer division and remainder, lengths): moving a faulting op out
 //! of a loop that runs zero times would introduce an error. Sinking only
 //! ever removes executions, so any pure op may sink.
+//!
+//! Reads that cannot fault (`arr.len`, `var.get`) are hoisted too when no op
+//! in the loop may write their allocation (effects per allocation, issue 13:
+//! [`crate::alias`]): ops on different allocations move past each other.
 
+use crate::alias::{Aliases, Effects};
 use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
 use ir::{BlockId, Context, Diagnostic, OpId, Traits};
 
@@ -31,7 +36,20 @@ impl Pass for CodeMotion {
 }
 
 fn is_loop(ctx: &Context, op: OpId) -> bool {
-    ctx.is(op, "scf.for") || ctx.is(op, "scf.forall") || ctx.is(op, "gen.loop")
+    ctx.is(op, "scf.for")
+        || ctx.is(op, "scf.forall")
+        || ctx.is(op, "scf.while")
+        || ctx.is(op, "gen.loop")
+}
+
+/// A read that cannot fault and that no write of `lp` (described by
+/// `writes`) may change.
+fn invariant_read(ctx: &Context, op: OpId, writes: &Effects, aliases: &Aliases) -> bool {
+    if !(ctx.is(op, "arr.len") || ctx.is(op, "var.get")) || writes.unknown_write {
+        return false;
+    }
+    let a = ctx.operand(op, 0);
+    !writes.writes.iter().any(|&w| aliases.may_alias(a, w))
 }
 
 /// Pure, region-free, and unable to fault.
@@ -55,14 +73,17 @@ fn invariant(ctx: &Context, op: OpId, lp: OpId) -> bool {
 }
 
 /// Hoists invariant ops out of `lp`'s body block; returns how many moved.
-fn hoist_from(ctx: &mut Context, lp: OpId) -> u64 {
+fn hoist_from(ctx: &mut Context, lp: OpId, aliases: &Aliases) -> u64 {
     let mut n = 0;
     let parent = ctx.op(lp).parent.unwrap();
+    let effects = Effects::of(ctx, lp);
     for &r in ctx.regions(lp).to_vec().iter() {
         for b in ctx.region(r).blocks.clone() {
             // In order, so an op whose operands were just hoisted follows them.
             for op in ctx.block_ops(b) {
-                if speculatable(ctx, op) && invariant(ctx, op, lp) {
+                let movable = speculatable(ctx, op)
+                    || invariant_read(ctx, op, &effects, aliases);
+                if movable && invariant(ctx, op, lp) {
                     ctx.move_op(op, parent, Some(lp));
                     n += 1;
                 }
@@ -139,10 +160,11 @@ fn sink_in(ctx: &mut Context, block: BlockId) -> u64 {
 /// Returns `(hoisted, sunk)`.
 pub fn code_motion(ctx: &mut Context) -> (u64, u64) {
     let mut hoisted = 0;
+    let aliases = Aliases::compute(ctx);
     // Post-order: inner loops first, so invariants bubble out level by level.
     for op in ctx.walk_all().into_iter().rev() {
         if ctx.alive(op) && is_loop(ctx, op) {
-            hoisted += hoist_from(ctx, op);
+            hoisted += hoist_from(ctx, op, &aliases);
         }
     }
     let mut sunk = 0;
