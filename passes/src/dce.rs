@@ -9,10 +9,17 @@
 //! wherever they sit (loops, branches, parallel bodies). A write that would
 //! have faulted (out of bounds) goes with it: a pass may turn a fault into a
 //! result, never a result into a fault.
+//!
+//! A store (`arr.store`, `var.set`) into a local allocation (one that never
+//! escapes, [`crate::alias::Aliases::is_local`]) is dead when no op that
+//! may read that allocation can run after it: none later in its block or
+//! in the blocks around it, and none anywhere in a loop that holds the
+//! store (the next iteration runs it after).
 
 use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
 use ir::rewrite::is_trivially_dead;
-use ir::{Context, Diagnostic, OpId};
+use crate::alias::{is_memory, Aliases};
+use ir::{BlockId, Context, Diagnostic, OpId, Traits, ValueId};
 
 /// The pass.
 pub struct Dce;
@@ -34,7 +41,7 @@ pub fn dce(ctx: &mut Context) -> u64 {
     // `dead_ops` runs to its own fixpoint; only erased writes can make
     // more ops dead (the values they stored).
     loop {
-        let w = write_only_allocations(ctx);
+        let w = write_only_allocations(ctx) + dead_stores(ctx);
         if w == 0 {
             return erased;
         }
@@ -67,6 +74,93 @@ fn write_only_allocations(ctx: &mut Context) -> u64 {
         }
         ctx.erase_op(op);
         erased += 1;
+    }
+    erased
+}
+
+/// Whether operand `i` of `op` is only the target of a write (or a free):
+/// the use reads nothing. Uses that pass a buffer on (selects, yields,
+/// carried values) read nothing either, but their results alias it and are
+/// checked themselves.
+fn write_target_or_flow(ctx: &Context, op: OpId, i: usize) -> bool {
+    match ctx.op_name(op) {
+        "arr.store" | "var.set" | "arr.free" | "gpu.dealloc" | "gpu.memcpy" => i == 0,
+        "arith.select" | "scf.yield" | "scf.condition" | "scf.for" | "scf.while" => true,
+        _ => false,
+    }
+}
+
+/// The ancestor of `op` (or `op` itself) that sits directly in `block`.
+fn ancestor_in(ctx: &Context, mut op: OpId, block: BlockId) -> Option<OpId> {
+    loop {
+        let p = ctx.op(op).parent?;
+        if p == block {
+            return Some(op);
+        }
+        op = ctx.block_parent_op(p)?;
+    }
+}
+
+/// Whether `r` may run after `s` in one run of the function holding `s`:
+/// later in a block around `s`, or anywhere in a region op around `s` that
+/// may run its regions again (anything but `scf.if`).
+fn may_run_after(ctx: &Context, s: OpId, r: OpId) -> bool {
+    let mut cur = s;
+    loop {
+        let Some(b) = ctx.op(cur).parent else {
+            return false;
+        };
+        if let Some(x) = ancestor_in(ctx, r, b) {
+            if x != cur && ctx.is_before_in_block(cur, x) {
+                return true;
+            }
+        }
+        let Some(p) = ctx.block_parent_op(b) else {
+            return false;
+        };
+        if ctx.has_traits(p, Traits::ISOLATED_FROM_ABOVE) {
+            return false;
+        }
+        if !ctx.is(p, "scf.if") && ctx.is_ancestor(p, r) {
+            return true;
+        }
+        cur = p;
+    }
+}
+
+/// Erases stores into local allocations that nothing reads afterwards.
+fn dead_stores(ctx: &mut Context) -> u64 {
+    let stores: Vec<OpId> = ctx
+        .walk_all()
+        .into_iter()
+        .filter(|&o| ctx.is(o, "arr.store") || ctx.is(o, "var.set"))
+        .collect();
+    if stores.is_empty() {
+        return 0;
+    }
+    let aliases = Aliases::compute(ctx);
+    // Every use of a memory value that may read it: (value, user).
+    let mut reads: Vec<(ValueId, OpId)> = Vec::new();
+    for op in ctx.walk_all() {
+        for (i, &v) in ctx.operands(op).iter().enumerate() {
+            if is_memory(ctx.ty(v)) && !write_target_or_flow(ctx, op, i) {
+                reads.push((v, op));
+            }
+        }
+    }
+    let mut erased = 0;
+    for s in stores {
+        let t = ctx.operand(s, 0);
+        if !aliases.is_local(t) {
+            continue;
+        }
+        let read_later = reads
+            .iter()
+            .any(|&(v, r)| ctx.alive(r) && aliases.may_alias(v, t) && may_run_after(ctx, s, r));
+        if !read_later {
+            ctx.erase_op(s);
+            erased += 1;
+        }
     }
     erased
 }
