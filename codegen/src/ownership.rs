@@ -76,13 +76,17 @@ pub(crate) fn movable_into_array(
 }
 
 /// Whether `op` (`to_vec`, `free`, or a store moving a vector) is the last
-/// use of `a`: it is not inside a
+/// use of `a`: for a buffer, no other value names it ([`unaliased`]); it
+/// is not inside a
 /// loop nested below `a`'s block, and every other use of `a` sits in an op
 /// of that block strictly before the one containing `op`.
 pub(crate) fn is_last_use(ctx: &Context, a: ValueId, op: OpId) -> bool {
     let Some(home) = ctx.value_block(a) else {
         return false;
     };
+    if abi_is_arr(ctx, a) && !unaliased(ctx, a, op) {
+        return false;
+    }
     let Some(anchor) = ancestor_in(ctx, op, home, true) else {
         return false;
     };
@@ -106,4 +110,72 @@ fn ancestor_in(ctx: &Context, mut op: OpId, home: BlockId, no_loops: bool) -> Op
         }
         op = parent;
     }
+}
+
+fn abi_is_arr(ctx: &Context, a: ValueId) -> bool {
+    matches!(ctx.ty(a), ir::Type::Arr(_))
+}
+
+/// Whether every use of buffer `v` only accesses it (loads, stores into it,
+/// pushes, frees, `to_vec`): it flows into no other value (a select, a
+/// branch or loop result, a carried value, a call, a stored element).
+fn accessed_only(ctx: &Context, v: ValueId) -> bool {
+    ctx.uses(v)
+        .iter()
+        .all(|u| dialects::alias::accessed_only(ctx, u.op, u.index as usize))
+}
+
+/// Whether buffer `a`, taken or released in place by `op`, is named by no
+/// other value that a later op could use (effects per allocation,
+/// [`dialects::alias`]). Either `a` is a fresh allocation that never flows
+/// elsewhere, or it is the element `outer[i]` of a buffer of buffers
+/// loaded once per iteration at the index `i` of the loop around it (the
+/// bucket lowering's pattern), where `outer` is fresh, never flows
+/// elsewhere, and no other op reads its elements in that loop or after it.
+/// Anything else is copied (`to_vec`) or emptied (`free`) instead: taking
+/// a buffer that another name still reaches would free it twice.
+fn unaliased(ctx: &Context, a: ValueId, op: OpId) -> bool {
+    if !accessed_only(ctx, a) {
+        return false;
+    }
+    let Some(def) = ctx.def_op(a) else {
+        return false;
+    };
+    if dialects::alias::is_fresh_allocation(ctx, def) {
+        return true;
+    }
+    if !ctx.is(def, "arr.load") {
+        return false;
+    }
+    let (outer, i) = (ctx.operand(def, 0), ctx.operand(def, 1));
+    let Some(body) = ctx.op(def).parent else {
+        return false;
+    };
+    let Some(lp) = ctx.block_parent_op(body) else {
+        return false;
+    };
+    let induction = matches!(ctx.op_name(lp), "scf.for" | "scf.forall")
+        && ctx.block_args(body).first() == Some(&i);
+    if !induction
+        || ctx.op(op).parent != Some(body)
+        || !ctx
+            .def_op(outer)
+            .is_some_and(|d| dialects::alias::is_fresh_allocation(ctx, d))
+        || !accessed_only(ctx, outer)
+    {
+        return false;
+    }
+    let Some(home) = ctx.op(lp).parent else {
+        return false;
+    };
+    // Every other element read of `outer` runs before the loop.
+    ctx.uses(outer).iter().filter(|u| u.op != def).all(|u| {
+        let reads = matches!(
+            ctx.op_name(u.op),
+            "arr.load" | "arr.to_vec" | "arr.find_or_insert" | "gpu.memcpy"
+        );
+        !reads
+            || ancestor_in(ctx, u.op, home, false)
+                .is_some_and(|x| x != lp && ctx.is_before_in_block(x, lp))
+    })
 }

@@ -6,6 +6,7 @@ use std::rc::Rc;
 
 use ir::spec::Registry;
 
+pub mod alias;
 pub mod arith;
 pub mod arr;
 pub mod func;

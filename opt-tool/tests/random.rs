@@ -4,7 +4,9 @@
 //! Each seed gives one `func.func @main(%x: vec<f64>, %y: vec<f64>, %k: vec<i64>,
 //! %s: f64, %n: index, %c: i1)` of 4 to 24 statements over `arith`, `scf.if`, and
 //! the `vec` ops (maps and zipWiths, filters, scans, reductions, dots, gets,
-//! iota/fill, elementwise ops; each of which `fuse` views as a `gen.loop`), and
+//! iota/fill, elementwise ops; each of which `fuse` views as a `gen.loop`),
+//! variables, records, and buffers read and written through aliases
+//! (selects, branch results, buffers swapped by a loop), and
 //! inputs of random lengths, equal or not, so that some programs fault on purpose
 //! (size mismatches, out-of-bounds reads). Floats stay dyadic with few bits (inputs
 //! are multiples of 1/4, products only by 1/2, 2, 3 or -1), so every
@@ -47,6 +49,10 @@ const CONFIGS: &[(&str, &[&str])] = &[
     (
         "inline,code-motion",
         &["--pass=inline,code-motion", "--backend=interp"],
+    ),
+    (
+        "cse,code-motion,dce",
+        &["--pass=cse,code-motion,dce", "--backend=interp"],
     ),
     ("fuse", &["--pass=fuse", "--backend=interp"]),
     ("lower", &["--pass=lower", "--backend=interp"]),
@@ -244,7 +250,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(31);
+        let r = self.rng.below(33);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -439,6 +445,8 @@ impl Gen {
             27 => self.var_conditional(d),
             28 => self.var_loop(d),
             29 => self.records(d),
+            30 => self.arr_alias(d),
+            31 => self.arr_ping_pong(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -518,6 +526,57 @@ impl Gen {
             ));
             self.push(d, Ty::VF64, t, &[&x, &s]);
         }
+    }
+
+    /// Buffers through aliases (issue 13): a copy of a vector and a fresh
+    /// buffer, a select (or `scf.if` result) that may be either, and a loop
+    /// that reads one name, writes through the other and reads again (no
+    /// stale forwarding, no store dead while a later read may see it), with
+    /// a conditional store; the result is one buffer's contents or a sum.
+    fn arr_alias(&mut self, d: String) {
+        let (Some(x), Some(c), Some(c2)) = (self.any(Ty::VF64), self.any(Ty::I1), self.any(Ty::I1))
+        else {
+            return;
+        };
+        let pick = if self.rng.chance(50) {
+            format!("  {d}w = arith.select {c}, {d}p, {d}q : arr<f64>\n")
+        } else {
+            format!(
+                "  {d}w = scf.if {c} -> (arr<f64>) {{\n    scf.yield {d}q : arr<f64>\n  }} else {{\n    scf.yield {d}p : arr<f64>\n  }}\n"
+            )
+        };
+        let read_at = if self.rng.chance(50) {
+            format!("{d}i")
+        } else {
+            format!("{d}r")
+        };
+        let mut t = format!(
+            "  {d}n = vec.len {x} : vec<f64>\n  {d}p = arr.from_vec {x} : vec<f64>\n  {d}q = arr.alloc {d}n : arr<f64>\n{pick}  {d}z = arith.constant 0 : index\n  {d}o = arith.constant 1 : index\n  scf.for {d}i = {d}z to {d}n step {d}o {{\n    {d}e = arr.load {d}p, {d}i : arr<f64>\n    {d}m = arith.subi {d}n, {d}i : index\n    {d}r = arith.subi {d}m, {d}o : index\n    {d}f = arr.load {d}w, {read_at} : arr<f64>\n    {d}g = arith.addf {d}e, {d}f : f64\n    arr.store {d}w, {d}i, {d}g : arr<f64>\n    {d}h = arr.load {d}p, {d}i : arr<f64>\n    scf.if {c2} {{\n      arr.store {d}q, {d}r, {d}h : arr<f64>\n      scf.yield\n    }} else {{\n      scf.yield\n    }}\n    scf.yield\n  }}\n"
+        );
+        let uses = [&x, &c, &c2];
+        if self.rng.chance(50) {
+            let which = if self.rng.chance(50) { "p" } else { "q" };
+            t.push_str(&format!("  {d} = arr.to_vec {d}{which} : arr<f64>\n"));
+            self.push(d, Ty::VF64, t, &uses);
+        } else {
+            t.push_str(&format!(
+                "  {d}vp = arr.to_vec {d}p : arr<f64>\n  {d}vq = arr.to_vec {d}q : arr<f64>\n  {d}sp = vec.sum {d}vp : vec<f64>\n  {d}sq = vec.sum {d}vq : vec<f64>\n  {d} = arith.subf {d}sp, {d}sq : f64\n"
+            ));
+            self.push(d, Ty::F64, t, &uses);
+        }
+    }
+
+    /// Two buffers swapped by an `scf.for` (carried values: each pass reads
+    /// one and writes the other), `%n` passes; then a read through the
+    /// original name, which is either carried buffer.
+    fn arr_ping_pong(&mut self, d: String) {
+        let (Some(x), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
+            return;
+        };
+        let t = format!(
+            "  {d}n = vec.len {x} : vec<f64>\n  {d}a = arr.from_vec {x} : vec<f64>\n  {d}b = arr.alloc {d}n : arr<f64>\n  {d}z = arith.constant 0 : index\n  {d}o = arith.constant 1 : index\n  {d}src, {d}dst = scf.for {d}k = {d}z to %n step {d}o iter_args({d}u = {d}a, {d}v = {d}b) -> (arr<f64>, arr<f64>) {{\n    scf.for {d}i = {d}z to {d}n step {d}o {{\n      {d}e = arr.load {d}u, {d}i : arr<f64>\n      {d}f = arith.mulf {d}e, %half : f64\n      {d}g = arith.addf {d}f, {s} : f64\n      arr.store {d}v, {d}i, {d}g : arr<f64>\n      scf.yield\n    }}\n    {d}l = arr.len {d}a : arr<f64>\n    scf.yield {d}v, {d}u : arr<f64>, arr<f64>\n  }}\n  {d}ra = arr.to_vec {d}a : arr<f64>\n  {d}rs = arr.to_vec {d}src : arr<f64>\n  {d} = vec.map ({d}ra, {d}rs) : (vec<f64>, vec<f64>) -> vec<f64> {{\n  ^bb0({d}p: f64, {d}q: f64):\n    {d}w = arith.subf {d}p, {d}q : f64\n    vec.yield {d}w : f64\n  }}\n"
+        );
+        self.push(d, Ty::VF64, t, &[&x, &s]);
     }
 
     /// A second result `second` of the statement that defines `first`
@@ -881,11 +940,12 @@ fn random_programs_agree_everywhere() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join(format!("work-{}.ir", std::process::id()));
     let started = Instant::now();
-    let (mut faulted, mut runs, mut records) = (0, 0, 0);
+    let (mut faulted, mut runs, mut records, mut buffers) = (0, 0, 0, 0);
     for seed in first..first + count {
         let (p, args) = generate(seed);
         runs += 1 + CONFIGS.len();
         records += p.text().contains("struct.new") as u32;
+        buffers += p.text().contains("arr.from_vec") as u32;
         if let Some((config, why)) = disagreement(&p, &args, &file, None) {
             let small = reduce(p, &args, &file, &config);
             let repro = dir.join(format!("seed-{seed}.ir"));
@@ -928,7 +988,7 @@ fn random_programs_agree_everywhere() {
     let _ = std::fs::remove_file(&file);
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "random: {count} programs ({faulted} faulting on purpose, {records} with records), {runs} runs in {secs:.1} s: {:.0} programs/minute",
+        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers), {runs} runs in {secs:.1} s: {:.0} programs/minute",
         count as f64 * 60.0 / secs
     );
     assert!(
@@ -938,5 +998,9 @@ fn random_programs_agree_everywhere() {
     assert!(
         count < 40 || records > 0,
         "no program used records: the generator is broken"
+    );
+    assert!(
+        count < 40 || buffers > 0,
+        "no program used buffers: the generator is broken"
     );
 }

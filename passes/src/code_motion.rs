@@ -81,8 +81,7 @@ fn hoist_from(ctx: &mut Context, lp: OpId, aliases: &Aliases) -> u64 {
         for b in ctx.region(r).blocks.clone() {
             // In order, so an op whose operands were just hoisted follows them.
             for op in ctx.block_ops(b) {
-                let movable = speculatable(ctx, op)
-                    || invariant_read(ctx, op, &effects, aliases);
+                let movable = speculatable(ctx, op) || invariant_read(ctx, op, &effects, aliases);
                 if movable && invariant(ctx, op, lp) {
                     ctx.move_op(op, parent, Some(lp));
                     n += 1;

@@ -16,9 +16,9 @@
 //! in the blocks around it, and none anywhere in a loop that holds the
 //! store (the next iteration runs it after).
 
+use crate::alias::{is_memory, Aliases};
 use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
 use ir::rewrite::is_trivially_dead;
-use crate::alias::{is_memory, Aliases};
 use ir::{BlockId, Context, Diagnostic, OpId, Traits, ValueId};
 
 /// The pass.

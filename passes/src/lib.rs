@@ -3,7 +3,7 @@
 
 use ir::pass::PassRegistry;
 
-pub mod alias;
+pub use dialects::alias;
 pub mod bounds;
 pub mod canonicalize;
 pub mod code_motion;

@@ -81,7 +81,7 @@ pub struct Aliases {
 
 /// The positions at which memory operand `i` of `op` is only accessed (read,
 /// written, freed), not passed on: such a use neither flows nor escapes.
-fn accessed_only(ctx: &Context, op: OpId, i: usize) -> bool {
+pub fn accessed_only(ctx: &Context, op: OpId, i: usize) -> bool {
     match ctx.op_name(op) {
         "arr.load" | "arr.len" | "arr.to_vec" | "arr.free" | "arr.push" | "var.get"
         | "gpu.dealloc" | "gpu.atomic_rmw" => i == 0,
@@ -309,8 +309,7 @@ impl Effects {
                 }
             }
             _ => {
-                if t.contains(Traits::READS) && !t.intersects(Traits::WRITES | Traits::ALLOCATES)
-                {
+                if t.contains(Traits::READS) && !t.intersects(Traits::WRITES | Traits::ALLOCATES) {
                     self.unknown_read = true;
                 } else {
                     self.unknown_read = true;
