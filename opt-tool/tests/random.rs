@@ -5,8 +5,9 @@
 //! %s: f64, %n: index, %c: i1)` of 4 to 24 statements over `arith`, `scf.if`, and
 //! the `vec` ops (maps and zipWiths, filters, scans, reductions, dots, gets,
 //! iota/fill, elementwise ops; each of which `fuse` views as a `gen.loop`),
-//! variables, records, and buffers read and written through aliases
-//! (selects, branch results, buffers swapped by a loop), and
+//! variables, records, buffers read and written through aliases
+//! (selects, branch results, buffers swapped by a loop, a call), matrices
+//! (`mat.from`, transposes, products, rows), calls of helper functions, and
 //! inputs of random lengths, equal or not, so that some programs fault on purpose
 //! (size mismatches, out-of-bounds reads). Floats stay dyadic with few bits (inputs
 //! are multiples of 1/4, products only by 1/2, 2, 3 or -1), so every
@@ -158,6 +159,20 @@ const PARAMS: &[(&str, Ty)] = &[
     ("%c", Ty::I1),
 ];
 
+/// Functions every program may call: a scaled sum, and a write of `x`
+/// at index 0 of a buffer (out of bounds when it is empty).
+const HELPERS: &str = "func.func @scaled_sum(%a: f64, %v: vec<f64>) -> f64 {
+  %s = vec.sum %v : vec<f64>
+  %r = arith.mulf %s, %a : f64
+  func.return %r : f64
+}
+func.func @poke(%p: arr<f64>, %x: f64) {
+  %z = arith.constant 0 : index
+  arr.store %p, %z, %x : arr<f64>
+  func.return
+}
+";
+
 impl Program {
     fn text(&self) -> String {
         let params: Vec<String> = PARAMS
@@ -166,7 +181,7 @@ impl Program {
             .collect();
         let rtys: Vec<&str> = self.results.iter().map(|(_, t)| t.name()).collect();
         let mut s = format!(
-            "func.func @main({}) -> ({}) {{\n",
+            "{HELPERS}func.func @main({}) -> ({}) {{\n",
             params.join(", "),
             rtys.join(", ")
         );
@@ -250,7 +265,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(33);
+        let r = self.rng.below(36);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -447,6 +462,9 @@ impl Gen {
             29 => self.records(d),
             30 => self.arr_alias(d),
             31 => self.arr_ping_pong(d),
+            32 => self.matrices(d),
+            33 => self.calls(d),
+            34 => self.call_writes(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -577,6 +595,67 @@ impl Gen {
             "  {d}n = vec.len {x} : vec<f64>\n  {d}a = arr.from_vec {x} : vec<f64>\n  {d}b = arr.alloc {d}n : arr<f64>\n  {d}z = arith.constant 0 : index\n  {d}o = arith.constant 1 : index\n  {d}src, {d}dst = scf.for {d}k = {d}z to %n step {d}o iter_args({d}u = {d}a, {d}v = {d}b) -> (arr<f64>, arr<f64>) {{\n    scf.for {d}i = {d}z to {d}n step {d}o {{\n      {d}e = arr.load {d}u, {d}i : arr<f64>\n      {d}f = arith.mulf {d}e, %half : f64\n      {d}g = arith.addf {d}f, {s} : f64\n      arr.store {d}v, {d}i, {d}g : arr<f64>\n      scf.yield\n    }}\n    {d}l = arr.len {d}a : arr<f64>\n    scf.yield {d}v, {d}u : arr<f64>, arr<f64>\n  }}\n  {d}ra = arr.to_vec {d}a : arr<f64>\n  {d}rs = arr.to_vec {d}src : arr<f64>\n  {d} = vec.map ({d}ra, {d}rs) : (vec<f64>, vec<f64>) -> vec<f64> {{\n  ^bb0({d}p: f64, {d}q: f64):\n    {d}w = arith.subf {d}p, {d}q : f64\n    vec.yield {d}w : f64\n  }}\n"
         );
         self.push(d, Ty::VF64, t, &[&x, &s]);
+    }
+
+    /// Matrices: a vector viewed as a column or a row (`mat.from`), its
+    /// transpose, a product, then one entry, row 0 or 1 (out of bounds for
+    /// short vectors) or a matrix-vector product (lengths that may differ).
+    fn matrices(&mut self, d: String) {
+        let (Some(v), Some(w)) = (self.any(Ty::VF64), self.any(Ty::VF64)) else {
+            return;
+        };
+        let head = format!(
+            "  {d}n = \"vec.len\"({v}) : (vec<f64>) -> index\n  {d}one = \"arith.constant\"() {{value = 1 : index}} : () -> index\n"
+        );
+        let from = |r: &str, c: &str| {
+            format!("  {d}m = \"mat.from\"({v}, {r}, {c}) : (vec<f64>, index, index) -> mat<f64>\n  {d}t = \"mat.transpose\"({d}m) : (mat<f64>) -> mat<f64>\n")
+        };
+        match self.rng.below(3) {
+            0 => {
+                let t = format!(
+                    "{head}{}  {d}p = \"mat.mul\"({d}t, {d}m) : (mat<f64>, mat<f64>) -> mat<f64>\n  {d}z = \"arith.constant\"() {{value = 0 : index}} : () -> index\n  {d} = \"mat.get\"({d}p, {d}z, {d}z) : (mat<f64>, index, index) -> f64\n",
+                    from(&format!("{d}n"), &format!("{d}one"))
+                );
+                self.push(d, Ty::F64, t, &[&v]);
+            }
+            1 => {
+                let t = format!(
+                    "{head}{}  {d}p = \"mat.mul\"({d}m, {d}t) : (mat<f64>, mat<f64>) -> mat<f64>\n  {d}j = \"arith.mini\"(%n, {d}one) : (index, index) -> index\n  {d} = \"mat.row\"({d}p, {d}j) : (mat<f64>, index) -> vec<f64>\n",
+                    from(&format!("{d}n"), &format!("{d}one"))
+                );
+                self.push(d, Ty::VF64, t, &[&v]);
+            }
+            _ => {
+                let t = format!(
+                    "{head}{}  {d} = \"mat.matvec\"({d}t, {w}) : (mat<f64>, vec<f64>) -> vec<f64>\n",
+                    from(&format!("{d}n"), &format!("{d}one"))
+                );
+                self.push(d, Ty::VF64, t, &[&v, &w]);
+            }
+        }
+    }
+
+    /// A call of a helper function (`inline` inlines it) on a scalar and
+    /// a vector.
+    fn calls(&mut self, d: String) {
+        let (Some(a), Some(v)) = (self.any(Ty::F64), self.any(Ty::VF64)) else {
+            return;
+        };
+        let t = format!("  {d} = func.call @scaled_sum({a}, {v}) : (f64, vec<f64>) -> f64\n");
+        self.push(d, Ty::F64, t, &[&a, &v]);
+    }
+
+    /// A call that writes through a buffer it is passed (the buffer
+    /// escapes): a read after the call must see the write, a read before
+    /// it must not.
+    fn call_writes(&mut self, d: String) {
+        let (Some(x), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
+            return;
+        };
+        let t = format!(
+            "  {d}p = arr.from_vec {x} : vec<f64>\n  {d}z = arith.constant 0 : index\n  {d}a = arr.load {d}p, {d}z : arr<f64>\n  func.call @poke({d}p, {s}) : (arr<f64>, f64) -> ()\n  {d}b = arr.load {d}p, {d}z : arr<f64>\n  {d} = arith.subf {d}b, {d}a : f64\n"
+        );
+        self.push(d, Ty::F64, t, &[&x, &s]);
     }
 
     /// A second result `second` of the statement that defines `first`
