@@ -32,7 +32,7 @@ use ir::{Builder, Context, OpId, Type, ValueId};
 
 use crate::vec::{
     as_index, as_vec, assert_eq_sizes, binop, build_gen_loop, check_size, elem_of, emit,
-    is_numeric, vec_value, zero_attr, BinOp, Gen,
+    is_numeric, vec_value, BinOp, Gen,
 };
 
 type Vals = smallvec::SmallVec<[RtValue; 2]>;
@@ -326,28 +326,20 @@ fn lower_transpose(b: &mut Builder, st: &OpState) -> Repl {
     )])
 }
 
-/// An inner reduce-add loop over `j < n` of `f(j)`.
-fn dot_loop(
-    b: &mut Builder,
-    n: ValueId,
-    t: &Type,
-    f: impl FnOnce(&mut Builder, ValueId) -> (ValueId, ValueId),
-) -> ValueId {
-    let zero = b.constant(zero_attr(t), t);
-    let mul = BinOp::Mul.arith_op(t);
-    build_gen_loop(
-        b,
-        n,
-        &[zero],
-        vec![Gen::reduce(BinOp::Add, t)],
-        |b, j, h| {
-            let (x, y) = f(b, j);
-            let p = b.op1(mul, &[x, y], t.clone(), vec![]);
-            emit(b, h[0], p);
-        },
-    )[0]
+/// `vec.dot(mat.row(x, p), mat.row(y, q))`: both rows are read with unit
+/// stride, and `vec.dot`'s own lowering (a reduce that `lower` may split
+/// into several accumulators) computes the sum.
+fn row_dot(b: &mut Builder, x: ValueId, p: ValueId, y: ValueId, q: ValueId, t: &Type) -> ValueId {
+    let xr = b.op1("mat.row", &[x, p], Type::vec(t.clone()), vec![]);
+    let yr = b.op1("mat.row", &[y, q], Type::vec(t.clone()), vec![]);
+    b.op1("vec.dot", &[xr, yr], t.clone(), vec![])
 }
 
+/// `mat.mul(x, y)` as one collect loop over the entries of the result,
+/// entry `(p, q)` the dot product of row `p` of `x` and row `q` of
+/// `transpose(y)`: every operand is read with unit stride (issue 9, item
+/// 9), at the cost of one transposed copy of `y` (O(k n) next to the
+/// product's O(m k n); none when `y` is itself a transpose, which folds).
 fn lower_mul(b: &mut Builder, st: &OpState) -> Repl {
     let (&x, &y) = (st.operands.first()?, st.operands.get(1)?);
     let t = elem_of(b.ctx, x)?;
@@ -355,13 +347,12 @@ fn lower_mul(b: &mut Builder, st: &OpState) -> Repl {
     let (rx, cx) = dims(b, x);
     let (ry, cy) = dims(b, y);
     assert_eq_sizes(b, cx, ry, "size mismatch in mat.mul");
+    let yt = b.op1("mat.transpose", &[y], Type::mat(t.clone()), vec![]);
     let total = idx(b, "arith.muli", rx, cy);
     let flat = build_gen_loop(b, total, &[], vec![Gen::collect(&t)], |b, i, h| {
         let p = idx(b, "arith.divsi", i, cy);
         let q = idx(b, "arith.remsi", i, cy);
-        let s = dot_loop(b, cx, &t, |b, j| {
-            (mget(b, x, p, j, &t), mget(b, y, j, q, &t))
-        });
+        let s = row_dot(b, x, p, yt, q, &t);
         emit(b, h[0], s);
     })[0];
     Some(smallvec![b.op1(
@@ -372,6 +363,8 @@ fn lower_mul(b: &mut Builder, st: &OpState) -> Repl {
     )])
 }
 
+/// `mat.matvec(m, v)`: one collect loop over the rows of `m`, each the dot
+/// product of the row (unit stride) and `v`.
 fn lower_matvec(b: &mut Builder, st: &OpState) -> Repl {
     let (&m, &v) = (st.operands.first()?, st.operands.get(1)?);
     let t = elem_of(b.ctx, m)?;
@@ -385,11 +378,8 @@ fn lower_matvec(b: &mut Builder, st: &OpState) -> Repl {
         &[],
         vec![Gen::collect(&t)],
         |b, i, h| {
-            let s = dot_loop(b, c, &t, |b, j| {
-                let x = mget(b, m, i, j, &t);
-                let y = b.op1("vec.get", &[v, j], t.clone(), vec![]);
-                (x, y)
-            });
+            let row = b.op1("mat.row", &[m, i], Type::vec(t.clone()), vec![]);
+            let s = b.op1("vec.dot", &[row, v], t.clone(), vec![]);
             emit(b, h[0], s);
         },
     ))

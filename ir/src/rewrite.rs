@@ -192,6 +192,8 @@ pub fn apply_greedily_to(
         }
         let st = OpState::of(ctx, op);
         let mut replacement = None;
+        // Ops are numbered in creation order: those from here on are new.
+        let first_new = ctx.num_ops();
         if let Some(fold) = fold {
             if let Some(res) = fold(ctx, &st) {
                 let own = ctx.results(op);
@@ -224,6 +226,15 @@ pub fn apply_greedily_to(
                 ctx.replace_op(op, &vals);
             }
             push_users_and_producers(ctx, &mut wl, &vals, &operands);
+            // Every op the rewrite created (also those nested in new
+            // regions, e.g. a lowering's loop body) gets its turn, as in
+            // MLIR's greedy driver.
+            for i in first_new..ctx.num_ops() {
+                let o = OpId(i as u32);
+                if ctx.alive(o) {
+                    wl.push(o);
+                }
+            }
             // New ops built before `op` may themselves simplify further.
             for &v in &vals {
                 if let Some(d) = ctx.def_op(v) {

@@ -164,8 +164,13 @@ pub fn split_reductions(ctx: &mut Context, factor: usize) -> u64 {
         if !ctx.alive(op) {
             continue;
         }
-        // Only outermost eligible loops: a split loop's copies are not split again.
-        if ctx.parent_op(op).is_some_and(|p| ctx.is(p, "gen.loop")) {
+        // Only the outermost of nested eligible loops: a split loop's
+        // copies are not split again. A reduction inside another kind of
+        // loop (a dot product per entry of a collect) is split.
+        if ctx
+            .parent_op(op)
+            .is_some_and(|p| ctx.is(p, "gen.loop") && eligible(ctx, p).is_some())
+        {
             continue;
         }
         if let Some(gens) = eligible(ctx, op) {
