@@ -52,11 +52,7 @@ fn lower_remaining(
         use ir::pass::Pass;
         let stats = &mut ir::pass::PassStats::default();
         if fuse {
-            passes::fuse::Fuse {
-                vertical: true,
-                horizontal: true,
-            }
-            .run(ctx, stats)?;
+            passes::fuse::Fuse::default().run(ctx, stats)?;
         }
         passes::lower::Lower::new(split, gpu).run(ctx, stats)?;
         ir::verifier::verify(ctx).map_err(Failure::Diags)?;

@@ -12,13 +12,21 @@
 //! of a loop that runs zero times would introduce an error. Sinking only
 //! ever removes executions, so any pure op may sink.
 //!
+//! Whole loops (`gen.loop`, `scf.for`) that compute the same value in every
+//! iteration of the loop around them are hoisted too (issue 9, item 4: a
+//! reduction over an invariant vector inside a map), when they cannot fault
+//! and have no effect: every op inside is pure and speculatable, a nested
+//! loop's size is provably non-negative, every emit goes to a generator
+//! inside, and every `vec.get(v, j)` reads at the index `j` of a loop (inside)
+//! that runs over exactly `vec.len(v)`.
+//!
 //! Reads that cannot fault (`arr.len`, `var.get`) are hoisted too when no op
 //! in the loop may write their allocation (effects per allocation, issue 13:
 //! [`crate::alias`]): ops on different allocations move past each other.
 
 use crate::alias::{Aliases, Effects};
 use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
-use ir::{BlockId, Context, Diagnostic, OpId, Traits};
+use ir::{BlockId, Context, Diagnostic, OpId, Traits, ValueId};
 
 /// The pass.
 pub struct CodeMotion;
@@ -65,6 +73,71 @@ fn speculatable(ctx: &Context, op: OpId) -> bool {
     }
 }
 
+/// Whether `v` is the index of a loop inside `root` (or of `root`) that
+/// runs over `[0, vec.len(vec))`.
+fn index_over(ctx: &Context, v: ValueId, vec: ValueId, root: OpId) -> bool {
+    let ir::context::ValueDef::BlockArg(b, 0) = ctx.value(v).def else {
+        return false;
+    };
+    let Some(lp) = ctx.block_parent_op(b) else {
+        return false;
+    };
+    if lp != root && !ctx.is_ancestor(root, lp) {
+        return false;
+    }
+    let is_len = |n: ValueId| {
+        ctx.def_op_named(n, "vec.len")
+            .is_some_and(|l| ctx.operand(l, 0) == vec)
+    };
+    match ctx.op_name(lp) {
+        "gen.loop" => is_len(ctx.operand(lp, 0)),
+        "scf.for" => {
+            constant(ctx, ctx.operand(lp, 0)) == Some(0)
+                && is_len(ctx.operand(lp, 1))
+                && constant(ctx, ctx.operand(lp, 2)) == Some(1)
+        }
+        _ => false,
+    }
+}
+
+/// The integer constant `v` is, if it is one.
+fn constant(ctx: &Context, v: ValueId) -> Option<i64> {
+    ctx.def_op_named(v, "arith.constant")
+        .and_then(|c| ctx.attr(c, "value"))
+        .and_then(|a| a.as_int())
+}
+
+/// Whether loop `root` (with everything in it) has no effect and cannot
+/// fault, so that running it once more (or once when it would not have
+/// run) changes nothing but time.
+fn harmless_loop(ctx: &Context, root: OpId) -> bool {
+    if !(ctx.is(root, "gen.loop") || ctx.is(root, "scf.for")) {
+        return false;
+    }
+    std::iter::once(root)
+        .chain(ctx.walk_nested(root))
+        .all(|o| match ctx.op_name(o) {
+            "gen.loop" => dialects::gen::lower::non_negative(ctx, ctx.operand(o, 0)),
+            "scf.for" => constant(ctx, ctx.operand(o, 2)).is_some_and(|s| s > 0),
+            "gen.emit" => dialects::gen::handle_owner(ctx, ctx.operand(o, 0))
+                .is_some_and(|l| l == root || ctx.is_ancestor(root, l)),
+            "gen.end" | "scf.yield" | "scf.if" => true,
+            "vec.get" => index_over(ctx, ctx.operand(o, 1), ctx.operand(o, 0), root),
+            _ => speculatable(ctx, o),
+        })
+}
+
+/// Whether every value `op` and the ops inside it use from outside `op` is
+/// defined outside `lp`.
+fn invariant_deep(ctx: &Context, op: OpId, lp: OpId) -> bool {
+    std::iter::once(op).chain(ctx.walk_nested(op)).all(|o| {
+        ctx.operands(o).iter().all(|&v| {
+            ctx.value_block(v)
+                .is_some_and(|b| ctx.block_in_op(b, op) || !ctx.block_in_op(b, lp))
+        })
+    })
+}
+
 /// Whether every operand of `op` is defined outside `lp`.
 fn invariant(ctx: &Context, op: OpId, lp: OpId) -> bool {
     ctx.operands(op)
@@ -82,7 +155,8 @@ fn hoist_from(ctx: &mut Context, lp: OpId, aliases: &Aliases) -> u64 {
             // In order, so an op whose operands were just hoisted follows them.
             for op in ctx.block_ops(b) {
                 let movable = speculatable(ctx, op) || invariant_read(ctx, op, &effects, aliases);
-                if movable && invariant(ctx, op, lp) {
+                let whole_loop = !movable && harmless_loop(ctx, op) && invariant_deep(ctx, op, lp);
+                if whole_loop || (movable && invariant(ctx, op, lp)) {
                     ctx.move_op(op, parent, Some(lp));
                     n += 1;
                 }
@@ -155,17 +229,23 @@ fn sink_in(ctx: &mut Context, block: BlockId) -> u64 {
     n
 }
 
-/// Runs hoisting (innermost loops first) and then sinking on the module.
-/// Returns `(hoisted, sunk)`.
-pub fn code_motion(ctx: &mut Context) -> (u64, u64) {
+/// Hoists loop invariants (innermost loops first, so that they bubble out
+/// level by level); returns how many ops moved.
+pub fn hoist_invariants(ctx: &mut Context) -> u64 {
     let mut hoisted = 0;
     let aliases = Aliases::compute(ctx);
-    // Post-order: inner loops first, so invariants bubble out level by level.
     for op in ctx.walk_all().into_iter().rev() {
         if ctx.alive(op) && is_loop(ctx, op) {
             hoisted += hoist_from(ctx, op, &aliases);
         }
     }
+    hoisted
+}
+
+/// Runs hoisting (innermost loops first) and then sinking on the module.
+/// Returns `(hoisted, sunk)`.
+pub fn code_motion(ctx: &mut Context) -> (u64, u64) {
+    let hoisted = hoist_invariants(ctx);
     let mut sunk = 0;
     let mut blocks = vec![ctx.top];
     for op in ctx.walk_all() {

@@ -27,6 +27,7 @@
 //! canonicalization run inside the fused bodies.
 
 mod loops;
+mod sizes;
 
 use std::collections::HashSet;
 
@@ -36,11 +37,25 @@ use ir::{BlockId, Context, Diagnostic, OpId, ValueId};
 use crate::alias::{Aliases, Effects};
 use crate::lower::{lower_phase, simplify};
 use loops::{body_ops, emits, emitted_value, exact_emit, view, LoopView};
+use sizes::SizeFacts;
 
 /// The pass.
 pub struct Fuse {
     pub vertical: bool,
     pub horizontal: bool,
+    /// At most this many merges (Futhark's `--fuse=N`); `usize::MAX` for
+    /// no limit. Running out is reported as the statistic `fuel-exhausted`.
+    pub fuel: usize,
+}
+
+impl Default for Fuse {
+    fn default() -> Fuse {
+        Fuse {
+            vertical: true,
+            horizontal: true,
+            fuel: usize::MAX,
+        }
+    }
 }
 
 impl Pass for Fuse {
@@ -48,23 +63,45 @@ impl Pass for Fuse {
         "fuse"
     }
     fn run(&mut self, ctx: &mut Context, stats: &mut PassStats) -> Result<(), Diagnostic> {
-        fuse(ctx, self.vertical, self.horizontal, stats);
+        fuse(ctx, self.vertical, self.horizontal, self.fuel, stats);
         Ok(())
     }
 }
 
 /// Runs fusion on the whole module.
-pub fn fuse(ctx: &mut Context, vertical: bool, horizontal: bool, stats: &mut PassStats) {
+///
+/// Every merge removes a loop, so this terminates; `fuel` bounds the
+/// number of merges all the same (a debugging aid, as Futhark's
+/// `--fuse=N`: bisect a miscompile to the merge that causes it).
+pub fn fuse(
+    ctx: &mut Context,
+    vertical: bool,
+    horizontal: bool,
+    mut fuel: usize,
+    stats: &mut PassStats,
+) {
     // High-level rewrites (e.g. transpose of transpose) before the view as loops.
     simplify(ctx, stats);
     lower_phase(ctx, "gen", stats);
     normalize_lens(ctx);
     substitute_trivial(ctx, stats);
     simplify(ctx, stats);
-    loop {
+    // Loops that compute the same value in every iteration of the loop
+    // around them leave it first (a sum over an invariant vector inside a
+    // map), so that they run once and can fuse with their new siblings.
+    stats.add("hoisted", crate::code_motion::hoist_invariants(ctx));
+    'fixpoint: loop {
         let mut changed = false;
         for b in all_blocks(ctx) {
-            while fuse_block(ctx, b, vertical, horizontal, stats) {
+            loop {
+                if fuel == 0 {
+                    stats.add("fuel-exhausted", 1);
+                    break 'fixpoint;
+                }
+                if !fuse_block(ctx, b, vertical, horizontal, stats) {
+                    break;
+                }
+                fuel -= 1;
                 changed = true;
                 normalize_lens(ctx);
             }
@@ -151,19 +188,6 @@ fn substitute_trivial(ctx: &mut Context, stats: &mut PassStats) {
     }
 }
 
-fn sizes_equal(ctx: &Context, a: ValueId, b: ValueId) -> bool {
-    if a == b {
-        return true;
-    }
-    let ca = ctx
-        .def_op_named(a, "arith.constant")
-        .and_then(|o| ctx.attr(o, "value"));
-    let cb = ctx
-        .def_op_named(b, "arith.constant")
-        .and_then(|o| ctx.attr(o, "value"));
-    matches!((ca, cb), (Some(x), Some(y)) if x == y)
-}
-
 /// The ancestor of `op` (or `op` itself) that sits directly in `block`.
 fn ancestor_in(ctx: &Context, mut op: OpId, block: BlockId) -> Option<OpId> {
     loop {
@@ -214,6 +238,7 @@ fn same_count(ctx: &Context, a: &LoopView, j: usize, k: usize) -> bool {
 }
 
 fn classify(ctx: &Context, a: &LoopView, b: &LoopView) -> Option<Mode> {
+    let facts = SizeFacts::before(ctx, b.op);
     // Emits of both loops to one enclosing handle are ordered effects: all
     // of A's come before all of B's, and fusing would interleave them.
     let outer_a = outer_handles(ctx, a.op);
@@ -262,14 +287,14 @@ fn classify(ctx: &Context, a: &LoopView, b: &LoopView) -> Option<Mode> {
         }
     }
     if reads.is_empty() {
-        return sizes_equal(ctx, a.size, b.size).then_some(Mode::Horizontal);
+        return facts.equal(ctx, a.size, b.size).then_some(Mode::Horizontal);
     }
     let ks: HashSet<usize> = reads.iter().map(|&(_, k)| k).collect();
     let all_exact = ks
         .iter()
         .all(|&k| exact_emit(ctx, a.body, a.gens[k].handle).is_some());
     if all_exact {
-        let same = sizes_equal(ctx, a.size, b.size) || ks.iter().any(|&k| size_from_filter(k));
+        let same = facts.equal(ctx, a.size, b.size) || ks.iter().any(|&k| size_from_filter(k));
         return same.then_some(Mode::Aligned(reads));
     }
     // A filtering producer: one output, consumed over its own length, with
@@ -495,10 +520,11 @@ pub fn remove_dead_generators(ctx: &mut Context, stats: &mut PassStats) {
 }
 
 fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    opts.check_known("fuse", &["vertical", "horizontal"])?;
+    opts.check_known("fuse", &["vertical", "horizontal", "fuel"])?;
     Ok(Box::new(Fuse {
         vertical: opts.get_bool("vertical", true)?,
         horizontal: opts.get_bool("horizontal", true)?,
+        fuel: opts.get_usize("fuel", usize::MAX)?,
     }))
 }
 
@@ -513,6 +539,10 @@ pub fn info() -> PassInfo {
             (
                 "horizontal",
                 "fuse sibling loops of equal size (default true)",
+            ),
+            (
+                "fuel",
+                "at most this many merges (default: no limit; statistic fuel-exhausted)",
             ),
         ],
         create,
