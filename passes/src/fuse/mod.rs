@@ -315,6 +315,30 @@ fn classify(ctx: &Context, a: &LoopView, b: &LoopView) -> Option<Mode> {
     Some(Mode::Filter(e, reads.into_iter().map(|(o, _)| o).collect()))
 }
 
+/// Memory ops between two loops that fusion may reorder with them: they
+/// cannot fault and name what they touch (variables, buffer lengths).
+fn movable_access(ctx: &Context, op: OpId) -> bool {
+    matches!(
+        ctx.op_name(op),
+        "var.get" | "var.set" | "var.new" | "arr.len"
+    )
+}
+
+/// Whether the memory ops `between` two loops commute with both loops and
+/// with each other (fusion moves `B` above those it does not depend on,
+/// and those `B` depends on above `A`): no write of one may touch what
+/// another reads or writes, per allocation.
+fn accesses_commute(ctx: &Context, a: OpId, b: OpId, between: &[OpId]) -> bool {
+    let aliases = Aliases::compute(ctx);
+    let (ea, eb) = (Effects::of(ctx, a), Effects::of(ctx, b));
+    let es: Vec<Effects> = between.iter().map(|&o| Effects::of(ctx, o)).collect();
+    es.iter().enumerate().all(|(k, e)| {
+        !e.conflicts(&ea, &aliases)
+            && !e.conflicts(&eb, &aliases)
+            && es[k + 1..].iter().all(|f| !e.conflicts(f, &aliases))
+    })
+}
+
 /// Whether the bodies of loops `a` and `b` touch memory in a way that
 /// fusing would reorder: fusion interleaves their iterations, so neither may
 /// write an allocation the other reads or writes (effects per allocation,
@@ -386,14 +410,21 @@ fn try_merge(
             d_b.insert(op);
         }
     }
+    let mut touching: Vec<OpId> = Vec::new();
     for &op in &between {
         let pure = ir::rewrite::is_side_effect_free(ctx, op);
         if !pure && !ctx.is(op, "scf.assert") {
-            return false;
+            if !movable_access(ctx, op) {
+                return false;
+            }
+            touching.push(op);
         }
         if d_a.contains(&op) && d_b.contains(&op) {
             return false;
         }
+    }
+    if !touching.is_empty() && !accesses_commute(ctx, a_op, b_op, &touching) {
+        return false;
     }
     // Hoist B's dependencies above A, in order.
     for &op in &between {
