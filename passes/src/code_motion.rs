@@ -61,7 +61,7 @@ fn invariant_read(ctx: &Context, op: OpId, writes: &Effects, aliases: &Aliases) 
 }
 
 /// Pure, region-free, and unable to fault.
-fn speculatable(ctx: &Context, op: OpId) -> bool {
+pub(crate) fn speculatable(ctx: &Context, op: OpId) -> bool {
     if !ctx.has_traits(op, Traits::PURE) || !ctx.regions(op).is_empty() {
         return false;
     }

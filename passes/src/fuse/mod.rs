@@ -28,6 +28,7 @@
 
 mod loops;
 mod sizes;
+mod substitute;
 
 use std::collections::HashSet;
 
@@ -106,7 +107,9 @@ pub fn fuse(
                 normalize_lens(ctx);
             }
         }
-        if !changed {
+        // Producers left that are read only at injective indices are
+        // computed at their reads; their consumers may fuse further.
+        if !changed && (!vertical || substitute::substitute_maps(ctx, stats) == 0) {
             break;
         }
     }

@@ -1,0 +1,194 @@
+//! Fusion through an index function (issue 9, item 1, for vectors): a map
+//! producer whose output is only read as `vec.get(out, j)`, with `j` an
+//! injective affine function of a consumer loop's index (`i + k`,
+//! `n - 1 - i`, `2 * i`, ...), is computed at the read instead of
+//! materialized: the producer's body is cloned there with its index
+//! replaced by `j`, and the producer goes. An injective index reads each
+//! producer element at most once per consumer loop, so no work is
+//! duplicated (reads at `i / 2`, or inside a sequential loop, are refused).
+//!
+//! Only cheap, fault-free bodies qualify: pure speculatable ops, and reads
+//! `vec.get(v, idx)` at the producer's own index, of which the first reads
+//! the vector whose length is the producer's size. That read comes first in
+//! the clone, so a read out of bounds faults as the original read of the
+//! producer's output did (same index, same length).
+
+use ir::clone::{clone_op_into, ValueMap};
+use ir::pass::PassStats;
+use ir::{Builder, Context, OpId, ValueId};
+
+use super::loops::{body_ops, emitted_value, exact_emit, view, LoopView};
+
+/// The most ops a producer body may have to be cloned at its reads.
+const MAX_BODY: usize = 12;
+
+/// The loop whose index is block argument `v`, if any.
+fn loop_of_index(ctx: &Context, v: ValueId) -> Option<OpId> {
+    match ctx.value(v).def {
+        ir::context::ValueDef::BlockArg(b, 0) => {
+            ctx.block_parent_op(b).filter(|&l| ctx.is(l, "gen.loop"))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `v` is defined outside loop `lp`.
+fn outside(ctx: &Context, v: ValueId, lp: OpId) -> bool {
+    ctx.value_block(v).is_some_and(|b| !ctx.block_in_op(b, lp))
+}
+
+/// The consumer loop `j` is an injective affine function of the index of:
+/// `j` is that index, or `addi`/`subi` of it and a value defined outside
+/// the loop, or `muli` of it and a non-zero constant.
+fn injective_index(ctx: &Context, j: ValueId) -> Option<OpId> {
+    if let Some(l) = loop_of_index(ctx, j) {
+        return Some(l);
+    }
+    let d = ctx.def_op(j)?;
+    let (x, y) = match ctx.op_name(d) {
+        "arith.addi" | "arith.subi" | "arith.muli" => (ctx.operand(d, 0), ctx.operand(d, 1)),
+        _ => return None,
+    };
+    let nonzero = |v: ValueId| {
+        ctx.def_op_named(v, "arith.constant")
+            .and_then(|c| ctx.attr(c, "value"))
+            .and_then(|a| a.as_int())
+            .is_some_and(|c| c != 0)
+    };
+    for (inner, other) in [(x, y), (y, x)] {
+        let Some(l) = injective_index(ctx, inner) else {
+            continue;
+        };
+        let ok = if ctx.is(d, "arith.muli") {
+            nonzero(other)
+        } else {
+            outside(ctx, other, l)
+        };
+        if ok {
+            return Some(l);
+        }
+    }
+    None
+}
+
+/// Whether consumer loop `l` runs at most once per run of producer `p`: no
+/// loop stands between `l` and the block that holds `p`.
+fn runs_once(ctx: &Context, l: OpId, p: OpId) -> bool {
+    let Some(home) = ctx.op(p).parent else {
+        return false;
+    };
+    let mut cur = l;
+    loop {
+        let Some(b) = ctx.op(cur).parent else {
+            return false;
+        };
+        if b == home {
+            return true;
+        }
+        let Some(parent) = ctx.block_parent_op(b) else {
+            return false;
+        };
+        if !ctx.is(parent, "scf.if") {
+            return false;
+        }
+        cur = parent;
+    }
+}
+
+/// The body ops of producer `a` to clone, first read first, if it
+/// qualifies (see the module documentation).
+fn cheap_body(ctx: &Context, a: &LoopView) -> Option<Vec<OpId>> {
+    if a.gens.len() != 1 || a.gens[0].kind != "collect" {
+        return None;
+    }
+    let emit = exact_emit(ctx, a.body, a.gens[0].handle)?;
+    let ops: Vec<OpId> = body_ops(ctx, a.body)
+        .into_iter()
+        .filter(|&o| o != emit)
+        .collect();
+    if ops.len() > MAX_BODY {
+        return None;
+    }
+    // The size is vec.len(x): the read of x at the index is the bounds check.
+    let x = ctx
+        .def_op_named(a.size, "vec.len")
+        .map(|l| ctx.operand(l, 0))?;
+    let mut first = None;
+    for &o in &ops {
+        if !ctx.regions(o).is_empty() || !ctx.has_traits(o, ir::Traits::PURE) {
+            return None;
+        }
+        if ctx.is(o, "vec.get") {
+            if ctx.operand(o, 1) != a.index {
+                return None;
+            }
+            if first.is_none() {
+                if ctx.operand(o, 0) != x {
+                    return None;
+                }
+                first = Some(o);
+            }
+        } else if !crate::code_motion::speculatable(ctx, o) {
+            return None;
+        }
+    }
+    let first = first?;
+    let mut ordered = vec![first];
+    ordered.extend(ops.into_iter().filter(|&o| o != first));
+    Some(ordered)
+}
+
+/// Substitutes qualifying map producers into their reads; returns how many
+/// producers went.
+pub fn substitute_maps(ctx: &mut Context, stats: &mut PassStats) -> u64 {
+    let mut gone = 0;
+    for op in ctx.walk_all() {
+        if !ctx.alive(op) {
+            continue;
+        }
+        let Some(a) = view(ctx, op) else { continue };
+        let Some(ops) = cheap_body(ctx, &a) else {
+            continue;
+        };
+        let out = a.gens[0].results[0];
+        let uses: Vec<OpId> = ctx.uses(out).iter().map(|u| u.op).collect();
+        // Every use a read at an injective index of a loop of its own, one
+        // read per consumer loop, directly in that loop's body.
+        let mut consumers = Vec::new();
+        let ok = uses.iter().all(|&u| {
+            if !ctx.is(u, "vec.get") || ctx.operand(u, 0) != out {
+                return false;
+            }
+            let Some(l) = injective_index(ctx, ctx.operand(u, 1)) else {
+                return false;
+            };
+            let direct = ctx.op(u).parent == Some(ctx.op_block(l, 0));
+            let fresh = !consumers.contains(&l);
+            consumers.push(l);
+            direct && fresh && l != op && runs_once(ctx, l, op)
+        });
+        if !ok || uses.is_empty() {
+            continue;
+        }
+        let e = exact_emit(ctx, a.body, a.gens[0].handle).unwrap();
+        let value = emitted_value(ctx, e);
+        for u in uses {
+            let j = ctx.operand(u, 1);
+            let mut map = ValueMap::default();
+            map.insert(a.index, j);
+            let mut b = Builder::before(ctx, u);
+            b.smart = false;
+            for &o in &ops {
+                clone_op_into(&mut b, o, &mut map);
+            }
+            let x = map.get(&value).copied().unwrap_or(value);
+            let r = ctx.result(u, 0);
+            ctx.replace_all_uses(r, x);
+            ctx.erase_op(u);
+            stats.add("substituted-reads", 1);
+        }
+        ctx.erase_op(op);
+        gone += 1;
+    }
+    gone
+}
