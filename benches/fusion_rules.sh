@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Fusion rules of this round (issue 9): per rule, the gen.loop count of one
+# program before `fuse` (after the gen lowering) and after it, and the run
+# time of `--pass=lower` against `--pass=fuse,lower` on Cranelift, one
+# thread, N elements (the invariant sum: over 1000), in one run (medians of
+# --bench=REPS).
+# Usage: benches/fusion_rules.sh [N] [REPS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-1000000}
+REPS=${2:-11}
+cargo build --release -q -p opt-tool
+L0=target/release/l0-opt
+D=target/fusion-rules
+mkdir -p "$D"
+python3 - "$N" "$D" <<'PY'
+import sys
+import numpy as np
+n, d = int(sys.argv[1]), sys.argv[2]
+g = np.random.default_rng(4)
+np.save(f"{d}/x.npy", g.random(n))
+np.save(f"{d}/y.npy", g.random(n))
+np.save(f"{d}/small.npy", g.random(1000))
+PY
+X="--arg=@$D/x.npy"; Y="--arg=@$D/y.npy"
+T=lit-tests/tests/ir
+# rule | file | function | arguments
+rules=(
+  "sizes (zipWith check)|$T/fuse/sizes.ir|zip_then_sums|$X $Y"
+  "hoisting (invariant sum)|$T/code-motion/loops.ir|normalize|$X --arg=@$D/small.npy"
+  "across variable ops|$T/fuse/between.ir|apart|$X"
+  "index function (n-1-i)|$T/fuse/index.ir|reversed|$X --arg=$N"
+)
+printf "%-26s %7s %7s %12s %12s %8s\n" rule before after "lower ms" "fuse ms" speedup
+for r in "${rules[@]}"; do
+  IFS='|' read -r name file fn args <<<"$r"
+  only() { python3 - "$file" "$fn" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+m = re.search(r"^func\.func @" + sys.argv[2] + r"\(.*?^}\n", text, re.S | re.M)
+print(m.group(0))
+PY
+  }
+  only >"$D/$fn.ir"
+  before=$("$L0" "$D/$fn.ir" --pass='lower{until=gen}' | grep -c 'gen.loop' || true)
+  after=$("$L0" "$D/$fn.ir" --pass=fuse | grep -c 'gen.loop' || true)
+  t() {
+    # shellcheck disable=SC2086
+    "$L0" "$D/$fn.ir" --pass="$1" --run="$fn" $args --backend=cranelift --threads=1 --bench="$REPS" 2>&1 >/dev/null |
+      sed -n 's/^median_ns=//p'
+  }
+  a=$(t lower); b=$(t fuse,lower)
+  printf "%-26s %7s %7s %12.3f %12.3f %8.2f\n" "$name" "$before" "$after" \
+    "$(echo "$a/1000000" | bc -l)" "$(echo "$b/1000000" | bc -l)" "$(echo "$a/$b" | bc -l)"
+done
