@@ -7,7 +7,8 @@
 //! iota/fill, elementwise ops; each of which `fuse` views as a `gen.loop`),
 //! variables, records, buffers read and written through aliases
 //! (selects, branch results, buffers swapped by a loop, a call), matrices
-//! (`mat.from`, transposes, products, rows), calls of helper functions, and
+//! (`mat.from`, transposes, products, rows), calls of helper functions,
+//! sizes computed at run time (negative ones fault on purpose), and
 //! inputs of random lengths, equal or not, so that some programs fault on purpose
 //! (size mismatches, out-of-bounds reads). Floats stay dyadic with few bits (inputs
 //! are multiples of 1/4, products only by 1/2, 2, 3 or -1), so every
@@ -265,7 +266,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(37);
+        let r = self.rng.below(38);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -466,6 +467,7 @@ impl Gen {
             33 => self.calls(d),
             34 => self.call_writes(d),
             35 => self.shifted_reads(d),
+            36 => self.computed_size(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -680,6 +682,17 @@ impl Gen {
             "  {d}m = vec.map ({x}) : vec<f64> -> vec<f64> {{\n  ^bb0(%e: f64):\n    {d}f = arith.constant {f} : f64\n    {d}p = arith.mulf %e, {d}f : f64\n    vec.yield {d}p : f64\n  }}\n  {d}n = vec.len {y} : vec<f64>\n  {d}one = arith.constant 1 : index\n  {d} = gen.loop ({d}n) [#gen.collect] : index -> vec<f64> {{\n  ^bb0(%i: index, %h: !gen.collect<f64>):\n    {index}\n    {d}v = vec.get {d}m, {d}j : vec<f64>\n    {d}w = vec.get {y}, %i : vec<f64>\n    {d}s = arith.addf {d}v, {d}w : f64\n    gen.emit %h, {d}s : !gen.collect<f64>\n    gen.end\n  }}\n"
         );
         self.push(d, Ty::VF64, t, &[&x, &y]);
+    }
+
+    /// A vector whose size is computed (`%n - c`, negative for small `%n`:
+    /// a fault on purpose), filled and scaled.
+    fn computed_size(&mut self, d: String) {
+        let Some(s) = self.any(Ty::F64) else { return };
+        let c = *self.rng.pick(&["1", "3"]);
+        let t = format!(
+            "  {d}c = arith.constant {c} : index\n  {d}k = arith.subi %n, {d}c : index\n  {d}f = vec.fill {d}k, {s} : vec<f64>\n  {d} = vec.scale {d}f, %half : vec<f64>\n"
+        );
+        self.push(d, Ty::VF64, t, &[&s]);
     }
 
     /// A second result `second` of the statement that defines `first`
