@@ -327,6 +327,16 @@ fn movable_access(ctx: &Context, op: OpId) -> bool {
     )
 }
 
+/// An emit between two loops (to a handle of an enclosing loop, so that
+/// no value depends on it) that `b` may move above: `b` emits nothing to
+/// the same handle, whose emits are an ordered sequence. Emits to other
+/// handles build other results, so their relative order is invisible, and
+/// an emit cannot fault (issue 9, item 4: inner loops with an emit between
+/// them fuse).
+fn movable_emit(ctx: &Context, op: OpId, b: OpId) -> bool {
+    ctx.is(op, dialects::gen::EMIT) && !outer_handles(ctx, b).contains(&ctx.operand(op, 0))
+}
+
 /// Whether the memory ops `between` two loops commute with both loops and
 /// with each other (fusion moves `B` above those it does not depend on,
 /// and those `B` depends on above `A`): no write of one may touch what
@@ -416,7 +426,7 @@ fn try_merge(
     let mut touching: Vec<OpId> = Vec::new();
     for &op in &between {
         let pure = ir::rewrite::is_side_effect_free(ctx, op);
-        if !pure && !ctx.is(op, "scf.assert") {
+        if !pure && !ctx.is(op, "scf.assert") && !movable_emit(ctx, op, b_op) {
             if !movable_access(ctx, op) {
                 return false;
             }
