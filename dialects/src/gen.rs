@@ -771,6 +771,36 @@ fn remove_dead_loop(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 
     }
 }
 
+/// `gen.loop(vec.len(v)) [#gen.collect] { emit(c, vec.get(v, i)) }` is `v`
+/// (every read in bounds, in index order): what is left of a consumer
+/// that only copied the folds of a fused bucket.
+fn copy_loop(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
+    let op = st.existing?;
+    let ctx = &*b.ctx;
+    if ctx.op(op).parent.is_none() || ctx.results(op).len() != 1 {
+        return None;
+    }
+    let Some(Attribute::Array(gens)) = ctx.attr(op, "gens") else {
+        return None;
+    };
+    if gens.len() != 1 || GenKind::from_attr(&gens[0]) != Ok(GenKind::Collect) {
+        return None;
+    }
+    let v = ctx.operand(ctx.def_op_named(ctx.operand(op, 0), "vec.len")?, 0);
+    let body = ctx.op_block(op, 0);
+    let args = ctx.block_args(body);
+    let ops = ctx.block_ops(body);
+    let [get, emit, _end] = ops.as_slice() else {
+        return None;
+    };
+    let read = ctx.is(*get, "vec.get")
+        && ctx.operands(*get) == [v, args[0]].as_slice()
+        && ctx.ty(v) == ctx.ty(ctx.result(op, 0));
+    let copies =
+        ctx.is(*emit, EMIT) && ctx.operands(*emit) == [args[1], ctx.result(*get, 0)].as_slice();
+    (read && copies).then(|| smallvec![v])
+}
+
 // ----- semantics -------------------------------------------------------------------
 
 /// A hashable form of a scalar bucket key (floats by bit pattern, as
@@ -976,7 +1006,7 @@ pub fn register(r: &mut Registry) {
             .traits(Traits::RECURSIVELY_PURE | Traits::REGIONS_NEED_TERMINATOR)
             .assembly_format("(operands) $gens attr-dict : type(operands) -> type(results) regions")
             .verify(verify_loop)
-            .rewrite(remove_dead_loop)
+            .rewrite(|b, st| remove_dead_loop(b, st).or_else(|| copy_loop(b, st)))
             .interpret(interp_loop)
             .lowering("arr", lower::lower_loop),
     );

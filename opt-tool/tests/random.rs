@@ -266,7 +266,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(38);
+        let r = self.rng.below(39);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -468,6 +468,7 @@ impl Gen {
             34 => self.call_writes(d),
             35 => self.shifted_reads(d),
             36 => self.computed_size(d),
+            37 => self.group_reduce(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -693,6 +694,43 @@ impl Gen {
             "  {d}c = arith.constant {c} : index\n  {d}k = arith.subi %n, {d}c : index\n  {d}f = vec.fill {d}k, {s} : vec<f64>\n  {d} = vec.scale {d}f, %half : vec<f64>\n"
         );
         self.push(d, Ty::VF64, t, &[&s]);
+    }
+
+    /// GroupBy then a reduce of each group (what bucket fusion turns into
+    /// one bucket-reduce): per distinct `k[i]`, the sum or max of a map of
+    /// its `x[i]`, from the identity or not (a zip: unequal lengths fault).
+    fn group_reduce(&mut self, d: String) {
+        let (Some(kv), Some(x)) = (self.any(Ty::VI64), self.any(Ty::VF64)) else {
+            return;
+        };
+        let (kind, init) = *self.rng.pick(&[
+            ("add", "0.0"),
+            ("add", "1.0"),
+            ("max", "0xFFF0000000000000"),
+            ("max", "0.0"),
+        ]);
+        let t = format!(
+            r#"  {d}n = vec.len {kv} : vec<i64>
+  {d}k, {d}g = gen.loop ({d}n) [#gen.bucket<#gen.collect>] : index -> (vec<i64>, vec<vec<f64>>) {{
+  ^bb0({d}x: index, {d}b: !gen.bucket<i64, f64>):
+    {d}key = vec.get {kv}, {d}x : vec<i64>
+    {d}val = vec.get {x}, {d}x : vec<f64>
+    gen.emit {d}b, {d}key, {d}val : !gen.bucket<i64, f64>
+    gen.end
+  }}
+  {d}m = vec.len {d}g : vec<vec<f64>>
+  {d}i = arith.constant {init} : f64
+  {d} = gen.loop ({d}m) [#gen.collect] : index -> vec<f64> {{
+  ^bb0({d}j: index, {d}c: !gen.collect<f64>):
+    {d}grp = vec.get {d}g, {d}j : vec<vec<f64>>
+    {d}h = vec.scale {d}grp, %half : vec<f64>
+    {d}s = vec.reduce #gen.reduce<{kind}> {d}h, {d}i : vec<f64>
+    gen.emit {d}c, {d}s : !gen.collect<f64>
+    gen.end
+  }}
+"#
+        );
+        self.push(d, Ty::VF64, t, &[&kv, &x]);
     }
 
     /// A second result `second` of the statement that defines `first`

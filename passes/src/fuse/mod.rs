@@ -26,6 +26,7 @@
 //! loops), whose reads are substituted anywhere. Afterwards CSE and
 //! canonicalization run inside the fused bodies.
 
+mod bucket;
 mod loops;
 mod sizes;
 mod substitute;
@@ -109,7 +110,12 @@ pub fn fuse(
         }
         // Producers left that are read only at injective indices are
         // computed at their reads; their consumers may fuse further.
-        if !changed && (!vertical || substitute::substitute_maps(ctx, stats) == 0) {
+        if !changed
+            && (!vertical
+                || substitute::substitute_maps(ctx, stats)
+                    + bucket::fuse_bucket_reduces(ctx, stats)
+                    == 0)
+        {
             break;
         }
     }
