@@ -2,8 +2,8 @@
 # Fusion rules of this round (issue 9): per rule, the gen.loop count of one
 # program before `fuse` (after the gen lowering) and after it, and the run
 # time of `--pass=lower` against `--pass=fuse,lower` on Cranelift, one
-# thread, N elements (the invariant sum: over 1000), in one run (medians of
-# --bench=REPS).
+# thread, N elements (the invariant sum: over 1000; the bucket: 16 keys;
+# the emit: 10 outer iterations), in one run (medians of --bench=REPS).
 # Usage: benches/fusion_rules.sh [N] [REPS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +21,7 @@ g = np.random.default_rng(4)
 np.save(f"{d}/x.npy", g.random(n))
 np.save(f"{d}/y.npy", g.random(n))
 np.save(f"{d}/small.npy", g.random(1000))
+np.save(f"{d}/k.npy", g.integers(0, 16, n, dtype=np.int64))
 PY
 X="--arg=@$D/x.npy"; Y="--arg=@$D/y.npy"
 T=lit-tests/tests/ir
@@ -30,6 +31,8 @@ rules=(
   "hoisting (invariant sum)|$T/code-motion/loops.ir|normalize|$X --arg=@$D/small.npy"
   "across variable ops|$T/fuse/between.ir|apart|$X"
   "index function (n-1-i)|$T/fuse/index.ir|reversed|$X --arg=$N"
+  "emit between inner loops|$T/fuse/emit-between.ir|stats|$X --arg=10"
+  "bucket (group sums)|$T/fuse/bucket.ir|group_sums|--arg=@$D/k.npy $X"
 )
 printf "%-26s %7s %7s %12s %12s %8s\n" rule before after "lower ms" "fuse ms" speedup
 for r in "${rules[@]}"; do
