@@ -414,10 +414,13 @@ fn real_main(cli: Cli) -> u8 {
                     ok &= problems.is_empty();
                     continue;
                 }
+                // As mlir-opt: every part is processed and reports its
+                // diagnostics; the run fails at the end.
                 for d in &diags {
                     eprint!("{}", render(Some(&source), d));
                 }
-                return 1;
+                ok = false;
+                continue;
             }
         }
         if cli.verify_diagnostics {
@@ -429,7 +432,10 @@ fn real_main(cli: Cli) -> u8 {
         }
     }
     let joined = outputs.join("// -----\n");
-    if !joined.is_empty() {
+    // A failed part leaves no output file behind (the parts that worked go
+    // to standard output, as mlir-opt prints them).
+    let to_file = cli.run.is_none() && cli.output.as_deref().is_some_and(|p| p != Path::new("-"));
+    if !joined.is_empty() && (ok || !to_file) {
         if let Err(e) = write_output(
             cli.output.as_deref().filter(|_| cli.run.is_none()),
             joined.as_bytes(),
