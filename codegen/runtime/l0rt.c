@@ -55,6 +55,7 @@ l0_arr_header *l0rt_arr_new(int64_t n, int64_t es) {
     h->data = data;
     h->len = n;
     h->cap = n > 0 ? n : 1;
+    h->index = NULL;
     return h;
 }
 
@@ -75,10 +76,31 @@ int8_t l0rt_arr_grow(l0_arr_header *h, int64_t es) {
     return 1;
 }
 
+/* Hash index of a bucket's keys: open addressing, slot = position + 1. */
+typedef struct {
+    int64_t count, mask;
+    int64_t *slots;
+} l0_key_index;
+
+static void free_index(void *p) {
+    l0_key_index *ix = p;
+    if (ix) {
+        free(ix->slots);
+        free(ix);
+    }
+}
+
+void l0rt_arr_release(l0_arr_header *h) {
+    if (h) {
+        free_index(h->index);
+        free(h);
+    }
+}
+
 void l0rt_arr_free(l0_arr_header *h) {
     if (h) {
         free(h->data);
-        free(h);
+        l0rt_arr_release(h);
     }
 }
 
@@ -90,6 +112,66 @@ int64_t l0rt_find_or_insert(l0_arr_header *h, int64_t key, int64_t es) {
     if (!l0rt_arr_grow(h, es)) return -1;
     memcpy((char *)h->data + h->len * es, kb, (size_t)es);
     return h->len++;
+}
+
+static uint64_t key_low(uint64_t bits, int64_t es) {
+    return es >= 8 ? bits : bits & ((UINT64_C(1) << (8 * es)) - 1);
+}
+
+static uint64_t key_hash(uint64_t bits) {
+    uint64_t h = bits * UINT64_C(0x9E3779B97F4A7C15);
+    return h ^ (h >> 29);
+}
+
+static uint64_t key_at(const l0_arr_header *h, int64_t i, int64_t es) {
+    uint64_t b = 0;
+    memcpy(&b, (const char *)h->data + i * es, (size_t)es); /* little endian */
+    return b;
+}
+
+static void key_place(l0_key_index *ix, uint64_t bits, int64_t i) {
+    int64_t p = (int64_t)key_hash(bits) & ix->mask;
+    while (ix->slots[p] != 0) p = (p + 1) & ix->mask;
+    ix->slots[p] = i + 1;
+}
+
+static int key_rebuild(l0_arr_header *h, int64_t es) {
+    int64_t n = h->len > 0 ? h->len : 0, slots = 16;
+    while (slots < 2 * n + 2) slots *= 2;
+    int64_t *mem = calloc((size_t)slots, 8);
+    if (!mem) return 0;
+    if (!h->index) {
+        l0_key_index *ix = malloc(sizeof *ix);
+        if (!ix) {
+            free(mem);
+            return 0;
+        }
+        ix->slots = NULL;
+        h->index = ix;
+    }
+    l0_key_index *ix = h->index;
+    free(ix->slots);
+    ix->slots = mem;
+    ix->mask = slots - 1;
+    ix->count = n;
+    for (int64_t i = 0; i < n; i++) key_place(ix, key_at(h, i, es), i);
+    return 1;
+}
+
+int64_t l0rt_find_or_insert_hashed(l0_arr_header *h, int64_t key, int64_t es) {
+    uint64_t bits = key_low((uint64_t)key, es);
+    l0_key_index *ix = h->index;
+    if ((!ix || ix->count != h->len) && !key_rebuild(h, es)) return -1;
+    ix = h->index;
+    for (int64_t p = (int64_t)key_hash(bits) & ix->mask; ix->slots[p] != 0; p = (p + 1) & ix->mask)
+        if (key_at(h, ix->slots[p] - 1, es) == bits) return ix->slots[p] - 1;
+    if (!l0rt_arr_grow(h, es)) return -1;
+    memcpy((char *)h->data + h->len * es, &bits, (size_t)es);
+    int64_t i = h->len++;
+    if (h->len * 2 > ix->mask + 1) return key_rebuild(h, es) ? i : -1;
+    key_place(ix, bits, i);
+    ix->count = h->len;
+    return i;
 }
 
 void l0rt_vec_drop(void *data, int64_t n, int64_t depth) {
@@ -130,6 +212,7 @@ l0_arr_header *l0rt_arr_from_deep(const void *src, int64_t n, int64_t es, int64_
     h->data = data;
     h->len = n;
     h->cap = n; /* exactly n elements: the first push reallocates */
+    h->index = NULL;
     return h;
 }
 

@@ -30,11 +30,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Heap header of an arr<T> (compiled code only). */
+/* Heap header of an arr<T> (compiled code only). `index` is the hash index
+ * of a bucket's keys (l0rt_find_or_insert_hashed), NULL otherwise. */
 typedef struct {
     void *data;
     int64_t len;
     int64_t cap;
+    void *index;
 } l0_arr_header;
 
 /* One element of a vec<vec<T>> (or of an arr<vec<T>>). */
@@ -56,6 +58,10 @@ l0_arr_header *l0rt_arr_from(const void *src, int64_t n, int64_t es);
 int8_t l0rt_arr_grow(l0_arr_header *h, int64_t es);
 void l0rt_arr_free(l0_arr_header *h);
 int64_t l0rt_find_or_insert(l0_arr_header *h, int64_t key, int64_t es);
+/* The same through a hash index, for an arr that nothing else writes. */
+int64_t l0rt_find_or_insert_hashed(l0_arr_header *h, int64_t key, int64_t es);
+/* Frees a header and its index, not its data (a vector took it). */
+void l0rt_arr_release(l0_arr_header *h);
 /* Nested containers: deep free / copy of n elements owning `depth` levels
  * of vectors above elements of es bytes; arrays of fresh empty arrays. */
 void l0rt_vec_drop(void *data, int64_t n, int64_t depth);

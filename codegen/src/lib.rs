@@ -49,8 +49,10 @@
 //! # Memory
 //! Buffers come from `malloc`/`calloc`/`realloc` through the runtime
 //! ([`runtime`], and `runtime/l0rt.c` for object files). `arr.alloc`,
-//! `arr.push` (doubling), `arr.from_vec` (copy), `arr.find_or_insert` and
-//! `arr.free` call the runtime; `arr.to_vec` takes the header's data without
+//! `arr.push` (doubling), `arr.from_vec` (copy), `arr.find_or_insert` (a
+//! hash index for key tables only `find_or_insert` writes,
+//! `ownership::keys_only`; else a scan) and `arr.free` call the runtime;
+//! `arr.to_vec` takes the header's data without
 //! copying and frees the header when it is the array's last use (the
 //! lowering's guarantee, re-checked here), else copies. `arr.free` that is
 //! not the last use (a use after free, which faults in the interpreter)

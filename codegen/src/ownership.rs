@@ -179,3 +179,19 @@ fn unaliased(ctx: &Context, a: ValueId, op: OpId) -> bool {
                 .is_some_and(|x| x != lp && ctx.is_before_in_block(x, lp))
     })
 }
+
+/// Whether `a` is a fresh `arr.alloc` that no op but
+/// `arr.find_or_insert` writes: every use is `arr.find_or_insert` (as its
+/// buffer), `arr.len`, `arr.load`, `arr.to_vec` or `arr.free`, so it never
+/// flows elsewhere either. A hash index of its keys then stays valid
+/// ([`crate::runtime::l0rt_find_or_insert_hashed`]); the bucket lowering's
+/// key buffers are such arrays.
+pub fn keys_only(ctx: &Context, a: ValueId) -> bool {
+    ctx.def_op_named(a, "arr.alloc").is_some()
+        && ctx.uses(a).iter().all(|u| match ctx.op_name(u.op) {
+            "arr.find_or_insert" | "arr.len" | "arr.load" | "arr.to_vec" | "arr.free" => {
+                u.index == 0
+            }
+            _ => false,
+        })
+}

@@ -9,17 +9,23 @@
 use std::cell::Cell;
 use std::ffi::c_void;
 
+mod keys;
 mod nested;
 mod parallel;
+pub use keys::l0rt_find_or_insert_hashed;
 pub use nested::{l0rt_arr_from_deep, l0rt_arr_new_arrs, l0rt_vec_clone, l0rt_vec_drop, VecDesc};
 pub use parallel::{l0rt_parallel_for, set_threads, threads, ChunkFn};
 
-/// The heap header of an `arr<T>` (C layout: data at 0, len at 8, cap at 16).
+/// The heap header of an `arr<T>` (C layout: data at 0, len at 8, cap at
+/// 16, and at 24 the hash index of a bucket's keys, null unless
+/// [`l0rt_find_or_insert_hashed`] made one; compiled code reads only the
+/// first three, and a header it builds on the stack has only those).
 #[repr(C)]
 pub struct ArrHeader {
     pub data: *mut u8,
     pub len: i64,
     pub cap: i64,
+    pub index: *mut keys::KeyIndex,
 }
 
 extern "C" {
@@ -131,6 +137,7 @@ pub extern "C" fn l0rt_arr_new(n: i64, es: i64) -> *mut ArrHeader {
             data,
             len: n as i64,
             cap: n.max(1) as i64,
+            index: std::ptr::null_mut(),
         });
         h
     }
@@ -182,6 +189,18 @@ pub unsafe extern "C" fn l0rt_arr_grow(h: *mut ArrHeader, es: i64) -> i8 {
 pub unsafe extern "C" fn l0rt_arr_free(h: *mut ArrHeader) {
     if !h.is_null() {
         free((*h).data as *mut c_void);
+        l0rt_arr_release(h);
+    }
+}
+
+/// Frees an `arr` header (and its key index) but not its data, which a
+/// vector took over (`arr.to_vec` of a last use).
+///
+/// # Safety
+/// `h` must be a live header from this runtime (or null).
+pub unsafe extern "C" fn l0rt_arr_release(h: *mut ArrHeader) {
+    if !h.is_null() {
+        keys::free_index((*h).index);
         free(h as *mut c_void);
     }
 }
@@ -223,6 +242,11 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("l0rt_arr_grow", l0rt_arr_grow as *const u8),
         ("l0rt_arr_free", l0rt_arr_free as *const u8),
         ("l0rt_find_or_insert", l0rt_find_or_insert as *const u8),
+        (
+            "l0rt_find_or_insert_hashed",
+            l0rt_find_or_insert_hashed as *const u8,
+        ),
+        ("l0rt_arr_release", l0rt_arr_release as *const u8),
         ("l0rt_vec_drop", l0rt_vec_drop as *const u8),
         ("l0rt_vec_clone", l0rt_vec_clone as *const u8),
         ("l0rt_arr_from_deep", l0rt_arr_from_deep as *const u8),

@@ -307,7 +307,7 @@ fn arr(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic> {
             let len = hdr_len(cx, &h);
             cx.drop_vecs(&data, &len, depth);
             if last {
-                cx.call_rt("l0rt_free", &[Ty::Ptr], None, &[h]);
+                cx.call_rt("l0rt_arr_release", &[Ty::Ptr], None, &[h]);
             } else {
                 // Used again later: keep an empty header so that later
                 // accesses fail their bounds checks.
@@ -350,7 +350,7 @@ fn arr(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic> {
             let data = hdr_data(cx, &h);
             let len = hdr_len(cx, &h);
             if crate::ownership::is_last_use(ctx, ops[0], op) {
-                cx.call_rt("l0rt_free", &[Ty::Ptr], None, &[h]);
+                cx.call_rt("l0rt_arr_release", &[Ty::Ptr], None, &[h]);
                 cx.set_owned(r, &[data, len]);
             } else {
                 cx.set(r, &[data, len]);
@@ -370,8 +370,13 @@ fn arr(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic> {
                 Ty::I64 => k,
                 t => cx.w.val(format!("zext {} {k} to i64", t.name())),
             };
+            let f = if crate::ownership::keys_only(ctx, ops[0]) {
+                "l0rt_find_or_insert_hashed"
+            } else {
+                "l0rt_find_or_insert"
+            };
             let j = cx.call_rt(
-                "l0rt_find_or_insert",
+                f,
                 &[Ty::Ptr, Ty::I64, Ty::I64],
                 Some(Ty::I64),
                 &[h, bits, t.bytes().to_string()],

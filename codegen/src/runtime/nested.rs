@@ -95,6 +95,7 @@ pub unsafe extern "C" fn l0rt_arr_from_deep(
         data,
         len: n,
         cap: n,
+        index: std::ptr::null_mut(),
     });
     h
 }

@@ -70,7 +70,7 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             let len = cx.b.ins().load(I64, trusted(), h, HDR_LEN);
             if is_last_use(ctx, ops[0], op) {
                 // The vector takes the data (and the element vectors it owns).
-                cx.call_rt("l0rt_free", &[PTR], &[], &[h])?;
+                cx.call_rt("l0rt_arr_release", &[PTR], &[], &[h])?;
                 cx.set_owned(r, &[data, len]);
             } else {
                 cx.set(r, &[data, len]);
@@ -83,12 +83,12 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             let t = abi::elem(ctx.ty(ops[0])).unwrap_or(I8);
             let bits = key_bits(cx, k, t);
             let es = cx.iconst(I64, t.bytes() as i64);
-            let j = cx.call_rt(
-                "l0rt_find_or_insert",
-                &[PTR, I64, I64],
-                &[I64],
-                &[h, bits, es],
-            )?[0];
+            let f = if crate::ownership::keys_only(ctx, ops[0]) {
+                "l0rt_find_or_insert_hashed"
+            } else {
+                "l0rt_find_or_insert"
+            };
+            let j = cx.call_rt(f, &[PTR, I64, I64], &[I64], &[h, bits, es])?[0];
             let ok = cx.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, j, 0);
             cx.check(ok, op, "'arr.find_or_insert' op out of memory".into(), &[])?;
             cx.set(r, &[j]);
@@ -149,7 +149,7 @@ fn free(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
     let len = cx.b.ins().load(I64, trusted(), h, HDR_LEN);
     cx.drop_vecs(data, len, depth)?;
     if last {
-        cx.call_rt("l0rt_free", &[PTR], &[], &[h])?;
+        cx.call_rt("l0rt_arr_release", &[PTR], &[], &[h])?;
     } else {
         // Used again later (a fault in the interpreter too): keep an empty
         // header so that later accesses fail their bounds checks.
