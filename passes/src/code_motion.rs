@@ -67,7 +67,8 @@ pub(crate) fn speculatable(ctx: &Context, op: OpId) -> bool {
     }
     let name = ctx.op_name(op);
     match name {
-        "arith.divsi" | "arith.remsi" => false,
+        "arith.divsi" | "arith.remsi" | "arith.divui" | "arith.remui" | "arith.ceildivsi"
+        | "arith.floordivsi" | "arith.ceildivui" => false,
         "vec.len" | "mat.rows" | "mat.cols" => true,
         _ => name.starts_with("arith."),
     }

@@ -48,7 +48,8 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             cx.set(res, &ps);
             return Ok(());
         }
-        "addi" | "subi" | "muli" | "andi" | "ori" | "xori" | "mini" | "maxi" => {
+        "addi" | "subi" | "muli" | "andi" | "ori" | "xori" | "mini" | "maxi" | "minsi"
+        | "maxsi" => {
             let (t, a, b) = int_operands(cx, &rty, opnd[0], opnd[1]);
             let n = t.name();
             let r = match short {
@@ -58,9 +59,81 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
                 "andi" => cx.w.val(format!("and {n} {a}, {b}")),
                 "ori" => cx.w.val(format!("or {n} {a}, {b}")),
                 "xori" => cx.w.val(format!("xor {n} {a}, {b}")),
-                "mini" => intrinsic(cx, "smin", t, &[a, b]),
+                "mini" | "minsi" => intrinsic(cx, "smin", t, &[a, b]),
                 _ => intrinsic(cx, "smax", t, &[a, b]),
             };
+            int_result(cx, &rty, r)
+        }
+        "minui" | "maxui" | "divui" | "remui" | "ceildivui" | "shli" | "shrui" => {
+            // An i1 is read unsigned: its 0/1 byte as it is.
+            let t = scalar(&rty).unwrap_or(Ty::I64);
+            let n = t.name();
+            let (a, b) = (cx.get1(opnd[0]), cx.get1(opnd[1]));
+            let r = match short {
+                "minui" => intrinsic(cx, "umin", t, &[a, b]),
+                "maxui" => intrinsic(cx, "umax", t, &[a, b]),
+                "shli" | "shrui" => {
+                    let i = if short == "shli" { "shl" } else { "lshr" };
+                    let shifted = cx.w.val(format!("{i} {n} {a}, {b}"));
+                    shift_in_range(cx, &rty, t, &b, &shifted, "0")
+                }
+                _ => {
+                    div_by_zero_check(cx, op, name, t, &b);
+                    let q = cx.w.val(format!("udiv {n} {a}, {b}"));
+                    match short {
+                        "divui" => q,
+                        "remui" => cx.w.val(format!("urem {n} {a}, {b}")),
+                        _ => {
+                            let r = cx.w.val(format!("urem {n} {a}, {b}"));
+                            let inexact = cx.w.val(format!("icmp ne {n} {r}, 0"));
+                            let up = cx.w.val(format!("zext i1 {inexact} to {n}"));
+                            cx.w.val(format!("add {n} {q}, {up}"))
+                        }
+                    }
+                }
+            };
+            int_result(cx, &rty, r)
+        }
+        "shrsi" => {
+            let (t, a, _) = int_operands(cx, &rty, opnd[0], opnd[0]);
+            let n = t.name();
+            let amount = cx.get1(opnd[1]);
+            let shifted = cx.w.val(format!("ashr {n} {a}, {amount}"));
+            let bits = if t == Ty::I32 {
+                31
+            } else if t == Ty::I8 {
+                7
+            } else {
+                63
+            };
+            let sign = cx.w.val(format!("ashr {n} {a}, {bits}"));
+            let r = shift_in_range(cx, &rty, t, &amount, &shifted, &sign);
+            int_result(cx, &rty, r)
+        }
+        "ceildivsi" | "floordivsi" => {
+            let (t, a, b) = int_operands(cx, &rty, opnd[0], opnd[1]);
+            let n = t.name();
+            div_by_zero_check(cx, op, name, t, &b);
+            let m1 = cx.w.val(format!("icmp eq {n} {b}, -1"));
+            let safe = cx.w.val(format!("select i1 {m1}, {n} 1, {n} {b}"));
+            let q = cx.w.val(format!("sdiv {n} {a}, {safe}"));
+            let neg = cx.w.val(format!("sub {n} 0, {a}"));
+            let q = cx.w.val(format!("select i1 {m1}, {n} {neg}, {n} {q}"));
+            let r = cx.w.val(format!("srem {n} {a}, {safe}"));
+            // Inexact, and the remainder's sign equal to (ceil) or unlike
+            // (floor) the divisor's: one step toward +inf or -inf.
+            let inexact = cx.w.val(format!("icmp ne {n} {r}, 0"));
+            let rneg = cx.w.val(format!("icmp slt {n} {r}, 0"));
+            let bneg = cx.w.val(format!("icmp slt {n} {b}, 0"));
+            let (rel, step) = if short == "ceildivsi" {
+                ("eq", "add")
+            } else {
+                ("ne", "sub")
+            };
+            let signs = cx.w.val(format!("icmp {rel} i1 {rneg}, {bneg}"));
+            let adjust = cx.w.val(format!("and i1 {inexact}, {signs}"));
+            let q1 = cx.w.val(format!("{step} {n} {q}, 1"));
+            let r = cx.w.val(format!("select i1 {adjust}, {n} {q1}, {n} {q}"));
             int_result(cx, &rty, r)
         }
         "divsi" | "remsi" => {
@@ -236,6 +309,37 @@ fn pred<'c>(cx: &FnCx<'c>, op: OpId) -> &'c str {
 }
 
 /// The type and two operands of an integer op at type `ty`, with `i1` as 0/-1.
+/// The fault of a division or remainder by zero unless `divisor` (of
+/// type `t`) is nonzero.
+fn div_by_zero_check(cx: &mut FnCx, op: OpId, name: &str, t: Ty, divisor: &str) {
+    let nz = cx.w.val(format!("icmp ne {} {divisor}, 0", t.name()));
+    cx.check(
+        &nz,
+        op,
+        format!("'{name}' op {}", dialects::arith::eval::DIV_BY_ZERO),
+        &[],
+    );
+}
+
+/// `shifted` when `amount` (unsigned) is below the width of `ty`, else
+/// `out`. LLVM's shift by the register's width or more is poison: the
+/// shifted value is frozen, and L0 shifts every bit out (see
+/// `dialects::arith::eval`).
+fn shift_in_range(
+    cx: &mut FnCx,
+    ty: &Type,
+    t: Ty,
+    amount: &str,
+    shifted: &str,
+    out: &str,
+) -> String {
+    let n = t.name();
+    let w = dialects::arith::eval::width(ty);
+    let ok = cx.w.val(format!("icmp ult {n} {amount}, {w}"));
+    let frozen = cx.w.val(format!("freeze {n} {shifted}"));
+    cx.w.val(format!("select i1 {ok}, {n} {frozen}, {n} {out}"))
+}
+
 fn int_operands(cx: &mut FnCx, ty: &Type, a: ir::ValueId, b: ir::ValueId) -> (Ty, String, String) {
     let t = scalar(ty).unwrap_or(Ty::I64);
     let (mut x, mut y) = (cx.get1(a), cx.get1(b));

@@ -37,7 +37,8 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             cx.set(res, &parts);
             return Ok(());
         }
-        "addi" | "subi" | "muli" | "andi" | "ori" | "xori" | "mini" | "maxi" => {
+        "addi" | "subi" | "muli" | "andi" | "ori" | "xori" | "mini" | "maxi" | "minsi"
+        | "maxsi" => {
             let (a, b) = int_operands(cx, &rty, opnd[0], opnd[1]);
             let r = match short {
                 "addi" => cx.b.ins().iadd(a, b),
@@ -46,8 +47,81 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
                 "andi" => cx.b.ins().band(a, b),
                 "ori" => cx.b.ins().bor(a, b),
                 "xori" => cx.b.ins().bxor(a, b),
-                "mini" => cx.b.ins().smin(a, b),
+                "mini" | "minsi" => cx.b.ins().smin(a, b),
                 _ => cx.b.ins().smax(a, b),
+            };
+            int_result(cx, &rty, r)
+        }
+        "minui" | "maxui" | "divui" | "remui" | "ceildivui" | "shli" | "shrui" => {
+            // An i1 is read unsigned: its 0/1 byte as it is.
+            let (a, b) = (cx.get1(opnd[0]), cx.get1(opnd[1]));
+            let r = match short {
+                "minui" => cx.b.ins().umin(a, b),
+                "maxui" => cx.b.ins().umax(a, b),
+                "shli" | "shrui" => {
+                    let shifted = if short == "shli" {
+                        cx.b.ins().ishl(a, b)
+                    } else {
+                        cx.b.ins().ushr(a, b)
+                    };
+                    let ct = cx.b.func.dfg.value_type(a);
+                    let zero = cx.iconst(ct, 0);
+                    shift_in_range(cx, &rty, b, shifted, zero)
+                }
+                _ => {
+                    div_by_zero_check(cx, op, name, b)?;
+                    let q = cx.b.ins().udiv(a, b);
+                    match short {
+                        "divui" => q,
+                        "remui" => cx.b.ins().urem(a, b),
+                        _ => {
+                            let r = cx.b.ins().urem(a, b);
+                            let inexact = cx.b.ins().icmp_imm_s(IntCC::NotEqual, r, 0);
+                            let ct = cx.b.func.dfg.value_type(a);
+                            let one = cx.iconst(ct, 1);
+                            let q1 = cx.b.ins().iadd(q, one);
+                            cx.b.ins().select(inexact, q1, q)
+                        }
+                    }
+                }
+            };
+            int_result(cx, &rty, r)
+        }
+        "shrsi" => {
+            let (a, _) = int_operands(cx, &rty, opnd[0], opnd[0]);
+            let amount = cx.get1(opnd[1]);
+            let shifted = cx.b.ins().sshr(a, amount);
+            let ct = cx.b.func.dfg.value_type(a);
+            let sign = cx.b.ins().sshr_imm_s(a, i64::from(ct.bits()) - 1);
+            let r = shift_in_range(cx, &rty, amount, shifted, sign);
+            int_result(cx, &rty, r)
+        }
+        "ceildivsi" | "floordivsi" => {
+            let (a, b) = int_operands(cx, &rty, opnd[0], opnd[1]);
+            div_by_zero_check(cx, op, name, b)?;
+            let ct = cx.b.func.dfg.value_type(b);
+            let m1 = cx.b.ins().icmp_imm_s(IntCC::Equal, b, -1);
+            let one = cx.iconst(ct, 1);
+            let safe = cx.b.ins().select(m1, one, b);
+            let q = cx.b.ins().sdiv(a, safe);
+            let neg = cx.b.ins().ineg(a);
+            let q = cx.b.ins().select(m1, neg, q);
+            let r = cx.b.ins().srem(a, safe);
+            // Inexact, and the remainder's sign equal to (ceil) or unlike
+            // (floor) the divisor's: one step toward +inf or -inf.
+            let inexact = cx.b.ins().icmp_imm_s(IntCC::NotEqual, r, 0);
+            let rneg = cx.b.ins().icmp_imm_s(IntCC::SignedLessThan, r, 0);
+            let bneg = cx.b.ins().icmp_imm_s(IntCC::SignedLessThan, b, 0);
+            let same = cx.b.ins().icmp(IntCC::Equal, rneg, bneg);
+            let r = if short == "ceildivsi" {
+                let adjust = cx.b.ins().band(inexact, same);
+                let q1 = cx.b.ins().iadd(q, one);
+                cx.b.ins().select(adjust, q1, q)
+            } else {
+                let unlike = cx.b.ins().bxor_imm_s(same, 1);
+                let adjust = cx.b.ins().band(inexact, unlike);
+                let q1 = cx.b.ins().isub(q, one);
+                cx.b.ins().select(adjust, q1, q)
             };
             int_result(cx, &rty, r)
         }
@@ -200,6 +274,34 @@ fn pred<'c>(cx: &FnCx<'c, '_>, op: OpId) -> &'c str {
 }
 
 /// The two operands of an integer op at type `ty`, with `i1` as 0/-1.
+/// The fault of a division or remainder by zero unless `divisor` is
+/// nonzero.
+fn div_by_zero_check(
+    cx: &mut FnCx,
+    op: OpId,
+    name: &str,
+    divisor: Value,
+) -> Result<(), Diagnostic> {
+    let nz = cx.b.ins().icmp_imm_s(IntCC::NotEqual, divisor, 0);
+    cx.check(
+        nz,
+        op,
+        format!("'{name}' op {}", dialects::arith::eval::DIV_BY_ZERO),
+        &[],
+    )
+}
+
+/// `shifted` when `amount` (unsigned) is below the width of `ty`, else
+/// `out` (Cranelift's shifts take the amount modulo the register's width;
+/// L0 shifts every bit out, see `dialects::arith::eval`).
+fn shift_in_range(cx: &mut FnCx, ty: &Type, amount: Value, shifted: Value, out: Value) -> Value {
+    let w = dialects::arith::eval::width(ty);
+    let ok =
+        cx.b.ins()
+            .icmp_imm_u(IntCC::UnsignedLessThan, amount, i64::from(w));
+    cx.b.ins().select(ok, shifted, out)
+}
+
 fn int_operands(cx: &mut FnCx, ty: &Type, a: ir::ValueId, b: ir::ValueId) -> (Value, Value) {
     let (mut x, mut y) = (cx.get1(a), cx.get1(b));
     if *ty == Type::I1 {

@@ -115,10 +115,20 @@ pub enum Bin {
     MinF,
     MaxF,
     Pow,
+    ShLI,
+    ShRSI,
+    ShRUI,
+    DivUI,
+    RemUI,
+    CeilDivSI,
+    FloorDivSI,
+    CeilDivUI,
+    MinUI,
+    MaxUI,
 }
 
 impl Bin {
-    pub const ALL: [Bin; 17] = [
+    pub const ALL: [Bin; 27] = [
         Bin::AddI,
         Bin::SubI,
         Bin::MulI,
@@ -136,7 +146,32 @@ impl Bin {
         Bin::MinF,
         Bin::MaxF,
         Bin::Pow,
+        Bin::ShLI,
+        Bin::ShRSI,
+        Bin::ShRUI,
+        Bin::DivUI,
+        Bin::RemUI,
+        Bin::CeilDivSI,
+        Bin::FloorDivSI,
+        Bin::CeilDivUI,
+        Bin::MinUI,
+        Bin::MaxUI,
     ];
+    /// Whether the op faults at run time on some operands (integer
+    /// division and remainder by zero): it may not be executed
+    /// speculatively.
+    pub fn can_fault(self) -> bool {
+        matches!(
+            self,
+            Bin::DivSI
+                | Bin::RemSI
+                | Bin::DivUI
+                | Bin::RemUI
+                | Bin::CeilDivSI
+                | Bin::FloorDivSI
+                | Bin::CeilDivUI
+        )
+    }
     /// The op of discriminant `k`.
     pub const fn of(k: u8) -> Bin {
         Bin::ALL[k as usize]
@@ -197,7 +232,38 @@ impl Cast {
     }
 }
 
-/// The run-time fault of `divsi`/`remsi` by zero.
+/// The bit width of integer type `ty` (`index` is 64 bits).
+pub fn width(ty: &Type) -> u32 {
+    match ty {
+        Type::I1 => 1,
+        Type::I32 => 32,
+        _ => 64,
+    }
+}
+
+/// A shift of `x` (of type `ty`) by `amount` (read unsigned): `shli`,
+/// `shrsi` or `shrui`. MLIR leaves a shift by the width or more undefined
+/// (poison); L0 defines it as shifting every bit out (0, or the sign for
+/// `shrsi`), identically in the interpreter and the native backends, and
+/// never folds it.
+fn shift(op: Bin, ty: &Type, x: i64, amount: i64) -> i64 {
+    let w = width(ty);
+    let a = zext(amount, ty);
+    if a >= w as u64 {
+        return match op {
+            Bin::ShRSI if x < 0 => -1,
+            _ => 0,
+        };
+    }
+    let a = a as u32;
+    match op {
+        Bin::ShLI => x.wrapping_shl(a),
+        Bin::ShRSI => x >> a,
+        _ => (zext(x, ty) >> a) as i64,
+    }
+}
+
+/// The run-time fault of integer division or remainder by zero.
 pub const DIV_BY_ZERO: &str = "integer division by zero";
 const BAD_KIND: &str = "operands have the wrong type";
 
@@ -258,6 +324,39 @@ pub fn binary(op: Bin, ty: &Type, a: Scalar, b: Scalar) -> Result<Scalar, &'stat
                 Bin::XorI => x ^ y,
                 Bin::MinI => x.min(y),
                 Bin::MaxI => x.max(y),
+                Bin::ShLI | Bin::ShRSI | Bin::ShRUI => shift(op, ty, x, y),
+                _ if op.can_fault() && y == 0 => return Err(DIV_BY_ZERO),
+                Bin::DivUI => (zext(x, ty) / zext(y, ty)) as i64,
+                Bin::RemUI => (zext(x, ty) % zext(y, ty)) as i64,
+                Bin::CeilDivUI => {
+                    let (a, b) = (zext(x, ty), zext(y, ty));
+                    (a / b + u64::from(a % b != 0)) as i64
+                }
+                Bin::CeilDivSI | Bin::FloorDivSI => {
+                    // Truncated quotient, adjusted by one toward +inf
+                    // (ceil) or -inf (floor) when inexact; MIN / -1 wraps.
+                    let (q, r) = (x.wrapping_div(y), x.wrapping_rem(y));
+                    let same_sign = (r < 0) == (y < 0);
+                    match op {
+                        Bin::CeilDivSI if r != 0 && same_sign => q.wrapping_add(1),
+                        Bin::FloorDivSI if r != 0 && !same_sign => q.wrapping_sub(1),
+                        _ => q,
+                    }
+                }
+                Bin::MinUI => {
+                    if zext(x, ty) <= zext(y, ty) {
+                        x
+                    } else {
+                        y
+                    }
+                }
+                Bin::MaxUI => {
+                    if zext(x, ty) >= zext(y, ty) {
+                        x
+                    } else {
+                        y
+                    }
+                }
                 _ => return Err(BAD_KIND),
             };
             Int(sext(v, ty))

@@ -3,7 +3,8 @@
 //! Every fold is exact: constant folding uses the interpreter's semantics
 //! ([`super::eval`]), so IEEE rounding (in `f32` for `f32`), NaN propagation
 //! and wrapping integer arithmetic are preserved, and a fold that would fault
-//! at run time (`divsi`/`remsi` by zero) is left alone. Identities are only
+//! at run time (division or remainder by zero) or that MLIR leaves undefined
+//! (a shift by the width or more) is left alone. Identities are only
 //! those that hold for every input: `x + 0.0` is *not* folded for floats
 //! (`-0.0 + 0.0 = +0.0`), `x * 0` only for integers (`NaN * 0`, `-1.0 * 0`).
 
@@ -71,7 +72,13 @@ pub fn fold_binary<const K: u8>(ctx: &Context, st: &OpState) -> Folded {
         return None;
     }
     let (a, b) = (scalar(ctx, x, ty), scalar(ctx, y, ty));
+    let shift = matches!(op, Bin::ShLI | Bin::ShRSI | Bin::ShRUI);
     if let (Some(a), Some(b)) = (a, b) {
+        // A shift by the width or more is undefined in MLIR: not folded.
+        let amount = b.int().map(|v| eval::zext(v, ty));
+        if shift && amount.is_none_or(|n| n >= eval::width(ty) as u64) {
+            return None;
+        }
         return eval::binary(op, ty, a, b)
             .ok()
             .map(|s| smallvec![FoldResult::Constant(s.to_attr(ty))]);
@@ -96,6 +103,11 @@ pub fn fold_binary<const K: u8>(ctx: &Context, st: &OpState) -> Folded {
         Bin::DivSI if int(b, 1) => value(x),
         Bin::RemSI if int(b, 1) => zero(),
         Bin::DivF if float(b, 1.0) => value(x),
+        Bin::ShLI | Bin::ShRSI | Bin::ShRUI if int(b, 0) => value(x),
+        Bin::DivUI | Bin::CeilDivUI if int(b, 1) && *ty != Type::I1 => value(x),
+        Bin::CeilDivSI | Bin::FloorDivSI if int(b, 1) && *ty != Type::I1 => value(x),
+        Bin::RemUI if int(b, 1) && *ty != Type::I1 => zero(),
+        Bin::MinUI | Bin::MaxUI if x == y => value(x),
         Bin::AndI | Bin::OrI | Bin::MinI | Bin::MaxI | Bin::MinF | Bin::MaxF if x == y => value(x),
         Bin::XorI if x == y => zero(),
         Bin::AndI if int(b, 0) => zero(),

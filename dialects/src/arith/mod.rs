@@ -4,10 +4,15 @@
 //!
 //! Semantics (shared by the interpreter and the folder, see [`eval`]):
 //! - Integers wrap at their type's width (two's complement). Signed ops
-//!   (`divsi remsi mini maxi abs`, `cmpi s*`) read an `i1` as signed, so
-//!   `true` is `-1` (MLIR's view). `divsi`/`remsi` by zero is a run-time fault
-//!   "integer division by zero"; `INT_MIN / -1` wraps to `INT_MIN`
-//!   (`remsi` gives 0); `abs(INT_MIN) = INT_MIN`.
+//!   (`divsi remsi ceildivsi floordivsi mini maxi minsi maxsi shrsi abs`,
+//!   `cmpi s*`) read an `i1` as signed, so `true` is `-1` (MLIR's view);
+//!   unsigned ops (`divui remui ceildivui minui maxui shrui`, `cmpi u*`)
+//!   read the bits as unsigned at the width. Division and remainder by zero
+//!   are a run-time fault "integer division by zero"; `INT_MIN / -1` wraps
+//!   to `INT_MIN` (`remsi` gives 0); `abs(INT_MIN) = INT_MIN`. `shli shrsi
+//!   shrui` read the amount unsigned; by the width or more (undefined in
+//!   MLIR, never folded) every bit is shifted out: 0, or the sign for
+//!   `shrsi`. `mini`/`maxi` are also spelt MLIR's `minsi`/`maxsi`.
 //! - Floats are IEEE-754, computed in the op's type (`f32` in `f32`).
 //!   `minf`/`maxf` are IEEE `minimum`/`maximum`: NaN if either operand is
 //!   NaN, and `-0.0 < +0.0`. `log` is the natural logarithm.
@@ -704,6 +709,102 @@ pub fn register(r: &mut Registry) {
         MaxI,
         verify_int,
         true
+    );
+    binary!(
+        r,
+        "arith.minsi",
+        "signed integer minimum (MLIR's name for mini)",
+        MinI,
+        verify_int,
+        true
+    );
+    binary!(
+        r,
+        "arith.maxsi",
+        "signed integer maximum (MLIR's name for maxi)",
+        MaxI,
+        verify_int,
+        true
+    );
+    binary!(
+        r,
+        "arith.minui",
+        "unsigned integer minimum",
+        MinUI,
+        verify_int,
+        true
+    );
+    binary!(
+        r,
+        "arith.maxui",
+        "unsigned integer maximum",
+        MaxUI,
+        verify_int,
+        true
+    );
+    binary!(
+        r,
+        "arith.shli",
+        "shift left (by the width or more: 0)",
+        ShLI,
+        verify_int,
+        false
+    );
+    binary!(
+        r,
+        "arith.shrsi",
+        "arithmetic shift right (by the width or more: the sign)",
+        ShRSI,
+        verify_int,
+        false
+    );
+    binary!(
+        r,
+        "arith.shrui",
+        "logical shift right (by the width or more: 0)",
+        ShRUI,
+        verify_int,
+        false
+    );
+    binary!(
+        r,
+        "arith.divui",
+        "unsigned integer division",
+        DivUI,
+        verify_int,
+        false
+    );
+    binary!(
+        r,
+        "arith.remui",
+        "unsigned integer remainder",
+        RemUI,
+        verify_int,
+        false
+    );
+    binary!(
+        r,
+        "arith.ceildivsi",
+        "signed integer division rounding toward +inf",
+        CeilDivSI,
+        verify_int,
+        false
+    );
+    binary!(
+        r,
+        "arith.floordivsi",
+        "signed integer division rounding toward -inf",
+        FloorDivSI,
+        verify_int,
+        false
+    );
+    binary!(
+        r,
+        "arith.ceildivui",
+        "unsigned integer division rounding up",
+        CeilDivUI,
+        verify_int,
+        false
     );
     binary!(r, "arith.addf", "float addition", AddF, verify_float, true);
     binary!(
