@@ -427,9 +427,25 @@ impl Gen {
             }
             18 => {
                 let Some(v) = self.any(Ty::VI64) else { return };
-                let m = self.rng.pick(&["3", "-2", "1"]);
+                let m = self.rng.pick(&["3", "-2", "1", "0", "64"]);
+                // MLIR's integer ops too (a zero divisor faults on purpose;
+                // a shift by 64 shifts every bit out).
+                let op = self.rng.pick(&[
+                    "muli",
+                    "muli",
+                    "shli",
+                    "shrsi",
+                    "shrui",
+                    "divui",
+                    "remui",
+                    "ceildivsi",
+                    "floordivsi",
+                    "ceildivui",
+                    "minui",
+                    "maxsi",
+                ]);
                 let t = format!(
-                    "  {d} = \"vec.map\"({v}) ({{\n  ^bb0(%e: i64):\n    %f = \"arith.constant\"() {{value = {m} : i64}} : () -> i64\n    %m = \"arith.muli\"(%e, %f) : (i64, i64) -> i64\n    \"vec.yield\"(%m) : (i64) -> ()\n  }}) : (vec<i64>) -> vec<i64>\n"
+                    "  {d} = \"vec.map\"({v}) ({{\n  ^bb0(%e: i64):\n    %f = \"arith.constant\"() {{value = {m} : i64}} : () -> i64\n    %m = \"arith.{op}\"(%e, %f) : (i64, i64) -> i64\n    \"vec.yield\"(%m) : (i64) -> ()\n  }}) : (vec<i64>) -> vec<i64>\n"
                 );
                 self.push(d, Ty::VI64, t, &[&v]);
             }
