@@ -36,6 +36,8 @@ extern "C" {
     fn exp(x: f64) -> f64;
     fn log(x: f64) -> f64;
     fn pow(x: f64, y: f64) -> f64;
+    fn fmod(x: f64, y: f64) -> f64;
+    fn fmodf(x: f32, y: f32) -> f32;
     fn sin(x: f64) -> f64;
     fn cos(x: f64) -> f64;
     fn expf(x: f32) -> f32;
@@ -255,6 +257,8 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("exp", exp as *const u8),
         ("log", log as *const u8),
         ("pow", pow as *const u8),
+        ("fmod", fmod as *const u8),
+        ("fmodf", fmodf as *const u8),
         ("sin", sin as *const u8),
         ("cos", cos as *const u8),
         ("expf", expf as *const u8),

@@ -168,10 +168,28 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             };
             cx.w.val(format!("{i} {fm}{} {a}, {b}", t.name()))
         }
-        "minf" | "maxf" => {
+        "minf" | "maxf" | "minimumf" | "maximumf" => {
             let t = float_ty(&rty);
             let (a, b) = (cx.get1(opnd[0]), cx.get1(opnd[1]));
-            min_max(cx, t, &a, &b, short == "minf")
+            min_max(cx, t, &a, &b, matches!(short, "minf" | "minimumf"))
+        }
+        "minnumf" | "maxnumf" => {
+            // minimum/maximum, but a NaN operand yields the other one.
+            let t = float_ty(&rty);
+            let n = t.name();
+            let (a, b) = (cx.get1(opnd[0]), cx.get1(opnd[1]));
+            let m = min_max(cx, t, &a, &b, short == "minnumf");
+            let b_nan = cx.w.val(format!("fcmp uno {n} {b}, {b}"));
+            let m = cx.w.val(format!("select i1 {b_nan}, {n} {a}, {n} {m}"));
+            let a_nan = cx.w.val(format!("fcmp uno {n} {a}, {a}"));
+            cx.w.val(format!("select i1 {a_nan}, {n} {b}, {n} {m}"))
+        }
+        "remf" => {
+            // libm's fmod (libdevice's on a GPU), exact like the interpreter.
+            let t = float_ty(&rty);
+            let f = if t == Ty::F32 { "fmodf" } else { "fmod" };
+            let args = [cx.get1(opnd[0]), cx.get1(opnd[1])];
+            cx.call_rt(f, &[t, t], Some(t), &args)
         }
         "pow" => {
             let t = float_ty(&rty);

@@ -156,9 +156,24 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
                 _ => cx.b.ins().fdiv(a, b),
             }
         }
-        "minf" | "maxf" => {
+        "minf" | "maxf" | "minimumf" | "maximumf" => {
             let (a, b) = (cx.get1(opnd[0]), cx.get1(opnd[1]));
-            min_max(cx, a, b, short == "minf")
+            min_max(cx, a, b, matches!(short, "minf" | "minimumf"))
+        }
+        "minnumf" | "maxnumf" => {
+            // minimum/maximum, but a NaN operand yields the other one.
+            let (a, b) = (cx.get1(opnd[0]), cx.get1(opnd[1]));
+            let m = min_max(cx, a, b, short == "minnumf");
+            let b_nan = cx.b.ins().fcmp(FloatCC::Unordered, b, b);
+            let m = cx.b.ins().select(b_nan, a, m);
+            let a_nan = cx.b.ins().fcmp(FloatCC::Unordered, a, a);
+            cx.b.ins().select(a_nan, b, m)
+        }
+        "remf" => {
+            let ct = cx.b.func.dfg.value_type(cx.get1(opnd[0]));
+            let f = if ct == F32 { "fmodf" } else { "fmod" };
+            let args = [cx.get1(opnd[0]), cx.get1(opnd[1])];
+            cx.call_rt(f, &[ct, ct], &[ct], &args)?[0]
         }
         "pow" => {
             let ct = cx.b.func.dfg.value_type(cx.get1(opnd[0]));

@@ -125,10 +125,13 @@ pub enum Bin {
     CeilDivUI,
     MinUI,
     MaxUI,
+    RemF,
+    MinNumF,
+    MaxNumF,
 }
 
 impl Bin {
-    pub const ALL: [Bin; 27] = [
+    pub const ALL: [Bin; 30] = [
         Bin::AddI,
         Bin::SubI,
         Bin::MulI,
@@ -156,6 +159,9 @@ impl Bin {
         Bin::CeilDivUI,
         Bin::MinUI,
         Bin::MaxUI,
+        Bin::RemF,
+        Bin::MinNumF,
+        Bin::MaxNumF,
     ];
     /// Whether the op faults at run time on some operands (integer
     /// division and remainder by zero): it may not be executed
@@ -369,6 +375,11 @@ pub fn binary(op: Bin, ty: &Type, a: Scalar, b: Scalar) -> Result<Scalar, &'stat
             Bin::MinF => min_f64(x, y),
             Bin::MaxF => max_f64(x, y),
             Bin::Pow => x.powf(y),
+            Bin::RemF => x % y,
+            Bin::MinNumF | Bin::MaxNumF if x.is_nan() => y,
+            Bin::MinNumF | Bin::MaxNumF if y.is_nan() => x,
+            Bin::MinNumF => min_f64(x, y),
+            Bin::MaxNumF => max_f64(x, y),
             _ => return Err(BAD_KIND),
         }),
         (F32(x), F32(y)) => F32(match op {
@@ -379,6 +390,11 @@ pub fn binary(op: Bin, ty: &Type, a: Scalar, b: Scalar) -> Result<Scalar, &'stat
             Bin::MinF => min_f32(x, y),
             Bin::MaxF => max_f32(x, y),
             Bin::Pow => x.powf(y),
+            Bin::RemF => x % y,
+            Bin::MinNumF | Bin::MaxNumF if x.is_nan() => y,
+            Bin::MinNumF | Bin::MaxNumF if y.is_nan() => x,
+            Bin::MinNumF => min_f32(x, y),
+            Bin::MaxNumF => max_f32(x, y),
             _ => return Err(BAD_KIND),
         }),
         _ => return Err(BAD_KIND),

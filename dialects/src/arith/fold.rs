@@ -109,6 +109,7 @@ pub fn fold_binary<const K: u8>(ctx: &Context, st: &OpState) -> Folded {
         Bin::RemUI if int(b, 1) && *ty != Type::I1 => zero(),
         Bin::MinUI | Bin::MaxUI if x == y => value(x),
         Bin::AndI | Bin::OrI | Bin::MinI | Bin::MaxI | Bin::MinF | Bin::MaxF if x == y => value(x),
+        Bin::MinNumF | Bin::MaxNumF if x == y => value(x),
         Bin::XorI if x == y => zero(),
         Bin::AndI if int(b, 0) => zero(),
         Bin::AndI if int(a, 0) => zero(),

@@ -12,7 +12,9 @@
 //!   to `INT_MIN` (`remsi` gives 0); `abs(INT_MIN) = INT_MIN`. `shli shrsi
 //!   shrui` read the amount unsigned; by the width or more (undefined in
 //!   MLIR, never folded) every bit is shifted out: 0, or the sign for
-//!   `shrsi`. `mini`/`maxi` are also spelt MLIR's `minsi`/`maxsi`.
+//!   `shrsi`. `mini`/`maxi` are also spelt MLIR's `minsi`/`maxsi`, and
+//!   `minf`/`maxf` `minimumf`/`maximumf`; `minnumf`/`maxnumf` return the
+//!   other operand when one is NaN; `remf` is C's `fmod` (exact).
 //! - Floats are IEEE-754, computed in the op's type (`f32` in `f32`).
 //!   `minf`/`maxf` are IEEE `minimum`/`maximum`: NaN if either operand is
 //!   NaN, and `-0.0 < +0.0`. `log` is the natural logarithm.
@@ -841,6 +843,46 @@ pub fn register(r: &mut Registry) {
         true
     );
     binary!(r, "arith.pow", "float power x^y", Pow, verify_float, false);
+    binary!(
+        r,
+        "arith.remf",
+        "float remainder of truncated division (C fmod)",
+        RemF,
+        verify_float,
+        false
+    );
+    binary!(
+        r,
+        "arith.minimumf",
+        "float minimum (MLIR's name for minf)",
+        MinF,
+        verify_float,
+        true
+    );
+    binary!(
+        r,
+        "arith.maximumf",
+        "float maximum (MLIR's name for maxf)",
+        MaxF,
+        verify_float,
+        true
+    );
+    binary!(
+        r,
+        "arith.minnumf",
+        "float minimum ignoring a NaN operand (IEEE minNum, -0 < +0)",
+        MinNumF,
+        verify_float,
+        true
+    );
+    binary!(
+        r,
+        "arith.maxnumf",
+        "float maximum ignoring a NaN operand (IEEE maxNum, -0 < +0)",
+        MaxNumF,
+        verify_float,
+        true
+    );
     unary!(
         r,
         "arith.negf",
