@@ -290,6 +290,38 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
                 _ => cx.w.val(format!("sext {f} {a} to {t}")),
             }
         }
+        "extsi" | "extui" | "trunci" | "uitofp" | "fptoui" | "index_castui" | "bitcast" => {
+            // An i1 is a 0/1 byte: sign-extending it needs 0/-1 first, and
+            // truncating to it keeps the low bit.
+            let mut a = cx.get1(opnd[0]);
+            let from = scalar(ctx.ty(opnd[0])).unwrap_or(Ty::I64);
+            let Some(to) = scalar(&rty) else {
+                return Err(cx.unsupported(op));
+            };
+            let (f, t) = (from.name(), to.name());
+            match short {
+                "extsi" => {
+                    if *ctx.ty(opnd[0]) == Type::I1 {
+                        a = cx.w.val(format!("sub i8 0, {a}"));
+                    }
+                    cx.w.val(format!("sext {f} {a} to {t}"))
+                }
+                "uitofp" => cx.w.val(format!("uitofp {f} {a} to {t}")),
+                "fptoui" => {
+                    let fs = if from == Ty::F32 { "f32" } else { "f64" };
+                    let name = format!("llvm.fptoui.sat.{t}.{fs}");
+                    cx.declare(&name, || format!("declare {t} @{name}({f})"));
+                    cx.w.val(format!("call {t} @{name}({f} {a})"))
+                }
+                "bitcast" => cx.w.val(format!("bitcast {f} {a} to {t}")),
+                _ if from == to => a,
+                _ if from.bytes() > to.bytes() => {
+                    let r = cx.w.val(format!("trunc {f} {a} to {t}"));
+                    int_result(cx, &rty, r)
+                }
+                _ => cx.w.val(format!("zext {f} {a} to {t}")),
+            }
+        }
         _ => return Err(cx.unsupported(op)),
     };
     cx.set(res, &[r]);

@@ -271,6 +271,32 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
                 _ => cx.b.ins().sextend(to, a),
             }
         }
+        "extsi" | "extui" | "trunci" | "uitofp" | "fptoui" | "index_castui" | "bitcast" => {
+            // An i1 is a 0/1 byte: sign-extending it needs 0/-1 first, and
+            // truncating to it keeps the low bit.
+            let mut a = cx.get1(opnd[0]);
+            let from = cx.b.func.dfg.value_type(a);
+            let Some(to) = abi::scalar(&rty) else {
+                return Err(cx.unsupported(op));
+            };
+            match short {
+                "extsi" => {
+                    if *ctx.ty(opnd[0]) == Type::I1 {
+                        a = cx.b.ins().ineg(a);
+                    }
+                    cx.b.ins().sextend(to, a)
+                }
+                "uitofp" => cx.b.ins().fcvt_from_uint(to, a),
+                "fptoui" => cx.b.ins().fcvt_to_uint_sat(to, a),
+                "bitcast" => cx.b.ins().bitcast(to, MemFlagsData::new(), a),
+                _ if from == to => a,
+                _ if from.bits() > to.bits() => {
+                    let r = cx.b.ins().ireduce(to, a);
+                    int_result(cx, &rty, r)
+                }
+                _ => cx.b.ins().uextend(to, a),
+            }
+        }
         _ => return Err(cx.unsupported(op)),
     };
     set1(cx, res, r)

@@ -222,15 +222,29 @@ pub enum Cast {
     IndexCast,
     ExtF,
     TruncF,
+    ExtSI,
+    ExtUI,
+    TruncI,
+    UIToFP,
+    FPToUI,
+    IndexCastUI,
+    Bitcast,
 }
 
 impl Cast {
-    pub const ALL: [Cast; 5] = [
+    pub const ALL: [Cast; 12] = [
         Cast::SIToFP,
         Cast::FPToSI,
         Cast::IndexCast,
         Cast::ExtF,
         Cast::TruncF,
+        Cast::ExtSI,
+        Cast::ExtUI,
+        Cast::TruncI,
+        Cast::UIToFP,
+        Cast::FPToUI,
+        Cast::IndexCastUI,
+        Cast::Bitcast,
     ];
     /// The op of discriminant `k`.
     pub const fn of(k: u8) -> Cast {
@@ -431,9 +445,25 @@ pub fn unary(op: Un, ty: &Type, a: Scalar) -> Result<Scalar, &'static str> {
 
 /// Evaluates a cast to type `to`. `fptosi` saturates like Rust's `as`
 /// (NaN gives 0, out-of-range values the nearest bound of `to`).
-pub fn cast(op: Cast, to: &Type, a: Scalar) -> Result<Scalar, &'static str> {
+pub fn cast(op: Cast, from: &Type, to: &Type, a: Scalar) -> Result<Scalar, &'static str> {
     use Scalar::*;
     Ok(match (op, a, to) {
+        (Cast::ExtSI | Cast::TruncI, Int(v), t) => Int(sext(v, t)),
+        (Cast::ExtUI, Int(v), t) => Int(sext(zext(v, from) as i64, t)),
+        (Cast::IndexCastUI, Int(v), t) if width(from) < width(t) => Int(zext(v, from) as i64),
+        (Cast::IndexCastUI, Int(v), t) => Int(sext(v, t)),
+        (Cast::UIToFP, Int(v), Type::F32) => F32(zext(v, from) as f32),
+        (Cast::UIToFP, Int(v), Type::F64) => F64(zext(v, from) as f64),
+        // Saturating like `fptosi`: NaN and negatives give 0, values past
+        // the maximum give the all-ones maximum.
+        (Cast::FPToUI, F32(x), Type::I32) => Int(x as u32 as i32 as i64),
+        (Cast::FPToUI, F64(x), Type::I32) => Int(x as u32 as i32 as i64),
+        (Cast::FPToUI, F32(x), Type::I64 | Type::Index) => Int(x as u64 as i64),
+        (Cast::FPToUI, F64(x), Type::I64 | Type::Index) => Int(x as u64 as i64),
+        (Cast::Bitcast, Int(v), Type::F64) => F64(f64::from_bits(v as u64)),
+        (Cast::Bitcast, Int(v), Type::F32) => F32(f32::from_bits(v as u32)),
+        (Cast::Bitcast, F64(x), _) => Int(x.to_bits() as i64),
+        (Cast::Bitcast, F32(x), _) => Int(x.to_bits() as i32 as i64),
         (Cast::SIToFP, Int(v), Type::F32) => F32(v as f32),
         (Cast::SIToFP, Int(v), Type::F64) => F64(v as f64),
         (Cast::FPToSI, F32(x), Type::I32) => Int(x as i32 as i64),
@@ -516,7 +546,23 @@ pub fn as_f64(s: Scalar) -> Option<f64> {
 /// (its signed value would be -1: use `select`).
 pub fn cast_ok(op: Cast, from: &Type, to: &Type) -> bool {
     let int = |t: &Type| matches!(t, Type::I32 | Type::I64 | Type::Index);
+    // Signless integers of a width (not `index`), as MLIR's ext/trunc.
+    let fixed = |t: &Type| matches!(t, Type::I1 | Type::I32 | Type::I64);
     match op {
+        Cast::ExtSI | Cast::ExtUI => fixed(from) && fixed(to) && width(from) < width(to),
+        Cast::TruncI => fixed(from) && fixed(to) && width(from) > width(to),
+        Cast::UIToFP => (int(from) || *from == Type::I1) && to.is_float(),
+        Cast::FPToUI => from.is_float() && int(to),
+        Cast::IndexCastUI => {
+            int(from) && int(to) && ((*from == Type::Index) != (*to == Type::Index))
+        }
+        Cast::Bitcast => matches!(
+            (from, to),
+            (Type::I64, Type::F64)
+                | (Type::F64, Type::I64)
+                | (Type::I32, Type::F32)
+                | (Type::F32, Type::I32)
+        ),
         Cast::SIToFP => int(from) && to.is_float(),
         Cast::FPToSI => from.is_float() && int(to),
         Cast::IndexCast => int(from) && int(to) && ((*from == Type::Index) != (*to == Type::Index)),

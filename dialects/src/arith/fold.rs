@@ -159,7 +159,7 @@ pub fn fold_cast<const K: u8>(ctx: &Context, st: &OpState) -> Folded {
         return None;
     }
     if let Some(a) = scalar(ctx, x, from) {
-        return eval::cast(op, to, a)
+        return eval::cast(op, from, to, a)
             .ok()
             .map(|s| smallvec![FoldResult::Constant(s.to_attr(to))]);
     }

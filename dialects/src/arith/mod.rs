@@ -23,7 +23,10 @@
 //!   even (once, directly to `f32` for `f32`).
 //! - Casts: `sitofp` i32/i64/index -> f32/f64, `fptosi` f32/f64 ->
 //!   i32/i64/index, `index_cast` between `index` and i32/i64 (sign-extends or
-//!   truncates), `extf` f32 -> f64, `truncf` f64 -> f32 (round to nearest).
+//!   truncates), `extf` f32 -> f64, `truncf` f64 -> f32 (round to nearest);
+//!   MLIR's `extsi extui trunci` between i1, i32 and i64, `uitofp`,
+//!   `fptoui` (saturating, NaN gives 0), `index_castui` (zero-extends) and
+//!   `bitcast` (i64/f64, i32/f32).
 //!   `i1` is not a cast operand (convert with `select`).
 //! - Predicates: `cmpi` takes `eq ne slt sle sgt sge` (IR-SPEC) and MLIR's
 //!   unsigned `ult ule ugt uge` (the operands' bits read as unsigned at the
@@ -157,6 +160,12 @@ fn verify_cast<const K: u8>(ctx: &Context, op: OpId) -> Result<(), String> {
         Cast::IndexCast => "index to i32 or i64, or i32 or i64 to index",
         Cast::ExtF => "f32 to f64",
         Cast::TruncF => "f64 to f32",
+        Cast::ExtSI | Cast::ExtUI => "i1, i32 or i64 to a wider one of them",
+        Cast::TruncI => "i1, i32 or i64 to a narrower one of them",
+        Cast::UIToFP => "i1, i32, i64 or index to f32 or f64",
+        Cast::FPToUI => "f32 or f64 to i32, i64 or index",
+        Cast::IndexCastUI => "index to i32 or i64, or i32 or i64 to index",
+        Cast::Bitcast => "i64 to f64, i32 to f32, or back",
     };
     Err(format!(
         "cannot cast '{from}' to '{to}' (expected {allowed})"
@@ -226,7 +235,7 @@ fn interp_cast<const K: u8>(it: &mut Interp, op: OpId, args: &[RtValue]) -> Inte
     let Some(a) = args.first().and_then(|v| Scalar::from_rt(v, from)) else {
         return Err(bad_operands(ctx, op));
     };
-    match eval::cast(Cast::of(K), to, a) {
+    match eval::cast(Cast::of(K), from, to, a) {
         Ok(r) => Ok(smallvec![r.to_rt(to)]),
         Err(m) => Err(RunError::at(ctx, op, m)),
     }
@@ -958,5 +967,47 @@ pub fn register(r: &mut Registry) {
     );
     cast!(r, "arith.extf", "f32 to f64 (exact)", ExtF);
     cast!(r, "arith.truncf", "f64 to f32 (round to nearest)", TruncF);
+    cast!(
+        r,
+        "arith.extsi",
+        "to a wider integer, sign-extending",
+        ExtSI
+    );
+    cast!(
+        r,
+        "arith.extui",
+        "to a wider integer, zero-extending",
+        ExtUI
+    );
+    cast!(
+        r,
+        "arith.trunci",
+        "to a narrower integer (low bits)",
+        TruncI
+    );
+    cast!(
+        r,
+        "arith.uitofp",
+        "unsigned integer to float (round to nearest)",
+        UIToFP
+    );
+    cast!(
+        r,
+        "arith.fptoui",
+        "float to unsigned integer (toward zero, saturating; NaN -> 0)",
+        FPToUI
+    );
+    cast!(
+        r,
+        "arith.index_castui",
+        "between index and i32/i64 (zero-extends or truncates)",
+        IndexCastUI
+    );
+    cast!(
+        r,
+        "arith.bitcast",
+        "the same bits as another type (i64/f64, i32/f32)",
+        Bitcast
+    );
     r.materialize = Some(materialize);
 }
