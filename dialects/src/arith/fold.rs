@@ -94,6 +94,17 @@ pub fn fold_binary<const K: u8>(ctx: &Context, st: &OpState) -> Folded {
         Bin::AddF if float(a, -0.0) => value(y),
         Bin::SubI if int(b, 0) => value(x),
         Bin::SubI if is_int && x == y => zero(),
+        // (x + y) - y -> x, (x + y) - x -> y, (x - y) + y -> x (wrapping).
+        Bin::SubI if is_int => match producer(ctx, x) {
+            Some(("arith.addi", &[p, q])) if q == y => value(p),
+            Some(("arith.addi", &[p, q])) if p == y => value(q),
+            _ => None,
+        },
+        Bin::AddI if is_int => match (producer(ctx, x), producer(ctx, y)) {
+            (Some(("arith.subi", &[p, q])), _) if q == y => value(p),
+            (_, Some(("arith.subi", &[p, q]))) if q == x => value(p),
+            _ => None,
+        },
         Bin::SubF if float(b, 0.0) => value(x),
         Bin::MulI if int(b, 1) => value(x),
         Bin::MulI if int(a, 1) => value(y),
@@ -215,8 +226,15 @@ pub fn fold_cmpf(ctx: &Context, st: &OpState) -> Folded {
     if ctx.ty(y) != ty || !ty.is_float() {
         return None;
     }
-    let a = eval::as_f64(scalar(ctx, x, ty)?)?;
-    let b = eval::as_f64(scalar(ctx, y, ty)?)?;
+    let (a, b) = (scalar(ctx, x, ty), scalar(ctx, y, ty));
+    let nan = |s: Option<Scalar>| s.and_then(eval::as_f64).is_some_and(f64::is_nan);
+    if nan(a) || nan(b) {
+        // A NaN operand decides every predicate: ordered ones are false,
+        // unordered ones true, whatever the other operand.
+        return constant(bool_attr(eval::cmpf(pred, f64::NAN, 0.0)?));
+    }
+    let a = eval::as_f64(a?)?;
+    let b = eval::as_f64(b?)?;
     constant(bool_attr(eval::cmpf(pred, a, b)?))
 }
 
@@ -248,6 +266,67 @@ pub fn fold_select(ctx: &Context, st: &OpState) -> Folded {
 
 /// Canonicalization of commutative ops: a constant left operand moves to
 /// the right (`addi(c, x) -> addi(x, c)`), so folds see one shape.
+/// MLIR's constant reassociation for integers (exact: the ring wraps):
+/// `op(op(x, c1), c2) -> op(x, c1 op c2)` for `addi muli andi ori xori`,
+/// and `(x + c1) - c2 -> x + (c1 - c2)`, `(x - c1) + c2 -> x + (c2 - c1)`,
+/// `(x - c1) - c2 -> x - (c1 + c2)`. (Commutative ops have their constant
+/// on the right already, [`constant_to_right`].)
+pub fn reassociate(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
+    let outer = b.ctx.registry().spec(st.kind).name;
+    if !matches!(
+        outer,
+        "arith.addi" | "arith.subi" | "arith.muli" | "arith.andi" | "arith.ori" | "arith.xori"
+    ) {
+        return None;
+    }
+    let [x, y] = st.operands[..] else {
+        return None;
+    };
+    let ty = st.result_types.first()?.clone();
+    if !ty.is_integer() || b.ctx.ty(x) != &ty {
+        return None;
+    }
+    let c2 = scalar(b.ctx, y, &ty)?;
+    let (inner, &[p, q]) = producer(b.ctx, x)? else {
+        return None;
+    };
+    let c1 = scalar(b.ctx, q, &ty)?;
+    if scalar(b.ctx, p, &ty).is_some() {
+        return None;
+    }
+    let same = |n: &str| {
+        n == outer
+            && matches!(
+                n,
+                "arith.addi" | "arith.muli" | "arith.andi" | "arith.ori" | "arith.xori"
+            )
+    };
+    // (new op, combine, left and right constants)
+    let (name, combine, l, r) = match (inner, outer) {
+        (i, _) if same(i) => (outer, outer, c1, c2),
+        ("arith.addi", "arith.subi") => ("arith.addi", "arith.subi", c1, c2),
+        ("arith.subi", "arith.addi") => ("arith.addi", "arith.subi", c2, c1),
+        ("arith.subi", "arith.subi") => ("arith.subi", "arith.addi", c1, c2),
+        _ => return None,
+    };
+    let k = match combine {
+        "arith.addi" => Bin::AddI,
+        "arith.subi" => Bin::SubI,
+        "arith.muli" => Bin::MulI,
+        "arith.andi" => Bin::AndI,
+        "arith.ori" => Bin::OrI,
+        _ => Bin::XorI,
+    };
+    let c = eval::binary(k, &ty, l, r).ok()?;
+    let cv = b.op1(
+        "arith.constant",
+        &[],
+        ty.clone(),
+        vec![("value".into(), c.to_attr(&ty))],
+    );
+    Some(smallvec![b.op1(name, &[p, cv], ty, vec![])])
+}
+
 pub fn constant_to_right(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
     if st.operands.len() != 2 {
         return None;

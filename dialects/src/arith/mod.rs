@@ -603,9 +603,11 @@ macro_rules! binary {
         )
         .custom_form(print_same, parse_same);
         if $comm {
-            s = s
-                .traits(Traits::COMMUTATIVE)
-                .rewrite(fold::constant_to_right);
+            s = s.traits(Traits::COMMUTATIVE).rewrite(|b, st| {
+                fold::constant_to_right(b, st).or_else(|| fold::reassociate(b, st))
+            });
+        } else {
+            s = s.rewrite(fold::reassociate);
         }
         $r.register(s);
     }};
