@@ -23,7 +23,7 @@ fn equality_asserts(ctx: &Context) -> Vec<(OpId, ValueId, ValueId)> {
         let Some(cmp) = ctx.def_op_named(c, "arith.cmpi") else {
             continue;
         };
-        if ctx.attr(cmp, "predicate").and_then(|a| a.as_str()) != Some("eq") {
+        if dialects::arith::predicate_of(ctx, cmp) != Some("eq") {
             continue;
         }
         out.push((op, ctx.operand(cmp, 0), ctx.operand(cmp, 1)));

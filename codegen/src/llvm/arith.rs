@@ -351,11 +351,8 @@ fn intrinsic(cx: &mut FnCx, name: &str, t: Ty, args: &[String]) -> String {
     cx.w.val(format!("call {n} @{full}({})", a.join(", ")))
 }
 
-fn pred<'c>(cx: &FnCx<'c>, op: OpId) -> &'c str {
-    cx.ctx
-        .attr(op, "predicate")
-        .and_then(|a| a.as_str())
-        .unwrap_or("")
+fn pred(cx: &FnCx, op: OpId) -> &'static str {
+    dialects::arith::predicate_of(cx.ctx, op).unwrap_or("")
 }
 
 /// The type and two operands of an integer op at type `ty`, with `i1` as 0/-1.

@@ -307,11 +307,8 @@ fn set1(cx: &mut FnCx, res: ir::ValueId, v: Value) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-fn pred<'c>(cx: &FnCx<'c, '_>, op: OpId) -> &'c str {
-    cx.ctx
-        .attr(op, "predicate")
-        .and_then(|a| a.as_str())
-        .unwrap_or("")
+fn pred(cx: &FnCx, op: OpId) -> &'static str {
+    dialects::arith::predicate_of(cx.ctx, op).unwrap_or("")
 }
 
 /// The two operands of an integer op at type `ty`, with `i1` as 0/-1.

@@ -487,6 +487,23 @@ pub const CMPF_PREDICATES: &[&str] = &[
     "une", "uno", "true",
 ];
 
+/// The predicate a `cmpi` (`float` false) or `cmpf` attribute names: a
+/// string, or MLIR's integer encoding (the position in [`CMPI_PREDICATES`]
+/// or [`CMPF_PREDICATES`], which follow MLIR's enum order:
+/// `{predicate = 2 : i64}` is `slt`).
+pub fn predicate_name(a: Option<&Attribute>, float: bool) -> Option<&'static str> {
+    let list = if float {
+        CMPF_PREDICATES
+    } else {
+        CMPI_PREDICATES
+    };
+    match a? {
+        Attribute::Str(s) => list.iter().copied().find(|p| p == s),
+        Attribute::Int(k, _) => usize::try_from(*k).ok().and_then(|k| list.get(k).copied()),
+        _ => None,
+    }
+}
+
 /// Compares two integers of type `ty` (sign-extended) under `pred`.
 pub fn cmpi(pred: &str, ty: &Type, a: i64, b: i64) -> Option<bool> {
     let (ua, ub) = (zext(a, ty), zext(b, ty));

@@ -187,8 +187,8 @@ pub fn fold_cast<const K: u8>(ctx: &Context, st: &OpState) -> Folded {
     None
 }
 
-fn predicate(st: &OpState) -> Option<&str> {
-    st.attr("predicate").and_then(|a| a.as_str())
+fn predicate(st: &OpState, float: bool) -> Option<&'static str> {
+    eval::predicate_name(st.attr("predicate"), float)
 }
 
 fn bool_attr(b: bool) -> Attribute {
@@ -200,7 +200,7 @@ pub fn fold_cmpi(ctx: &Context, st: &OpState) -> Folded {
     if st.operands.len() != 2 || st.result_types.len() != 1 || st.result_types[0] != Type::I1 {
         return None;
     }
-    let pred = predicate(st)?;
+    let pred = predicate(st, false)?;
     let (x, y) = (st.operands[0], st.operands[1]);
     let ty = ctx.ty(x);
     if ctx.ty(y) != ty || !ty.is_integer() {
@@ -220,7 +220,7 @@ pub fn fold_cmpf(ctx: &Context, st: &OpState) -> Folded {
     if st.operands.len() != 2 || st.result_types.len() != 1 || st.result_types[0] != Type::I1 {
         return None;
     }
-    let pred = predicate(st)?;
+    let pred = predicate(st, true)?;
     let (x, y) = (st.operands[0], st.operands[1]);
     let ty = ctx.ty(x);
     if ctx.ty(y) != ty || !ty.is_float() {

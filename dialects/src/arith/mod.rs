@@ -120,11 +120,13 @@ fn verify_cmp<const FLOAT: bool>(ctx: &Context, op: OpId) -> Result<(), String> 
     if *r != Type::I1 {
         return Err(format!("result must be 'i1', but got '{r}'"));
     }
-    match ctx.attr(op, "predicate").and_then(|p| p.as_str()) {
+    let float = ctx.is(op, "arith.cmpf");
+    match ctx.attr(op, "predicate") {
         None => Err("requires a string attribute 'predicate'".into()),
-        Some(p) if preds.contains(&p) => Ok(()),
-        Some(p) => Err(format!(
-            "unknown predicate '{p}' (expected one of {})",
+        Some(a) if eval::predicate_name(Some(a), float).is_some() => Ok(()),
+        Some(a) => Err(format!(
+            "unknown predicate '{}' (expected one of {}, or its position in that list, as MLIR's integer encoding)",
+            a.as_str().map_or_else(|| a.to_string(), str::to_string),
             preds.join(", ")
         )),
     }
@@ -244,7 +246,7 @@ fn interp_cast<const K: u8>(it: &mut Interp, op: OpId, args: &[RtValue]) -> Inte
 fn interp_cmp<const FLOAT: bool>(it: &mut Interp, op: OpId, args: &[RtValue]) -> InterpResult {
     let ctx = it.ctx;
     let ty = ctx.ty(ctx.operand(op, 0));
-    let pred = util::str_attr(ctx, op, "predicate").unwrap_or("");
+    let pred = predicate_of(ctx, op).unwrap_or("");
     let (Some(a), Some(b)) = (
         args.first().and_then(|v| Scalar::from_rt(v, ty)),
         args.get(1).and_then(|v| Scalar::from_rt(v, ty)),
@@ -304,7 +306,7 @@ fn parse_same(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
 /// ` olt, %a, %b : f64`.
 fn print_cmp(p: &mut Printer, op: OpId) -> std::fmt::Result {
     let ctx = p.ctx();
-    let pred = util::str_attr(ctx, op, "predicate");
+    let pred = predicate_of(ctx, op);
     match pred {
         Some(pred) if is_bare_word(pred) => {
             p.w(" ");
@@ -315,6 +317,12 @@ fn print_cmp(p: &mut Printer, op: OpId) -> std::fmt::Result {
         // Not a word: keep the attribute in the dictionary.
         _ => util::print_operands_colon_type(p, op, &[]),
     }
+}
+
+/// The predicate of `arith.cmpi`/`arith.cmpf` op `op` (string or MLIR's
+/// integer encoding, [`eval::predicate_name`]).
+pub fn predicate_of(ctx: &Context, op: OpId) -> Option<&'static str> {
+    eval::predicate_name(ctx.attr(op, "predicate"), ctx.is(op, "arith.cmpf"))
 }
 
 fn is_bare_word(s: &str) -> bool {

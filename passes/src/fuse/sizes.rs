@@ -20,7 +20,7 @@ pub struct SizeFacts {
 /// The operands `x`, `y` of an `index` equality test `v`, if it is one.
 fn equality(ctx: &Context, v: ValueId) -> Option<(ValueId, ValueId)> {
     let d = ctx.def_op_named(v, "arith.cmpi")?;
-    let eq = ctx.attr(d, "predicate")?.as_str()? == "eq";
+    let eq = dialects::arith::predicate_of(ctx, d)? == "eq";
     eq.then(|| (ctx.operand(d, 0), ctx.operand(d, 1)))
 }
 
