@@ -55,6 +55,33 @@ pub(super) fn fold_constant_condition(b: &mut Builder, st: &OpState) -> Option<V
     inline_region(b, taken, &[])
 }
 
+/// MLIR's trivial if to select: when both branches only yield values
+/// defined outside them, the results are `arith.select`s of the
+/// condition (no branch, nothing evaluated that was not already).
+pub(super) fn to_select(b: &mut Builder, st: &OpState) -> Option<Values> {
+    if st.result_types.is_empty() {
+        return None;
+    }
+    let (ty, ey) = yields(b.ctx, st)?;
+    let ctx = &*b.ctx;
+    let only_yield = |r| single_block(ctx, r).is_some_and(|blk| ctx.block_ops(blk).len() == 1);
+    if !only_yield(st.regions[0]) || !only_yield(st.regions[1]) {
+        return None;
+    }
+    let tv: Values = SmallVec::from_slice(ctx.operands(ty));
+    let ev: Values = SmallVec::from_slice(ctx.operands(ey));
+    let c = st.operands[0];
+    let mut out = Values::new();
+    for ((&t, &e), rty) in tv.iter().zip(&ev).zip(&st.result_types) {
+        out.push(if t == e {
+            t
+        } else {
+            b.op1("arith.select", &[c, t, e], rty.clone(), vec![])
+        });
+    }
+    Some(out)
+}
+
 /// Results yielded as the same value by both branches are that value; in
 /// canonicalize, unused results are dropped; result-less ifs with pure
 /// branches disappear.

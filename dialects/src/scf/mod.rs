@@ -334,6 +334,7 @@ pub fn register(r: &mut Registry) {
         .verify(if_op::verify)
         .rewrite(if_op::fold_constant_condition)
         .rewrite(if_op::simplify_results)
+        .rewrite(if_op::to_select)
         .interpret(if_op::interpret)
         .custom_form(if_op::print, if_op::parse),
     );
