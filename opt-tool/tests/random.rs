@@ -795,7 +795,8 @@ impl Gen {
     }
 
     /// flatMap: for each `k[i]`, a nested loop emits `10 * i + j` for `j <
-    /// max(k[i], 0)` to the outer collect.
+    /// clamp(k[i], 0, 16)` to the outer collect (the cap keeps the huge
+    /// values of unsigned divisions from asking for billions of elements).
     fn loop_flatmap(&mut self, d: String) {
         let Some(v) = self.any(Ty::VI64) else { return };
         let t = format!(
@@ -804,7 +805,9 @@ impl Gen {
   ^bb0(%i: index, %g: !gen.collect<i64>):
     %e = "vec.get"({v}, %i) : (vec<i64>, index) -> i64
     %z = "arith.constant"() {{value = 0 : i64}} : () -> i64
-    %p = "arith.maxi"(%e, %z) : (i64, i64) -> i64
+    %p0 = "arith.maxi"(%e, %z) : (i64, i64) -> i64
+    %cap = "arith.constant"() {{value = 16 : i64}} : () -> i64
+    %p = "arith.mini"(%p0, %cap) : (i64, i64) -> i64
     %m = "arith.index_cast"(%p) : (i64) -> index
     %ten = "arith.constant"() {{value = 10 : index}} : () -> index
     %b = "arith.muli"(%i, %ten) : (index, index) -> index
