@@ -306,7 +306,9 @@ fn parse_same(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
 /// ` olt, %a, %b : f64`.
 fn print_cmp(p: &mut Printer, op: OpId) -> std::fmt::Result {
     let ctx = p.ctx();
-    let pred = predicate_of(ctx, op);
+    // A predicate written as MLIR's integer stays in the dictionary, so
+    // that the generic form reads back as it was written.
+    let pred = util::str_attr(ctx, op, "predicate");
     match pred {
         Some(pred) if is_bare_word(pred) => {
             p.w(" ");
