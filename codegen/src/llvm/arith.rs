@@ -139,13 +139,7 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
         "divsi" | "remsi" => {
             let (t, a, b) = int_operands(cx, &rty, opnd[0], opnd[1]);
             let n = t.name();
-            let nz = cx.w.val(format!("icmp ne {n} {b}, 0"));
-            cx.check(
-                &nz,
-                op,
-                format!("'{name}' op {}", dialects::arith::eval::DIV_BY_ZERO),
-                &[],
-            );
+            div_by_zero_check(cx, op, name, t, &b);
             let m1 = cx.w.val(format!("icmp eq {n} {b}, -1"));
             let safe = cx.w.val(format!("select i1 {m1}, {n} 1, {n} {b}"));
             let r = if short == "divsi" {

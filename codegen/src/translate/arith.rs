@@ -127,13 +127,7 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
         }
         "divsi" | "remsi" => {
             let (a, b) = int_operands(cx, &rty, opnd[0], opnd[1]);
-            let nz = cx.b.ins().icmp_imm_s(IntCC::NotEqual, b, 0);
-            cx.check(
-                nz,
-                op,
-                format!("'{name}' op {}", dialects::arith::eval::DIV_BY_ZERO),
-                &[],
-            )?;
+            div_by_zero_check(cx, op, name, b)?;
             let ct = cx.b.func.dfg.value_type(b);
             let m1 = cx.b.ins().icmp_imm_s(IntCC::Equal, b, -1);
             let one = cx.iconst(ct, 1);
