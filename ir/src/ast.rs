@@ -86,6 +86,26 @@ pub struct AstRegion {
     /// IR builder never copies a (possibly huge) function body.
     pub blocks: Rc<Vec<AstBlock>>,
     pub loc: Offset,
+    /// A region read lazily (the streaming parser): `blocks` is empty and the
+    /// region's text runs from `loc` (its `{`) to this offset (its `}`); the
+    /// IR builder parses it when it builds the region, op by op, so that no
+    /// syntax tree of a large body ever exists.
+    pub lazy_end: Option<Offset>,
+    /// An op the builder appends to the region's last block unless that block
+    /// already ends in one (MLIR's implicit terminator, e.g. `scf.yield`).
+    pub implicit_terminator: Option<&'static str>,
+}
+
+impl AstRegion {
+    /// An eagerly parsed region with `blocks`, starting at `loc`.
+    pub fn new(blocks: Vec<AstBlock>, loc: Offset) -> AstRegion {
+        AstRegion {
+            blocks: Rc::new(blocks),
+            loc,
+            lazy_end: None,
+            implicit_terminator: None,
+        }
+    }
 }
 
 /// A block: optional label `^name(%a: T, ...)` and its operations.

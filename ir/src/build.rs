@@ -7,6 +7,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 use crate::ast::*;
+use crate::parser::RegionEvent;
 use crate::attributes::Attribute;
 use crate::context::{BlockId, Context, Loc, RegionId, Source, ValueId};
 use crate::custom::{CustomParser, ParsedOp, ParsedRegion};
@@ -269,6 +270,10 @@ fn build_region(
     isolated: bool,
 ) -> Result<RegionId, Diagnostic> {
     let r = ctx.new_region();
+    if let Some(end) = pr.region.lazy_end {
+        stream_region(ctx, scopes, pr, isolated, r, end)?;
+        return Ok(r);
+    }
     if pr.region.blocks.len() > 1 {
         return Err(diag(
             pr.region.blocks[1].loc,
@@ -309,6 +314,117 @@ fn build_region(
     Ok(r)
 }
 
+/// Builds the lazy region `pr` (its `}` at `end`) into `r` while the parser
+/// reads it, one op at a time: the same checks and results as the eager path
+/// in [`build_region`], without a syntax tree of the body.
+fn stream_region(
+    ctx: &mut Context,
+    scopes: &mut Scopes,
+    pr: &ParsedRegion,
+    isolated: bool,
+    r: RegionId,
+    end: Offset,
+) -> Result<(), Diagnostic> {
+    let Some(source) = ctx.source.clone() else {
+        return Err(diag(pr.region.loc, "internal error: lazy region without source".into()));
+    };
+    // The block being built; a second block is an error, as in the eager path.
+    let mut block: Option<BlockId> = None;
+    // A build error, kept while the parser unwinds.
+    let mut failure: Option<Diagnostic> = None;
+    let start_block = |ctx: &mut Context,
+                           scopes: &mut Scopes,
+                           block: &mut Option<BlockId>,
+                           label: Option<&AstBlock>,
+                           loc: Offset|
+     -> Result<BlockId, Diagnostic> {
+        if block.is_some() {
+            return Err(diag(
+                loc,
+                "regions with more than one block are not supported".into(),
+            ));
+        }
+        let b = ctx.new_block();
+        ctx.push_block(r, b);
+        scopes.frames.push((HashMap::default(), isolated));
+        *block = Some(b);
+        let args = match (&pr.entry_args, label) {
+            (Some(a), l) => {
+                if l.is_some_and(|l| !l.args.is_empty()) {
+                    return Err(diag(loc, "block arguments are given by the op header".into()));
+                }
+                a.as_slice()
+            }
+            (None, Some(l)) => l.args.as_slice(),
+            (None, None) => &[],
+        };
+        for a in args {
+            let v = ctx.add_block_arg(b, a.ty.clone(), Some(Rc::from(a.name.as_str())));
+            scopes.define(a.name.clone(), v, a.loc)?;
+        }
+        Ok(b)
+    };
+    let mut sink = |ev: RegionEvent| -> Result<(), SyntaxError> {
+        let res = match ev {
+            RegionEvent::Label(l) => {
+                start_block(ctx, scopes, &mut block, Some(&l), l.loc).map(|_| ())
+            }
+            RegionEvent::Op(op) => {
+                let b = match block {
+                    Some(b) => Ok(b),
+                    None => start_block(ctx, scopes, &mut block, None, op.loc),
+                };
+                b.and_then(|b| build_op(ctx, scopes, &op, b))
+            }
+        };
+        res.map_err(|d| {
+            let e = SyntaxError {
+                offset: d.loc.offset().unwrap_or(0),
+                message: String::new(),
+            };
+            failure = Some(d);
+            e
+        })
+    };
+    let parsed = crate::parser::stream_region(&source.text, pr.region.loc, &mut sink);
+    if let Some(d) = failure {
+        return Err(d);
+    }
+    parsed.map_err(|e| diag(e.offset, e.message))?;
+    let _ = end;
+    match (block, pr.region.implicit_terminator) {
+        (None, None) => {
+            // `{}`: one empty block (the verifier then reports the missing
+            // terminator at the op).
+            let b = ctx.new_block();
+            ctx.push_block(r, b);
+        }
+        (b, Some(term)) => {
+            let b = match b {
+                Some(b) => b,
+                None => start_block(ctx, scopes, &mut block, None, pr.region.loc)?,
+            };
+            let last = ctx.block(b).last;
+            let has = last.is_some_and(|o| ctx.op_name(o) == term);
+            if !has {
+                let at = last.map(|o| ctx.op(o).loc.0 as Offset).unwrap_or(pr.region.loc);
+                let op = AstOp {
+                    results: vec![],
+                    name: term.to_string(),
+                    loc: at,
+                    body: AstOpBody::Custom(vec![]),
+                };
+                build_op(ctx, scopes, &op, b)?;
+            }
+            scopes.frames.pop();
+        }
+        (Some(_), None) => {
+            scopes.frames.pop();
+        }
+    }
+    Ok(())
+}
+
 /// Parses and builds a whole source text.
 pub fn parse_source(name: &str, text: &str, registry: Rc<Registry>) -> Result<Context, Diagnostic> {
     let source = Rc::new(Source {
@@ -321,7 +437,8 @@ pub fn parse_source(name: &str, text: &str, registry: Rc<Registry>) -> Result<Co
 /// Parses and builds `source` (shared: the context keeps it for diagnostics
 /// without copying the text).
 pub fn parse(source: Rc<Source>, registry: Rc<Registry>) -> Result<Context, Diagnostic> {
-    let ast = crate::parser::parse_module(&source.text).map_err(|e| diag(e.offset, e.message))?;
+    let ast =
+        crate::parser::parse_module_lazy(&source.text).map_err(|e| diag(e.offset, e.message))?;
     build_module(&ast, registry, Some(source))
 }
 

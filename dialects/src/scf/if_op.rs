@@ -194,10 +194,7 @@ pub(super) fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     let mut else_r = if cp.try_keyword("else") {
         expect_region_or_empty(cp)?
     } else {
-        ir::ast::AstRegion {
-            blocks: std::rc::Rc::new(vec![]),
-            loc: cp.loc(),
-        }
+        ir::ast::AstRegion::new(vec![], cp.loc())
     };
     if result_types.is_empty() {
         ensure_yield(&mut then_r);

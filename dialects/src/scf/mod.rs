@@ -180,6 +180,11 @@ fn fmt_types(ts: &[Type]) -> String {
 /// Appends an `scf.yield` without operands to the last block of `region`
 /// unless it already ends in one (MLIR's implicit terminator).
 fn ensure_yield(region: &mut AstRegion) {
+    if region.lazy_end.is_some() {
+        // Not read yet: the IR builder appends the yield when it builds it.
+        region.implicit_terminator = Some("scf.yield");
+        return;
+    }
     let loc = region.loc;
     let has_yield = region
         .blocks
@@ -221,10 +226,7 @@ fn expect_region_or_empty(cp: &mut CustomParser) -> Result<AstRegion, ir::ast::S
     match cp.peek().map(|i| &i.kind) {
         Some(ir::ast::AstItemKind::AttrDict(d)) if d.is_empty() => {
             cp.next_item();
-            Ok(AstRegion {
-                blocks: std::rc::Rc::new(vec![]),
-                loc,
-            })
+            Ok(AstRegion::new(vec![], loc))
         }
         _ => Err(cp.error("expected a region '{ ... }'")),
     }

@@ -92,6 +92,95 @@ pub fn parse_module(src: &str) -> Result<AstModule, SyntaxError> {
     Driver::new(src).module()
 }
 
+/// Parses a whole file like [`parse_module`], but reads every region lazily:
+/// each [`AstRegion`] has `lazy_end` set and no blocks, and
+/// [`stream_region`] reads it later. The caller must have run
+/// [`check_nesting`] on `src`. This is what lets the IR builder build a
+/// large function body op by op (issue 14: no syntax tree of the whole file).
+pub fn parse_module_lazy(src: &str) -> Result<AstModule, SyntaxError> {
+    check_nesting(src)?;
+    Driver {
+        lazy: true,
+        ..Driver::new(src)
+    }
+    .module()
+}
+
+/// What [`stream_region`] hands its sink, in source order.
+pub enum RegionEvent {
+    /// A block label `^name(%a: T, ...):` (its `ops` are empty).
+    Label(AstBlock),
+    /// One op of the region, its own regions lazy.
+    Op(AstOp),
+}
+
+/// Reads the lazy region whose `{` is at `start` in `src` (see
+/// [`parse_module_lazy`]) and hands each block label and op to `sink` as soon
+/// as it is read, so memory stays bounded by one op. Nested regions are lazy
+/// again. Errors: the first syntax error, or the first error `sink` returns.
+pub fn stream_region(
+    src: &str,
+    start: Offset,
+    sink: &mut dyn FnMut(RegionEvent) -> PResult<()>,
+) -> PResult<()> {
+    let mut d = Driver {
+        lazy: true,
+        pos: start,
+        ..Driver::new(src)
+    };
+    if d.peek() != Some(b'{') {
+        return Err(internal(start));
+    }
+    d.sink = Some(sink);
+    let stack = vec![Frame::Region {
+        region: AstRegion::new(Vec::new(), start),
+        block: None,
+        stream: true,
+    }];
+    d.pos += 1;
+    d.drive(stack).map(|_| ())
+}
+
+/// The offset of the `}` that closes the `{` at `open`, skipping string
+/// literals and `//` comments as the grammar does; `None` when the input ends
+/// first or a string is not closed on its line (the eager parser then
+/// reports the error).
+fn matching_brace(b: &[u8], open: Offset) -> Option<Offset> {
+    let mut depth = 0usize;
+    let mut i = open;
+    while i < b.len() {
+        match b[i] {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            b'"' => {
+                i += 1;
+                loop {
+                    match b.get(i)? {
+                        b'"' => break,
+                        b'\\' => i += 2,
+                        b'\n' => return None,
+                        _ => i += 1,
+                    }
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
 /// Parses a whole string as one type (`f64`, `vec<f64>`, `(f64) -> f64`).
 pub fn parse_type(src: &str) -> Result<Type, SyntaxError> {
     check_nesting(src)?;
@@ -153,10 +242,12 @@ pub fn check_nesting(src: &str) -> Result<(), SyntaxError> {
 enum Frame {
     /// The file's top level (`module` tells whether a `module {` wrapper is open).
     Top { ops: Vec<AstOp>, module: bool },
-    /// The blocks of a region being read.
+    /// The blocks of a region being read (`stream`: the region
+    /// [`stream_region`] reads, whose ops and labels go to the sink).
     Region {
         region: AstRegion,
         block: Option<AstBlock>,
+        stream: bool,
     },
     /// A generic op whose region list `({...}, ...)` is being read.
     Generic { op: AstOp, regions: Vec<AstRegion> },
@@ -180,23 +271,37 @@ enum Head {
     Custom(AstOp),
 }
 
-struct Driver<'s> {
+/// What a run of the driver produced.
+enum Done {
+    /// The whole file.
+    Module(AstModule),
+    /// The streamed region ended (its ops went to the sink).
+    Region,
+}
+
+struct Driver<'s, 'k> {
     src: &'s str,
     pos: Offset,
     /// Try [`fast::generic_op`] before pest (off only in tests).
     fast_path: bool,
+    /// Read regions lazily (see [`parse_module_lazy`]).
+    lazy: bool,
+    /// Where a streamed region's ops and labels go.
+    sink: Option<&'k mut dyn FnMut(RegionEvent) -> PResult<()>>,
 }
 
 fn internal(offset: Offset) -> SyntaxError {
     error(offset, "internal parser error")
 }
 
-impl<'s> Driver<'s> {
+impl<'s> Driver<'s, '_> {
     fn new(src: &'s str) -> Self {
         Driver {
             src,
             pos: 0,
             fast_path: true,
+            lazy: false,
+            sink: None,
         }
     }
 
@@ -333,10 +438,18 @@ impl<'s> Driver<'s> {
             self.pos += 1;
             module = true;
         }
-        let mut stack = vec![Frame::Top {
+        let stack = vec![Frame::Top {
             ops: Vec::new(),
             module,
         }];
+        match self.drive(stack)? {
+            Done::Module(m) => Ok(AstModule { loc, ..m }),
+            Done::Region => Err(internal(self.pos)),
+        }
+    }
+
+    /// Runs the op-list state machine on `stack` until its bottom frame ends.
+    fn drive(&mut self, mut stack: Vec<Frame>) -> PResult<Done> {
         loop {
             let Some(frame) = stack.last_mut() else {
                 return Err(internal(self.pos));
@@ -348,10 +461,10 @@ impl<'s> Driver<'s> {
                     match self.peek() {
                         None => {
                             if let Frame::Top { ops, module: false } = frame {
-                                return Ok(AstModule {
+                                return Ok(Done::Module(AstModule {
                                     ops: std::mem::take(ops),
                                     loc: 0,
-                                });
+                                }));
                             }
                             return Err(self.expected("'}'"));
                         }
@@ -366,19 +479,37 @@ impl<'s> Driver<'s> {
                                 if self.peek().is_some() {
                                     return Err(self.expected("end of input after module"));
                                 }
-                                return Ok(AstModule { ops, loc });
+                                return Ok(Done::Module(AstModule { ops, loc: 0 }));
                             }
                             self.pos += 1;
-                            let Some(Frame::Region { mut region, block }) = stack.pop() else {
+                            let Some(Frame::Region {
+                                mut region,
+                                block,
+                                stream,
+                            }) = stack.pop()
+                            else {
                                 return Err(internal(self.pos));
                             };
+                            if stream {
+                                return Ok(Done::Region);
+                            }
                             std::rc::Rc::make_mut(&mut region.blocks).extend(block);
                             self.deliver_region(&mut stack, region)?;
                         }
                         Some(b'^') => {
-                            let Frame::Region { region, block } = frame else {
+                            let Frame::Region {
+                                region,
+                                block,
+                                stream,
+                            } = frame
+                            else {
                                 return Err(error(self.pos, "block label outside a region"));
                             };
+                            if *stream {
+                                let label = self.block_label()?;
+                                self.emit(RegionEvent::Label(label))?;
+                                continue;
+                            }
                             let new_block = self.block_label()?;
                             std::rc::Rc::make_mut(&mut region.blocks).extend(block.take());
                             *block = Some(new_block);
@@ -386,7 +517,7 @@ impl<'s> Driver<'s> {
                         Some(_) => {
                             let head = self.op_head(in_region)?;
                             match head {
-                                Head::Complete(op) => Self::deliver_op(&mut stack, op, self.pos)?,
+                                Head::Complete(op) => self.deliver_op(&mut stack, op)?,
                                 Head::Regions(op) => {
                                     // At `(`; the grammar checked that `{` follows.
                                     self.pos += 1;
@@ -426,7 +557,7 @@ impl<'s> Driver<'s> {
                                 g.regions = regions;
                                 self.generic_tail(base, tail, g)?;
                             }
-                            Self::deliver_op(&mut stack, op, self.pos)?;
+                            self.deliver_op(&mut stack, op)?;
                         }
                         _ => return Err(self.expected("',' or ')' after region")),
                     }
@@ -520,7 +651,7 @@ impl<'s> Driver<'s> {
                                     return Err(internal(self.pos));
                                 };
                                 op.body = AstOpBody::Custom(items);
-                                Self::deliver_op(&mut stack, op, self.pos)?;
+                                self.deliver_op(&mut stack, op)?;
                             } else {
                                 let Some(Frame::Group { close, loc, items }) = stack.pop() else {
                                     return Err(internal(self.pos));
@@ -549,25 +680,42 @@ impl<'s> Driver<'s> {
         }
     }
 
-    /// At `{`: pushes a region frame.
+    /// At `{`: pushes a region frame, or (lazy) skips to its `}` and
+    /// delivers a lazy region.
     fn open_region(&mut self, stack: &mut Vec<Frame>) -> PResult<()> {
         if self.peek() != Some(b'{') {
             return Err(self.expected("'{' (a region)"));
         }
+        if self.lazy {
+            if let Some(end) = matching_brace(self.src.as_bytes(), self.pos) {
+                let mut region = AstRegion::new(Vec::new(), self.pos);
+                region.lazy_end = Some(end);
+                self.pos = end + 1;
+                return self.deliver_region(stack, region);
+            }
+        }
         stack.push(Frame::Region {
-            region: AstRegion {
-                blocks: std::rc::Rc::new(Vec::new()),
-                loc: self.pos,
-            },
+            region: AstRegion::new(Vec::new(), self.pos),
             block: None,
+            stream: false,
         });
         self.pos += 1;
         Ok(())
     }
 
-    fn deliver_op(stack: &mut [Frame], op: AstOp, pos: Offset) -> PResult<()> {
+    /// Hands `event` to the sink of a streamed region.
+    fn emit(&mut self, event: RegionEvent) -> PResult<()> {
+        match self.sink.as_mut() {
+            Some(sink) => sink(event),
+            None => Err(internal(self.pos)),
+        }
+    }
+
+    fn deliver_op(&mut self, stack: &mut [Frame], op: AstOp) -> PResult<()> {
+        let pos = self.pos;
         match stack.last_mut() {
             Some(Frame::Top { ops, .. }) => ops.push(op),
+            Some(Frame::Region { stream: true, .. }) => self.emit(RegionEvent::Op(op))?,
             Some(Frame::Region { block, .. }) => block
                 .get_or_insert_with(|| AstBlock {
                     label: None,
@@ -782,9 +930,20 @@ impl<'s> Driver<'s> {
 
     // ------------------------------------------------------------ types
 
+    /// A sink-less copy of this driver positioned at `base`.
+    fn at_base(&self, base: Offset) -> Driver<'s, 'static> {
+        Driver {
+            src: self.src,
+            pos: base,
+            fast_path: self.fast_path,
+            lazy: self.lazy,
+            sink: None,
+        }
+    }
+
     /// `ty` for a pair from a run that started at `base` (offsets in errors).
     fn ty_at(&self, base: Offset, p: Pair<'s, Rule>) -> PResult<Type> {
-        Driver { pos: base, ..*self }.ty(p)
+        self.at_base(base).ty(p)
     }
 
     /// Converts a type pair; `self.pos` is the base of the pair's run.
@@ -851,7 +1010,7 @@ impl<'s> Driver<'s> {
     }
 
     fn fn_type(&self, base: Offset, p: Pair<'s, Rule>) -> PResult<(Vec<Type>, Vec<Type>)> {
-        let d = Driver { pos: base, ..*self };
+        let d = self.at_base(base);
         let mut inputs = Vec::new();
         let mut results = Vec::new();
         for q in p.into_inner() {
@@ -894,7 +1053,7 @@ impl<'s> Driver<'s> {
     }
 
     fn attribute_at(&self, base: Offset, p: Pair<'s, Rule>) -> PResult<Attribute> {
-        Driver { pos: base, ..*self }.attribute(p)
+        self.at_base(base).attribute(p)
     }
 
     /// Converts an attribute pair; `self.pos` is the base of the pair's run.
