@@ -7,7 +7,8 @@ use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 use crate::ast::*;
-use crate::parser::RegionEvent;
+use crate::parser::{GenericLine, RegionEvent};
+use smallvec::SmallVec;
 use crate::attributes::Attribute;
 use crate::context::{BlockId, Context, Loc, RegionId, Source, ValueId};
 use crate::custom::{CustomParser, ParsedOp, ParsedRegion};
@@ -15,8 +16,10 @@ use crate::diag::Diagnostic;
 use crate::spec::{OpKind, OpState, Registry, Traits};
 use crate::types::Type;
 
+/// Value names in scope: one map per block, and whether the block's op is
+/// isolated from above. Keys share the value's own name (no copy per value).
 struct Scopes {
-    frames: Vec<(HashMap<String, ValueId>, bool)>,
+    frames: Vec<(HashMap<Rc<str>, ValueId>, bool)>,
 }
 
 impl Scopes {
@@ -31,7 +34,7 @@ impl Scopes {
         }
         None
     }
-    fn define(&mut self, name: String, v: ValueId, loc: Offset) -> Result<(), Diagnostic> {
+    fn define(&mut self, name: Rc<str>, v: ValueId, loc: Offset) -> Result<(), Diagnostic> {
         if self.lookup(&name).is_some() {
             return Err(diag(loc, format!("redefinition of SSA value '%{name}'")));
         }
@@ -54,6 +57,12 @@ pub fn build_module(
     source: Option<Rc<Source>>,
 ) -> Result<Context, Diagnostic> {
     let mut ctx = Context::new(registry);
+    if let Some(s) = &source {
+        // About one op and one value per 40 bytes of text (a generic op line
+        // is 50-70): reserving up front saves the copies of arena growth, and
+        // untouched capacity costs address space, not memory.
+        ctx.reserve(s.text.len() / 40, s.text.len() / 40);
+    }
     ctx.source = source;
     let mut scopes = Scopes {
         frames: vec![(HashMap::default(), true)],
@@ -251,12 +260,12 @@ fn finish_op(
         for i in 0..r.count {
             let v = ctx.result(id, k);
             k += 1;
-            let name = if r.count == 1 {
-                r.name.clone()
+            let name: Rc<str> = if r.count == 1 {
+                Rc::from(r.name.as_str())
             } else {
-                format!("{}#{i}", r.name)
+                Rc::from(format!("{}#{i}", r.name).as_str())
             };
-            ctx.set_name(v, Some(Rc::from(name.as_str())));
+            ctx.set_name(v, Some(name.clone()));
             scopes.define(name, v, r.loc)?;
         }
     }
@@ -297,8 +306,9 @@ fn build_region(
             _ => &ab.args,
         };
         for a in args {
-            let v = ctx.add_block_arg(b, a.ty.clone(), Some(Rc::from(a.name.as_str())));
-            scopes.define(a.name.clone(), v, a.loc)?;
+            let name: Rc<str> = Rc::from(a.name.as_str());
+            let v = ctx.add_block_arg(b, a.ty.clone(), Some(name.clone()));
+            scopes.define(name, v, a.loc)?;
         }
         for op in &ab.ops {
             build_op(ctx, scopes, op, b)?;
@@ -312,6 +322,50 @@ fn build_region(
         ctx.push_block(r, b);
     }
     Ok(r)
+}
+
+/// Builds a [`GenericLine`] without allocating a syntax tree node. Anything
+/// out of the ordinary (an unknown op, a count or type mismatch, an undefined
+/// operand, a custom-only op) goes to [`build_op`] instead, so that every
+/// diagnostic comes from one place.
+fn build_line(
+    ctx: &mut Context,
+    scopes: &mut Scopes,
+    line: &GenericLine<'_>,
+    block: BlockId,
+) -> Result<(), Diagnostic> {
+    let general = |ctx: &mut Context, scopes: &mut Scopes| build_op(ctx, scopes, &line.to_ast(), block);
+    let Some(kind) = ctx.registry().kind(line.name) else {
+        return general(ctx, scopes);
+    };
+    if line.operands.len() != line.operand_types.len()
+        || line.results.len() != line.result_types.len()
+    {
+        return general(ctx, scopes);
+    }
+    let mut operands: SmallVec<[ValueId; 4]> = SmallVec::new();
+    for (&(name, _), ty) in line.operands.iter().zip(&line.operand_types) {
+        match scopes.lookup(name) {
+            Some(v) if ctx.ty(v) == ty => operands.push(v),
+            _ => return general(ctx, scopes),
+        }
+    }
+    let id = ctx.create_op(
+        kind,
+        &operands,
+        &line.result_types,
+        Vec::new(),
+        &[],
+        Loc(line.loc as u32),
+    );
+    ctx.insert_op(id, block, None);
+    for (k, &(name, loc)) in line.results.iter().enumerate() {
+        let v = ctx.result(id, k);
+        let name: Rc<str> = Rc::from(name);
+        ctx.set_name(v, Some(name.clone()));
+        scopes.define(name, v, loc)?;
+    }
+    Ok(())
 }
 
 /// Builds the lazy region `pr` (its `}` at `end`) into `r` while the parser
@@ -359,8 +413,9 @@ fn stream_region(
             (None, None) => &[],
         };
         for a in args {
-            let v = ctx.add_block_arg(b, a.ty.clone(), Some(Rc::from(a.name.as_str())));
-            scopes.define(a.name.clone(), v, a.loc)?;
+            let name: Rc<str> = Rc::from(a.name.as_str());
+            let v = ctx.add_block_arg(b, a.ty.clone(), Some(name.clone()));
+            scopes.define(name, v, a.loc)?;
         }
         Ok(b)
     };
@@ -375,6 +430,13 @@ fn stream_region(
                     None => start_block(ctx, scopes, &mut block, None, op.loc),
                 };
                 b.and_then(|b| build_op(ctx, scopes, &op, b))
+            }
+            RegionEvent::Line(line) => {
+                let b = match block {
+                    Some(b) => Ok(b),
+                    None => start_block(ctx, scopes, &mut block, None, line.loc),
+                };
+                b.and_then(|b| build_line(ctx, scopes, &line, b))
             }
         };
         res.map_err(|d| {

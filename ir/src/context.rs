@@ -106,7 +106,7 @@ pub struct OpData {
 pub struct ValueData {
     pub ty: Type,
     pub def: ValueDef,
-    pub uses: Vec<Use>,
+    pub uses: SmallVec<[Use; 2]>,
     /// The name the source gave this value (without `%`), kept for printing.
     pub name: Option<Rc<str>>,
 }
@@ -160,6 +160,12 @@ impl Context {
         };
         ctx.top = ctx.new_block();
         ctx
+    }
+
+    /// Reserves room for `ops` more operations and `values` more values.
+    pub fn reserve(&mut self, ops: usize, values: usize) {
+        self.ops.reserve(ops);
+        self.values.reserve(values);
     }
 
     /// The op-spec registry.
@@ -454,7 +460,7 @@ impl Context {
         self.values.push(ValueData {
             ty,
             def,
-            uses: Vec::new(),
+            uses: SmallVec::new(),
             name,
         });
         id

@@ -107,11 +107,67 @@ pub fn parse_module_lazy(src: &str) -> Result<AstModule, SyntaxError> {
 }
 
 /// What [`stream_region`] hands its sink, in source order.
-pub enum RegionEvent {
+pub enum RegionEvent<'a> {
     /// A block label `^name(%a: T, ...):` (its `ops` are empty).
     Label(AstBlock),
     /// One op of the region, its own regions lazy.
     Op(AstOp),
+    /// The most common op shape, read without allocating: see [`GenericLine`].
+    Line(GenericLine<'a>),
+}
+
+/// A generic op without regions or attributes whose operands have no `#N`
+/// suffix, with names borrowed from the source text:
+/// `%a, %b = "d.op"(%x, %y) : (f64, f64) -> (f64, i1)`.
+#[derive(Debug, Default)]
+pub struct GenericLine<'s> {
+    /// Offset of the op's first character.
+    pub loc: Offset,
+    /// Result names (without `%`) and their offsets.
+    pub results: smallvec::SmallVec<[(&'s str, Offset); 2]>,
+    /// The op name (between the quotes).
+    pub name: &'s str,
+    /// Operand names (without `%`) and their offsets.
+    pub operands: smallvec::SmallVec<[(&'s str, Offset); 4]>,
+    pub operand_types: smallvec::SmallVec<[Type; 4]>,
+    pub result_types: smallvec::SmallVec<[Type; 2]>,
+    /// Offset of the `:` before the function type.
+    pub type_loc: Offset,
+}
+
+impl GenericLine<'_> {
+    /// The same op as a syntax tree node (for the general build path).
+    pub fn to_ast(&self) -> AstOp {
+        AstOp {
+            results: self
+                .results
+                .iter()
+                .map(|&(n, loc)| AstResult {
+                    name: n.to_string(),
+                    count: 1,
+                    loc,
+                })
+                .collect(),
+            name: self.name.to_string(),
+            loc: self.loc,
+            body: AstOpBody::Generic(AstGeneric {
+                operands: self
+                    .operands
+                    .iter()
+                    .map(|&(n, loc)| AstValueRef {
+                        name: n.to_string(),
+                        index: None,
+                        loc,
+                    })
+                    .collect(),
+                regions: Vec::new(),
+                attrs: Vec::new(),
+                operand_types: self.operand_types.to_vec(),
+                result_types: self.result_types.to_vec(),
+                type_loc: self.type_loc,
+            }),
+        }
+    }
 }
 
 /// Reads the lazy region whose `{` is at `start` in `src` (see
@@ -121,7 +177,7 @@ pub enum RegionEvent {
 pub fn stream_region(
     src: &str,
     start: Offset,
-    sink: &mut dyn FnMut(RegionEvent) -> PResult<()>,
+    sink: &mut dyn for<'e> FnMut(RegionEvent<'e>) -> PResult<()>,
 ) -> PResult<()> {
     let mut d = Driver {
         lazy: true,
@@ -287,7 +343,7 @@ struct Driver<'s, 'k> {
     /// Read regions lazily (see [`parse_module_lazy`]).
     lazy: bool,
     /// Where a streamed region's ops and labels go.
-    sink: Option<&'k mut dyn FnMut(RegionEvent) -> PResult<()>>,
+    sink: Option<&'k mut dyn for<'e> FnMut(RegionEvent<'e>) -> PResult<()>>,
 }
 
 fn internal(offset: Offset) -> SyntaxError {
@@ -514,7 +570,16 @@ impl<'s> Driver<'s, '_> {
                             std::rc::Rc::make_mut(&mut region.blocks).extend(block.take());
                             *block = Some(new_block);
                         }
-                        Some(_) => {
+                                        Some(_) => {
+                            if self.sink.is_some() && self.fast_path && stack.len() == 1 {
+                                if let Some((line, end)) =
+                                    fast::generic_line(self.src.as_bytes(), self.src, self.pos)
+                                {
+                                    self.pos = end;
+                                    self.emit(RegionEvent::Line(line))?;
+                                    continue;
+                                }
+                            }
                             let head = self.op_head(in_region)?;
                             match head {
                                 Head::Complete(op) => self.deliver_op(&mut stack, op)?,
@@ -1621,6 +1686,102 @@ mod fast {
             end = c.i;
         }
         Some((out, end))
+    }
+
+    /// A [`super::GenericLine`] at `pos` and the offset just past it, or
+    /// `None` (use the general path) for any other shape: results with a
+    /// count, operands with `#N`, escapes, regions, attributes, dialect or
+    /// function types.
+    pub(super) fn generic_line<'s>(
+        b: &'s [u8],
+        src: &'s str,
+        pos: Offset,
+    ) -> Option<(super::GenericLine<'s>, Offset)> {
+        let mut c = Cursor { b, i: pos };
+        let mut line = super::GenericLine {
+            loc: pos,
+            ..Default::default()
+        };
+        // `name` of `%name` at the cursor, borrowed from `src`.
+        fn name<'s>(c: &mut Cursor<'_>, src: &'s str) -> Option<(&'s str, Offset)> {
+            let loc = c.i;
+            c.value_name()?;
+            Some((src.get(loc + 1..c.i)?, loc))
+        }
+        if c.peek() == Some(b'%') {
+            loop {
+                line.results.push(name(&mut c, src)?);
+                c.ws();
+                if c.eat(b'=').is_some() {
+                    break;
+                }
+                c.eat(b',')?;
+                c.ws();
+            }
+            c.ws();
+        }
+        c.eat(b'"')?;
+        let start = c.i;
+        while c
+            .peek()
+            .is_some_and(|ch| !matches!(ch, b'"' | b'\\' | b'\n'))
+        {
+            c.i += 1;
+        }
+        line.name = src.get(start..c.i)?;
+        c.eat(b'"')?;
+        c.ws();
+        c.eat(b'(')?;
+        c.ws();
+        if c.eat(b')').is_none() {
+            loop {
+                line.operands.push(name(&mut c, src)?);
+                c.ws();
+                if c.eat(b')').is_some() {
+                    break;
+                }
+                c.eat(b',')?;
+                c.ws();
+            }
+        }
+        c.ws();
+        line.type_loc = c.i;
+        c.eat(b':')?;
+        c.ws();
+        c.eat(b'(')?;
+        c.ws();
+        if c.eat(b')').is_none() {
+            loop {
+                line.operand_types.push(c.ty(0)?);
+                c.ws();
+                if c.eat(b')').is_some() {
+                    break;
+                }
+                c.eat(b',')?;
+                c.ws();
+            }
+        }
+        c.ws();
+        c.eat(b'-')?;
+        c.eat(b'>')?;
+        c.ws();
+        if c.eat(b'(').is_some() {
+            c.ws();
+            if c.eat(b')').is_none() {
+                loop {
+                    line.result_types.push(c.ty(0)?);
+                    c.ws();
+                    if c.eat(b')').is_some() {
+                        break;
+                    }
+                    c.eat(b',')?;
+                    c.ws();
+                }
+            }
+        } else {
+            line.result_types.push(c.ty(0)?);
+        }
+        Some((line, c.i))
     }
 
     /// The op at `pos` (a complete generic op, or a custom op's head with an
