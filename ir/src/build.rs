@@ -7,14 +7,14 @@ use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 use crate::ast::*;
-use crate::parser::{GenericLine, RegionEvent};
-use smallvec::SmallVec;
 use crate::attributes::Attribute;
 use crate::context::{BlockId, Context, Loc, RegionId, Source, ValueId};
 use crate::custom::{CustomParser, ParsedOp, ParsedRegion};
 use crate::diag::Diagnostic;
+use crate::parser::{GenericLine, RegionEvent};
 use crate::spec::{OpKind, OpState, Registry, Traits};
 use crate::types::Type;
+use smallvec::SmallVec;
 
 /// Value names in scope: one map per block, and whether the block's op is
 /// isolated from above. Keys share the value's own name (no copy per value).
@@ -334,7 +334,8 @@ fn build_line(
     line: &GenericLine<'_>,
     block: BlockId,
 ) -> Result<(), Diagnostic> {
-    let general = |ctx: &mut Context, scopes: &mut Scopes| build_op(ctx, scopes, &line.to_ast(), block);
+    let general =
+        |ctx: &mut Context, scopes: &mut Scopes| build_op(ctx, scopes, &line.to_ast(), block);
     let Some(kind) = ctx.registry().kind(line.name) else {
         return general(ctx, scopes);
     };
@@ -380,17 +381,20 @@ fn stream_region(
     end: Offset,
 ) -> Result<(), Diagnostic> {
     let Some(source) = ctx.source.clone() else {
-        return Err(diag(pr.region.loc, "internal error: lazy region without source".into()));
+        return Err(diag(
+            pr.region.loc,
+            "internal error: lazy region without source".into(),
+        ));
     };
     // The block being built; a second block is an error, as in the eager path.
     let mut block: Option<BlockId> = None;
     // A build error, kept while the parser unwinds.
     let mut failure: Option<Diagnostic> = None;
     let start_block = |ctx: &mut Context,
-                           scopes: &mut Scopes,
-                           block: &mut Option<BlockId>,
-                           label: Option<&AstBlock>,
-                           loc: Offset|
+                       scopes: &mut Scopes,
+                       block: &mut Option<BlockId>,
+                       label: Option<&AstBlock>,
+                       loc: Offset|
      -> Result<BlockId, Diagnostic> {
         if block.is_some() {
             return Err(diag(
@@ -400,12 +404,19 @@ fn stream_region(
         }
         let b = ctx.new_block();
         ctx.push_block(r, b);
-        scopes.frames.push((HashMap::default(), isolated));
+        // About one named value per 50 bytes of body: sized up front, the
+        // map of a large body never rehashes.
+        let names =
+            HashMap::with_capacity_and_hasher((end - pr.region.loc) / 50, Default::default());
+        scopes.frames.push((names, isolated));
         *block = Some(b);
         let args = match (&pr.entry_args, label) {
             (Some(a), l) => {
                 if l.is_some_and(|l| !l.args.is_empty()) {
-                    return Err(diag(loc, "block arguments are given by the op header".into()));
+                    return Err(diag(
+                        loc,
+                        "block arguments are given by the op header".into(),
+                    ));
                 }
                 a.as_slice()
             }
@@ -469,7 +480,9 @@ fn stream_region(
             let last = ctx.block(b).last;
             let has = last.is_some_and(|o| ctx.op_name(o) == term);
             if !has {
-                let at = last.map(|o| ctx.op(o).loc.0 as Offset).unwrap_or(pr.region.loc);
+                let at = last
+                    .map(|o| ctx.op(o).loc.0 as Offset)
+                    .unwrap_or(pr.region.loc);
                 let op = AstOp {
                     results: vec![],
                     name: term.to_string(),

@@ -40,7 +40,8 @@ impl<'a> Printer<'a> {
     pub fn new(ctx: &'a Context, opts: PrintOptions) -> Self {
         Printer {
             ctx,
-            out: String::new(),
+            // About 40 bytes per op: reserved, the text never moves.
+            out: String::with_capacity(ctx.num_ops().saturating_mul(40)),
             indent: 0,
             names: vec![None; ctx.num_values()],
             scopes: vec![(HashSet::default(), 0)],
@@ -60,13 +61,15 @@ impl<'a> Printer<'a> {
         self.out.push_str(s);
     }
 
-    fn fresh(&mut self, hint: Option<&str>) -> Rc<str> {
+    /// A name for a new value, `hint` itself when it is valid and free in
+    /// the current scope (shared, not copied), else `hint_1`, `hint_2`, ...
+    /// or the next number.
+    fn fresh(&mut self, hint: Option<&Rc<str>>) -> Rc<str> {
         let scope = self.scopes.last_mut().unwrap();
         if let Some(h) = hint.filter(|h| valid_name(h)) {
-            if !scope.0.contains(h) {
-                let r: Rc<str> = Rc::from(h);
-                scope.0.insert(r.clone());
-                return r;
+            if !scope.0.contains(&**h) {
+                scope.0.insert(h.clone());
+                return h.clone();
             }
             let mut k = 1;
             loop {
@@ -93,7 +96,7 @@ impl<'a> Printer<'a> {
     /// Names `v` (first use of a definition).
     fn define(&mut self, v: ValueId) {
         let hint = self.ctx.value(v).name.clone();
-        let n = self.fresh(hint.as_deref());
+        let n = self.fresh(hint.as_ref());
         self.names[v.index()] = Some(n);
     }
 
@@ -260,8 +263,8 @@ impl<'a> Printer<'a> {
         let base = hints[0]
             .as_deref()
             .and_then(|h| h.strip_suffix("#0"))
-            .map(|s| s.to_string());
-        let name = self.fresh(base.as_deref());
+            .map(Rc::<str>::from);
+        let name = self.fresh(base.as_ref());
         for (i, &r) in res.iter().enumerate() {
             self.names[r.index()] = Some(Rc::from(format!("{name}#{i}").as_str()));
         }

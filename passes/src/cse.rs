@@ -14,7 +14,10 @@
 //! an op that writes (a loop body whose later writes run before the next
 //! iteration's reads) is never merged with a read from outside.
 
-use rustc_hash::FxHashMap;
+use std::hash::{Hash, Hasher};
+
+use hashbrown::HashTable;
+use rustc_hash::{FxHashMap, FxHasher};
 use smallvec::SmallVec;
 
 use crate::alias::{Aliases, Effects};
@@ -45,7 +48,10 @@ struct Known {
 
 struct Scopes {
     aliases: Aliases,
-    pure: Vec<FxHashMap<GvnKey, ir::OpId>>,
+    /// The pure ops seen, per enclosing block: a table of op ids hashed and
+    /// compared through the ops themselves ([`pure_hash`], [`pure_eq`]), so
+    /// an entry costs 4 bytes instead of a copy of the op's key.
+    pure: Vec<HashTable<ir::OpId>>,
     reads: Vec<FxHashMap<GvnKey, Known>>,
     eliminated: u64,
 }
@@ -100,8 +106,61 @@ fn has_write_effects(ctx: &Context, op: ir::OpId) -> bool {
     e.unknown_write || !e.writes.is_empty()
 }
 
+/// The hash of a pure op: kind, operands (sorted for commutative ops),
+/// attributes and result types, as [`GvnKey`] hashes them.
+fn pure_hash(ctx: &Context, op: ir::OpId) -> u64 {
+    let mut h = FxHasher::default();
+    let d = ctx.op(op);
+    d.kind.hash(&mut h);
+    if ctx.spec(op).traits.contains(Traits::COMMUTATIVE) {
+        let mut ops: SmallVec<[ValueId; 4]> = SmallVec::from_slice(&d.operands);
+        ops.sort();
+        ops.hash(&mut h);
+    } else {
+        d.operands.hash(&mut h);
+    }
+    for (k, a) in &d.attrs {
+        k.hash(&mut h);
+        a.hash(&mut h);
+    }
+    for &r in &d.results {
+        ctx.ty(r).hash(&mut h);
+    }
+    h.finish()
+}
+
+/// Whether pure ops `a` and `b` are equal up to the order of a commutative
+/// op's operands (the same relation as equal [`GvnKey`]s).
+fn pure_eq(ctx: &Context, a: ir::OpId, b: ir::OpId) -> bool {
+    let (da, db) = (ctx.op(a), ctx.op(b));
+    if da.kind != db.kind
+        || da.operands.len() != db.operands.len()
+        || da.results.len() != db.results.len()
+        || da.attrs != db.attrs
+    {
+        return false;
+    }
+    let same_operands = if da.operands == db.operands {
+        true
+    } else if ctx.spec(a).traits.contains(Traits::COMMUTATIVE) {
+        let mut x: SmallVec<[ValueId; 4]> = SmallVec::from_slice(&da.operands);
+        let mut y: SmallVec<[ValueId; 4]> = SmallVec::from_slice(&db.operands);
+        x.sort();
+        y.sort();
+        x == y
+    } else {
+        false
+    };
+    same_operands
+        && da
+            .results
+            .iter()
+            .zip(&db.results)
+            .all(|(&x, &y)| ctx.ty(x) == ctx.ty(y))
+}
+
 fn walk_block(ctx: &mut Context, b: BlockId, s: &mut Scopes) {
-    s.pure.push(FxHashMap::default());
+    s.pure.push(HashTable::new());
     s.reads.push(FxHashMap::default());
     let mut cur = ctx.block(b).first;
     while let Some(op) = cur {
@@ -149,8 +208,8 @@ fn walk_block(ctx: &mut Context, b: BlockId, s: &mut Scopes) {
             }
             continue;
         }
-        let key = GvnKey::of(ctx, &OpState::of(ctx, op));
         if is_read {
+            let key = GvnKey::of(ctx, &OpState::of(ctx, op));
             let found = s.reads.iter().rev().find_map(|m| m.get(&key).cloned());
             match (found, read_alloc(ctx, op)) {
                 (Some(k), _) if k.values.len() == ctx.results(op).len() => {
@@ -169,7 +228,12 @@ fn walk_block(ctx: &mut Context, b: BlockId, s: &mut Scopes) {
             }
             continue;
         }
-        let found = s.pure.iter().rev().find_map(|m| m.get(&key).copied());
+        let hash = pure_hash(ctx, op);
+        let found = s
+            .pure
+            .iter()
+            .rev()
+            .find_map(|m| m.find(hash, |&o| pure_eq(ctx, o, op)).copied());
         match found {
             Some(prev) => {
                 let new: SmallVec<[ValueId; 2]> = SmallVec::from_slice(ctx.results(prev));
@@ -177,7 +241,11 @@ fn walk_block(ctx: &mut Context, b: BlockId, s: &mut Scopes) {
                 s.eliminated += 1;
             }
             None => {
-                s.pure.last_mut().unwrap().insert(key, op);
+                let c = &*ctx;
+                s.pure
+                    .last_mut()
+                    .unwrap()
+                    .insert_unique(hash, op, |&o| pure_hash(c, o));
             }
         }
     }

@@ -327,6 +327,9 @@ enum Head {
     Custom(AstOp),
 }
 
+/// Where [`stream_region`] sends what it reads.
+type Sink<'k> = &'k mut dyn for<'e> FnMut(RegionEvent<'e>) -> PResult<()>;
+
 /// What a run of the driver produced.
 enum Done {
     /// The whole file.
@@ -343,7 +346,7 @@ struct Driver<'s, 'k> {
     /// Read regions lazily (see [`parse_module_lazy`]).
     lazy: bool,
     /// Where a streamed region's ops and labels go.
-    sink: Option<&'k mut dyn for<'e> FnMut(RegionEvent<'e>) -> PResult<()>>,
+    sink: Option<Sink<'k>>,
 }
 
 fn internal(offset: Offset) -> SyntaxError {
@@ -570,7 +573,7 @@ impl<'s> Driver<'s, '_> {
                             std::rc::Rc::make_mut(&mut region.blocks).extend(block.take());
                             *block = Some(new_block);
                         }
-                                        Some(_) => {
+                        Some(_) => {
                             if self.sink.is_some() && self.fast_path && stack.len() == 1 {
                                 if let Some((line, end)) =
                                     fast::generic_line(self.src.as_bytes(), self.src, self.pos)
