@@ -3,7 +3,8 @@
 //! and creates the operations (raw: no folding or hash-consing, so the
 //! printed IR is what was written).
 
-use rustc_hash::FxHashMap as HashMap;
+use hashbrown::HashTable;
+use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
 use crate::ast::*;
@@ -16,16 +17,33 @@ use crate::spec::{OpKind, OpState, Registry, Traits};
 use crate::types::Type;
 use smallvec::SmallVec;
 
-/// Value names in scope: one map per block, and whether the block's op is
-/// isolated from above. Keys share the value's own name (no copy per value).
+/// Value names in scope: one table per block, and whether the block's op is
+/// isolated from above. A table holds value ids only (4 bytes an entry),
+/// hashed and compared through the value's own name, which is always the
+/// name it was defined under.
 struct Scopes {
-    frames: Vec<(HashMap<Rc<str>, ValueId>, bool)>,
+    frames: Vec<(HashTable<ValueId>, bool)>,
+}
+
+fn name_hash(name: &str) -> u64 {
+    let mut h = rustc_hash::FxHasher::default();
+    name.hash(&mut h);
+    h.finish()
+}
+
+fn name_of(ctx: &Context, v: ValueId) -> &str {
+    ctx.value(v).name.as_deref().unwrap_or("")
 }
 
 impl Scopes {
-    fn lookup(&self, name: &str) -> Option<ValueId> {
+    /// A table for about `n` names.
+    fn table(n: usize) -> HashTable<ValueId> {
+        HashTable::with_capacity(n)
+    }
+    fn lookup(&self, ctx: &Context, name: &str) -> Option<ValueId> {
+        let h = name_hash(name);
         for (map, isolated) in self.frames.iter().rev() {
-            if let Some(&v) = map.get(name) {
+            if let Some(&v) = map.find(h, |&u| name_of(ctx, u) == name) {
                 return Some(v);
             }
             if *isolated {
@@ -34,11 +52,18 @@ impl Scopes {
         }
         None
     }
-    fn define(&mut self, name: Rc<str>, v: ValueId, loc: Offset) -> Result<(), Diagnostic> {
-        if self.lookup(&name).is_some() {
+    /// Puts `v` in scope under its name.
+    fn define(&mut self, ctx: &Context, v: ValueId, loc: Offset) -> Result<(), Diagnostic> {
+        let name = name_of(ctx, v);
+        if self.lookup(ctx, name).is_some() {
             return Err(diag(loc, format!("redefinition of SSA value '%{name}'")));
         }
-        self.frames.last_mut().unwrap().0.insert(name, v);
+        let h = name_hash(name);
+        self.frames
+            .last_mut()
+            .unwrap()
+            .0
+            .insert_unique(h, v, |&u| name_hash(name_of(ctx, u)));
         Ok(())
     }
 }
@@ -65,7 +90,7 @@ pub fn build_module(
     }
     ctx.source = source;
     let mut scopes = Scopes {
-        frames: vec![(HashMap::default(), true)],
+        frames: vec![(Scopes::table(0), true)],
     };
     let top = ctx.top;
     for op in &ast.ops {
@@ -81,10 +106,10 @@ fn resolve(
     expected: Option<&Type>,
 ) -> Result<ValueId, Diagnostic> {
     let v = match r.index {
-        None => scopes.lookup(&r.name),
-        Some(i) => scopes.lookup(&format!("{}#{i}", r.name)).or_else(|| {
+        None => scopes.lookup(ctx, &r.name),
+        Some(i) => scopes.lookup(ctx, &format!("{}#{i}", r.name)).or_else(|| {
             if i == 0 {
-                scopes.lookup(&r.name)
+                scopes.lookup(ctx, &r.name)
             } else {
                 None
             }
@@ -266,7 +291,7 @@ fn finish_op(
                 Rc::from(format!("{}#{i}", r.name).as_str())
             };
             ctx.set_name(v, Some(name.clone()));
-            scopes.define(name, v, r.loc)?;
+            scopes.define(ctx, v, r.loc)?;
         }
     }
     Ok(())
@@ -292,7 +317,7 @@ fn build_region(
     for (bi, ab) in pr.region.blocks.iter().enumerate() {
         let b = ctx.new_block();
         ctx.push_block(r, b);
-        scopes.frames.push((HashMap::default(), isolated));
+        scopes.frames.push((Scopes::table(0), isolated));
         let args = match (&pr.entry_args, bi) {
             (Some(a), 0) => {
                 if !ab.args.is_empty() {
@@ -308,7 +333,7 @@ fn build_region(
         for a in args {
             let name: Rc<str> = Rc::from(a.name.as_str());
             let v = ctx.add_block_arg(b, a.ty.clone(), Some(name.clone()));
-            scopes.define(name, v, a.loc)?;
+            scopes.define(ctx, v, a.loc)?;
         }
         for op in &ab.ops {
             build_op(ctx, scopes, op, b)?;
@@ -346,7 +371,7 @@ fn build_line(
     }
     let mut operands: SmallVec<[ValueId; 4]> = SmallVec::new();
     for (&(name, _), ty) in line.operands.iter().zip(&line.operand_types) {
-        match scopes.lookup(name) {
+        match scopes.lookup(ctx, name) {
             Some(v) if ctx.ty(v) == ty => operands.push(v),
             _ => return general(ctx, scopes),
         }
@@ -364,7 +389,7 @@ fn build_line(
         let v = ctx.result(id, k);
         let name: Rc<str> = Rc::from(name);
         ctx.set_name(v, Some(name.clone()));
-        scopes.define(name, v, loc)?;
+        scopes.define(ctx, v, loc)?;
     }
     Ok(())
 }
@@ -406,8 +431,7 @@ fn stream_region(
         ctx.push_block(r, b);
         // About one named value per 50 bytes of body: sized up front, the
         // map of a large body never rehashes.
-        let names =
-            HashMap::with_capacity_and_hasher((end - pr.region.loc) / 50, Default::default());
+        let names = Scopes::table((end - pr.region.loc) / 50);
         scopes.frames.push((names, isolated));
         *block = Some(b);
         let args = match (&pr.entry_args, label) {
@@ -426,7 +450,7 @@ fn stream_region(
         for a in args {
             let name: Rc<str> = Rc::from(a.name.as_str());
             let v = ctx.add_block_arg(b, a.ty.clone(), Some(name.clone()));
-            scopes.define(name, v, a.loc)?;
+            scopes.define(ctx, v, a.loc)?;
         }
         Ok(b)
     };

@@ -655,6 +655,17 @@ fn report_timing(parse: Duration, t: &Timing, out: Duration, ran: bool) {
         if ran { "run" } else { "output" }
     );
     eprintln!("  {:>10.3} ms  total", ms(total));
+    if let Some(kib) = peak_rss_kib() {
+        eprintln!("  {:>10.1} MiB peak resident memory", kib as f64 / 1024.0);
+    }
+}
+
+/// The process's peak resident set size in KiB (`VmHWM` of
+/// `/proc/self/status`; `None` where that file does not exist).
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn emit(cli: &Cli, ctx: &Context) -> Result<String, Failure> {

@@ -678,6 +678,7 @@ fn timing_report() {
         "'canonicalize'",
         "'fuse'",
         "total",
+        "MiB peak resident memory",
     ] {
         assert!(out.stderr.contains(needle), "'{needle}' missing: {out:?}");
     }
