@@ -687,10 +687,20 @@ impl<'s> Driver<'s, '_> {
                             // `attributes` keyword before the dictionary.
                             let after_attributes =
                                 self.src[..loc].trim_end().ends_with("attributes");
-                            let dict = L0Parser::parse(Rule::attr_dict, input)
-                                .map(|mut p| p.next())
-                                .ok()
+                            // A dictionary's first entry is a name (or `}`); a
+                            // region starting with `%`, `"` or `^` is no
+                            // dictionary, and the failed try would cost pest
+                            // a scan of the rest of the input.
+                            let mut probe = Driver {
+                                pos: loc + 1,
+                                ..Driver::new(self.src)
+                            };
+                            probe.skip_ws();
+                            let surely_region = matches!(probe.peek(), Some(b'%' | b'"' | b'^'));
+                            let dict = (!surely_region)
+                                .then(|| L0Parser::parse(Rule::attr_dict, input).ok())
                                 .flatten()
+                                .and_then(|mut p| p.next())
                                 .filter(|d| {
                                     after_attributes
                                         || d.clone().into_inner().all(|e| {
