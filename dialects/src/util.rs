@@ -1,7 +1,5 @@
 //! Helpers shared by the dialects' custom forms, verifiers and semantics.
 
-use ir::ast::{AstValueRef, SyntaxError};
-use ir::custom::{CustomParser, ParsedOp};
 use ir::interp::{RtValue, RunError};
 use ir::printer::Printer;
 use ir::{Attribute, Context, OpId, Type};
@@ -22,29 +20,7 @@ pub fn print_operands_colon_type(p: &mut Printer, op: OpId, skip: &[&str]) -> st
     Ok(())
 }
 
-/// Parses `%a, %b {attrs} : T` where every operand has type `T`; the result
-/// type is `T` unless `result` overrides it.
-pub fn parse_operands_colon_type(
-    cp: &mut CustomParser,
-    result: Option<Type>,
-) -> Result<ParsedOp, SyntaxError> {
-    let vals: Vec<AstValueRef> = cp.value_list()?;
-    let mut attrs = Vec::new();
-    cp.optional_attr_dict(&mut attrs);
-    cp.expect_punct(":")?;
-    let t = cp.expect_type()?;
-    let results = if cp.num_results == 0 {
-        vec![]
-    } else {
-        vec![result.unwrap_or_else(|| t.clone())]
-    };
-    Ok(ParsedOp {
-        operands: vals.into_iter().map(|v| (v, Some(t.clone()))).collect(),
-        result_types: results,
-        attrs,
-        regions: vec![],
-    })
-}
+pub use ir::custom::parse_operands_colon_type;
 
 /// The string attribute `name` of `op`.
 pub fn str_attr<'a>(ctx: &'a Context, op: OpId, name: &str) -> Option<&'a str> {

@@ -12,7 +12,7 @@ use crate::attributes::Attribute;
 use crate::context::{BlockId, Context, Loc, RegionId, Source, ValueId};
 use crate::custom::{CustomParser, ParsedOp, ParsedRegion};
 use crate::diag::Diagnostic;
-use crate::parser::{GenericLine, RegionEvent};
+use crate::parser::{CustomLine, GenericLine, RegionEvent};
 use crate::spec::{OpKind, OpState, Registry, Traits};
 use crate::types::Type;
 use smallvec::SmallVec;
@@ -394,6 +394,44 @@ fn build_line(
     Ok(())
 }
 
+/// Builds a [`CustomLine`] of an op whose spec declares the same-type custom
+/// form without a syntax tree node; anything else goes to [`build_op`], as in
+/// [`build_line`].
+fn build_custom_line(
+    ctx: &mut Context,
+    scopes: &mut Scopes,
+    line: &CustomLine<'_>,
+    block: BlockId,
+) -> Result<(), Diagnostic> {
+    let general =
+        |ctx: &mut Context, scopes: &mut Scopes| build_op(ctx, scopes, &line.to_ast(), block);
+    let Some(kind) = ctx.registry().kind(line.name) else {
+        return general(ctx, scopes);
+    };
+    if !ctx.registry().spec(kind).same_type_form {
+        return general(ctx, scopes);
+    }
+    let mut operands: SmallVec<[ValueId; 4]> = SmallVec::new();
+    for &(name, _) in &line.operands {
+        match scopes.lookup(ctx, name) {
+            Some(v) if *ctx.ty(v) == line.ty => operands.push(v),
+            _ => return general(ctx, scopes),
+        }
+    }
+    let id = ctx.create_op(
+        kind,
+        &operands,
+        std::slice::from_ref(&line.ty),
+        Vec::new(),
+        &[],
+        Loc(line.loc as u32),
+    );
+    ctx.insert_op(id, block, None);
+    let v = ctx.result(id, 0);
+    ctx.set_name(v, Some(Rc::from(line.result.0)));
+    scopes.define(ctx, v, line.result.1)
+}
+
 /// Builds the lazy region `pr` (its `}` at `end`) into `r` while the parser
 /// reads it, one op at a time: the same checks and results as the eager path
 /// in [`build_region`], without a syntax tree of the body.
@@ -465,6 +503,13 @@ fn stream_region(
                     None => start_block(ctx, scopes, &mut block, None, op.loc),
                 };
                 b.and_then(|b| build_op(ctx, scopes, &op, b))
+            }
+            RegionEvent::Custom(line) => {
+                let b = match block {
+                    Some(b) => Ok(b),
+                    None => start_block(ctx, scopes, &mut block, None, line.loc),
+                };
+                b.and_then(|b| build_custom_line(ctx, scopes, &line, b))
             }
             RegionEvent::Line(line) => {
                 let b = match block {

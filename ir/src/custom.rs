@@ -342,3 +342,34 @@ impl<'a> CustomParser<'a> {
         }
     }
 }
+
+/// Parses `%a, %b {attrs} : T` where every operand has type `T`; the result
+/// type is `result`, or `T` when `result` is `None` (no result when the
+/// source binds none).
+pub fn parse_operands_colon_type(
+    cp: &mut CustomParser,
+    result: Option<Type>,
+) -> Result<ParsedOp, SyntaxError> {
+    let vals: Vec<AstValueRef> = cp.value_list()?;
+    let mut attrs = Vec::new();
+    cp.optional_attr_dict(&mut attrs);
+    cp.expect_punct(":")?;
+    let t = cp.expect_type()?;
+    let results = if cp.num_results == 0 {
+        vec![]
+    } else {
+        vec![result.unwrap_or_else(|| t.clone())]
+    };
+    Ok(ParsedOp {
+        operands: vals.into_iter().map(|v| (v, Some(t.clone()))).collect(),
+        result_types: results,
+        attrs,
+        regions: vec![],
+    })
+}
+
+/// The custom form `%a, %b {attrs} : T` of an op whose operands and result
+/// all have type `T` (see [`crate::spec::OpSpec::same_type_custom_form`]).
+pub fn parse_same_type(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
+    parse_operands_colon_type(cp, None)
+}

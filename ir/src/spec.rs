@@ -184,6 +184,11 @@ pub struct OpSpec {
     /// A declarative custom form ([`crate::format`]), used when `print` and
     /// `parse` are not set.
     pub format: Option<crate::format::Format>,
+    /// The custom form is [`crate::custom::parse_same_type`]'s
+    /// `%a, %b {attrs} : T` (every operand and the result of type `T`); the
+    /// parser then builds the plain line `%r = d.op %a, %b : T` without a
+    /// syntax tree (issue 14).
+    pub same_type_form: bool,
     /// Result types from operand types and attributes (MLIR's
     /// `InferTypeOpInterface`), for formats that do not write them.
     pub infer: Option<InferFn>,
@@ -208,6 +213,7 @@ impl OpSpec {
             lowerings: Vec::new(),
             format: None,
             infer: None,
+            same_type_form: false,
         }
     }
     /// Sets the operand arity.
@@ -254,6 +260,15 @@ impl OpSpec {
     pub fn custom_form(mut self, print: PrintFn, parse: ParseFn) -> Self {
         self.print = Some(print);
         self.parse = Some(parse);
+        self
+    }
+    /// Declares the custom form `%a, %b {attrs} : T`, parsed by
+    /// [`crate::custom::parse_same_type`] and printed by `print` (which must
+    /// print that form).
+    pub fn same_type_custom_form(mut self, print: PrintFn) -> Self {
+        self.print = Some(print);
+        self.parse = Some(crate::custom::parse_same_type);
+        self.same_type_form = true;
         self
     }
     /// Declares the custom form with a format string ([`crate::format`]).

@@ -299,10 +299,6 @@ fn print_same(p: &mut Printer, op: OpId) -> std::fmt::Result {
     util::print_operands_colon_type(p, op, &[])
 }
 
-fn parse_same(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
-    util::parse_operands_colon_type(cp, None)
-}
-
 /// ` olt, %a, %b : f64`.
 fn print_cmp(p: &mut Printer, op: OpId) -> std::fmt::Result {
     let ctx = p.ctx();
@@ -611,7 +607,7 @@ macro_rules! binary {
             fold::fold_binary::<{ Bin::$op as u8 }>,
             interp_binary::<{ Bin::$op as u8 }>,
         )
-        .custom_form(print_same, parse_same);
+        .same_type_custom_form(print_same);
         if $comm {
             s = s.traits(Traits::COMMUTATIVE).rewrite(|b, st| {
                 fold::constant_to_right(b, st).or_else(|| fold::reassociate(b, st))
@@ -635,7 +631,7 @@ macro_rules! unary {
                 fold::fold_unary::<{ Un::$op as u8 }>,
                 interp_unary::<{ Un::$op as u8 }>,
             )
-            .custom_form(print_same, parse_same),
+            .same_type_custom_form(print_same),
         )
     };
 }

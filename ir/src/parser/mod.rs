@@ -114,6 +114,73 @@ pub enum RegionEvent<'a> {
     Op(AstOp),
     /// The most common op shape, read without allocating: see [`GenericLine`].
     Line(GenericLine<'a>),
+    /// The most common custom form, read without allocating: see [`CustomLine`].
+    Custom(CustomLine<'a>),
+}
+
+/// A custom-form op `%r = d.op %a, %b : T` (one result, plain operand names,
+/// a scalar type, nothing else before the next op), with names borrowed from
+/// the source. The IR builder builds it directly when `d.op` declares
+/// [`crate::spec::OpSpec::same_type_form`], and otherwise through
+/// [`CustomLine::to_ast`], the same node the general path would make.
+#[derive(Debug)]
+pub struct CustomLine<'s> {
+    /// Offset of the op's first character (its result).
+    pub loc: Offset,
+    /// The result name (without `%`) and its offset.
+    pub result: (&'s str, Offset),
+    /// The op name.
+    pub name: &'s str,
+    /// Operand names (without `%`) and their offsets.
+    pub operands: smallvec::SmallVec<[(&'s str, Offset); 4]>,
+    /// Offsets of the commas between operands.
+    pub commas: smallvec::SmallVec<[Offset; 3]>,
+    /// Offset of the `:`.
+    pub colon: Offset,
+    /// The type and its offset.
+    pub ty: Type,
+    pub ty_loc: Offset,
+}
+
+impl CustomLine<'_> {
+    /// The same op as a syntax tree node (for the general build path).
+    pub fn to_ast(&self) -> AstOp {
+        let mut items = Vec::with_capacity(2 * self.operands.len() + 2);
+        for (k, &(n, loc)) in self.operands.iter().enumerate() {
+            if k > 0 {
+                items.push(AstItem {
+                    kind: AstItemKind::Punct(","),
+                    loc: self.commas[k - 1],
+                });
+            }
+            items.push(AstItem {
+                kind: AstItemKind::Value(AstValueRef {
+                    name: n.to_string(),
+                    index: None,
+                    loc,
+                }),
+                loc,
+            });
+        }
+        items.push(AstItem {
+            kind: AstItemKind::Punct(":"),
+            loc: self.colon,
+        });
+        items.push(AstItem {
+            kind: AstItemKind::Type(self.ty.clone()),
+            loc: self.ty_loc,
+        });
+        AstOp {
+            results: vec![AstResult {
+                name: self.result.0.to_string(),
+                count: 1,
+                loc: self.result.1,
+            }],
+            name: self.name.to_string(),
+            loc: self.loc,
+            body: AstOpBody::Custom(items),
+        }
+    }
 }
 
 /// A generic op without regions or attributes whose operands have no `#N`
@@ -580,6 +647,13 @@ impl<'s> Driver<'s, '_> {
                                 {
                                     self.pos = end;
                                     self.emit(RegionEvent::Line(line))?;
+                                    continue;
+                                }
+                                if let Some((line, end)) =
+                                    fast::custom_line(self.src.as_bytes(), self.src, self.pos)
+                                {
+                                    self.pos = end;
+                                    self.emit(RegionEvent::Custom(line))?;
                                     continue;
                                 }
                             }
@@ -1795,6 +1869,81 @@ mod fast {
             line.result_types.push(c.ty(0)?);
         }
         Some((line, c.i))
+    }
+
+    /// A [`super::CustomLine`] at `pos` and the offset just past it, or
+    /// `None` (use the general path) for any other shape.
+    pub(super) fn custom_line<'s>(
+        b: &'s [u8],
+        src: &'s str,
+        pos: Offset,
+    ) -> Option<(super::CustomLine<'s>, Offset)> {
+        fn name<'s>(c: &mut Cursor<'_>, src: &'s str) -> Option<(&'s str, Offset)> {
+            let loc = c.i;
+            c.value_name()?;
+            Some((src.get(loc + 1..c.i)?, loc))
+        }
+        let mut c = Cursor { b, i: pos };
+        let result = name(&mut c, src)?;
+        c.ws();
+        c.eat(b'=')?;
+        c.ws();
+        if !c.dotted() {
+            return None;
+        }
+        let start = c.i;
+        c.word();
+        while c.peek() == Some(b'.') {
+            c.i += 1;
+            while c.peek().is_some_and(is_word_char) {
+                c.i += 1;
+            }
+        }
+        let op_name = src.get(start..c.i)?;
+        c.ws();
+        let mut operands = smallvec::SmallVec::new();
+        let mut commas = smallvec::SmallVec::new();
+        loop {
+            operands.push(name(&mut c, src)?);
+            c.ws();
+            if c.peek() != Some(b',') {
+                break;
+            }
+            commas.push(c.i);
+            c.i += 1;
+            c.ws();
+        }
+        let colon = c.i;
+        c.eat(b':')?;
+        c.ws();
+        let ty_loc = c.i;
+        let ty = c.ty(0)?;
+        if !ty.is_scalar() {
+            return None;
+        }
+        let end = c.i;
+        // Nothing but the next op (or the end of the region) may follow.
+        let mut d = Cursor { b, i: end };
+        d.ws();
+        let ends = match d.peek() {
+            None | Some(b'}' | b'^') => true,
+            Some(b'%') => d.op_start() == Some(true),
+            Some(_) => d.dotted(),
+        };
+        if !ends {
+            return None;
+        }
+        let line = super::CustomLine {
+            loc: pos,
+            result,
+            name: op_name,
+            operands,
+            commas,
+            colon,
+            ty,
+            ty_loc,
+        };
+        Some((line, end))
     }
 
     /// The op at `pos` (a complete generic op, or a custom op's head with an

@@ -917,3 +917,56 @@ fn fast_path_matches_pest() {
         assert_eq!(fast, slow, "{src}");
     }
 }
+
+/// The streaming parser's ops, each as a syntax tree node (the fast lines
+/// through their `to_ast`), and which events were fast lines.
+fn streamed(src: &str) -> (Vec<AstOp>, usize) {
+    let start = src.find('{').unwrap();
+    let mut ops = Vec::new();
+    let mut fast = 0;
+    stream_region(src, start, &mut |ev| {
+        match ev {
+            RegionEvent::Op(op) => ops.push(op),
+            RegionEvent::Line(l) => {
+                fast += 1;
+                ops.push(l.to_ast())
+            }
+            RegionEvent::Custom(l) => {
+                fast += 1;
+                ops.push(l.to_ast())
+            }
+            RegionEvent::Label(_) => {}
+        }
+        Ok(())
+    })
+    .unwrap();
+    (ops, fast)
+}
+
+#[test]
+fn streamed_lines_equal_the_eager_syntax_tree() {
+    // Each op in turn: the fast lines (generic and custom, odd spacing and
+    // comments included) and shapes that must take the general path.
+    let src = "\"t.f\"() ({\n\
+        %a = \"arith.addf\"(%x, %y) : (f64, f64) -> f64\n\
+        %b,%c=\"t.two\"( %a ,%x ):(f64,f64)->(f64, i1) // comment\n\
+        \"t.none\"() : () -> ()\n\
+        %d = arith.addf %a, %b : f64\n\
+        %e = arith.negf   %d   :   f64\n\
+        %f = arith.addf %a , %b  // c\n   : f64\n\
+        %g = arith.addf %a, %b {fastmath} : f64\n\
+        %h = arith.addf %a, %b : vec<f64>\n\
+        %i = arith.addf %a, %b#1 : f64\n\
+        %j:2 = \"t.two\"(%a) : (f64) -> (f64, f64)\n\
+        func.return %j#0 : f64\n\
+        }) : () -> ()";
+    let eager = one_op(src);
+    let region = &generic(&eager).regions[0];
+    let want = &region.blocks[0].ops;
+    let lazy = parse_module_lazy(src).unwrap();
+    assert!(generic(&lazy.ops[0]).regions[0].lazy_end.is_some());
+    let (got, fast) = streamed(src);
+    assert_eq!(&got, want);
+    // addf/two/none generic lines and the four plain custom lines are fast.
+    assert_eq!(fast, 6, "{got:#?}");
+}
