@@ -6,7 +6,7 @@
 
 use smallvec::smallvec;
 
-use ir::ast::SyntaxError;
+use ir::ast::{AstItemKind, SyntaxError};
 use ir::custom::{CustomParser, ParsedOp, ParsedRegion};
 use ir::interp::{Interp, RtValue, RunError};
 use ir::printer::Printer;
@@ -58,6 +58,11 @@ fn verify_func(ctx: &Context, op: OpId) -> Result<(), String> {
 fn print_func(p: &mut Printer, op: OpId) -> std::fmt::Result {
     let ctx = p.ctx();
     let name = func_name(ctx, op).unwrap_or("<invalid>").to_string();
+    let visibility = ctx.attr(op, "sym_visibility").and_then(|a| a.as_str());
+    if let Some(v) = visibility.filter(|v| VISIBILITIES.contains(v)) {
+        p.w(" ");
+        p.w(v);
+    }
     p.w(&format!(" @{name}("));
     let results: Vec<Type> = function_type(ctx, op)
         .map(|(_, r)| r.to_vec())
@@ -75,39 +80,69 @@ fn print_func(p: &mut Printer, op: OpId) -> std::fmt::Result {
         p.w(" -> ");
         p.type_list(&results);
     }
+    let printed: &[&str] = if visibility.is_some_and(|v| VISIBILITIES.contains(&v)) {
+        &["sym_name", "function_type", "sym_visibility"]
+    } else {
+        &["sym_name", "function_type"]
+    };
     let extra = ctx
         .op(op)
         .attrs
         .iter()
-        .any(|(k, _)| k != "sym_name" && k != "function_type");
+        .any(|(k, _)| !printed.contains(&k.as_str()));
     if extra {
         p.w(" attributes");
     }
-    p.attr_dict(op, &["sym_name", "function_type"]);
+    p.attr_dict(op, printed);
     p.w(" ");
     p.region(r, false);
     Ok(())
 }
 
+/// MLIR's symbol visibilities, written between `func.func` and the name and
+/// kept as the `sym_visibility` string attribute.
+const VISIBILITIES: [&str; 3] = ["public", "private", "nested"];
+
 fn parse_func(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
+    let visibility = VISIBILITIES.into_iter().find(|v| cp.try_keyword(v));
     let name = cp.expect_symbol()?;
-    let args = cp.arg_list()?;
+    // `(%a: T, ...)`, or MLIR's types only `(T, ...)`, where the body's entry
+    // block label names the arguments (the verifier checks they agree).
+    let types_only = matches!(
+        cp.peek().map(|i| &i.kind),
+        Some(AstItemKind::Paren(items))
+            if matches!(items.first().map(|i| &i.kind), Some(AstItemKind::Type(_)))
+    );
+    let (inputs, args) = if types_only {
+        (cp.type_list()?, None)
+    } else {
+        let args = cp.arg_list()?;
+        (args.iter().map(|a| a.ty.clone()).collect(), Some(args))
+    };
     let results = if cp.try_punct("->") {
         cp.type_list()?
     } else {
         vec![]
     };
     let mut attrs = vec![
-        ("sym_name".to_string(), Attribute::Str(name)),
+        ("sym_name".to_string(), Attribute::Str(name.clone())),
         (
             "function_type".to_string(),
-            Attribute::Type(Type::function(
-                args.iter().map(|a| a.ty.clone()).collect(),
-                results,
-            )),
+            Attribute::Type(Type::function(inputs, results)),
         ),
     ];
+    if let Some(v) = visibility {
+        attrs.push(("sym_visibility".to_string(), Attribute::Str(v.to_string())));
+    }
     cp.optional_attr_dict(&mut attrs);
+    if cp.at_end() {
+        return Err(SyntaxError {
+            offset: cp.op_loc,
+            message: format!(
+                "a function declaration without a body is not supported (L0 links no external functions); give '@{name}' a body"
+            ),
+        });
+    }
     let region = cp.expect_region()?;
     Ok(ParsedOp {
         operands: vec![],
@@ -115,7 +150,7 @@ fn parse_func(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
         attrs,
         regions: vec![ParsedRegion {
             region,
-            entry_args: Some(args),
+            entry_args: args,
         }],
     })
 }

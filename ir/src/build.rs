@@ -580,10 +580,23 @@ pub fn parse_source(name: &str, text: &str, registry: Rc<Registry>) -> Result<Co
 
 /// Parses and builds `source` (shared: the context keeps it for diagnostics
 /// without copying the text).
+///
+/// MLIR's `loc(...)` clauses are accepted: the text is parsed with them
+/// blanked out ([`crate::parser::strip_locations`]), which keeps every
+/// offset, and the context keeps the original text for diagnostics.
 pub fn parse(source: Rc<Source>, registry: Rc<Registry>) -> Result<Context, Diagnostic> {
+    let text = match crate::parser::strip_locations(&source.text) {
+        Some(stripped) => Rc::new(Source {
+            name: source.name.clone(),
+            text: stripped,
+        }),
+        None => source.clone(),
+    };
     let ast =
-        crate::parser::parse_module_lazy(&source.text).map_err(|e| diag(e.offset, e.message))?;
-    build_module(&ast, registry, Some(source))
+        crate::parser::parse_module_lazy(&text.text).map_err(|e| diag(e.offset, e.message))?;
+    let mut ctx = build_module(&ast, registry, Some(text))?;
+    ctx.source = Some(source);
+    Ok(ctx)
 }
 
 /// Converts an attribute dictionary entry list into IR attributes.

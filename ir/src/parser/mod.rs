@@ -20,6 +20,20 @@
 //!   hand-written `fast` path first. It accepts a strict subset and yields
 //!   to the grammar on anything else; tests check both agree.
 //!
+//! # Streaming (issue 14)
+//!
+//! [`parse_module`] builds the whole tree; the IR builder instead uses
+//! [`parse_module_lazy`], which reads each region as its span only (a brace
+//! scan that skips strings and comments as the grammar does), and
+//! [`stream_region`], which reads one region when the builder builds it and
+//! hands over its ops one at a time. So a function body never exists as a
+//! tree, and its ops are built in source order while the text is read. The
+//! two plainest op shapes, [`GenericLine`] and [`CustomLine`], come with
+//! names borrowed from the text and no allocation; the builder turns them
+//! into the general path's own node (`to_ast`) whenever it cannot build them
+//! directly, so every diagnostic still comes from one place. A unit test
+//! checks that the streamed ops equal the eager tree.
+//!
 //! # Custom forms
 //!
 //! An op whose name is a bare dotted identifier (`arith.addf`, `func.func`;
@@ -262,6 +276,91 @@ pub fn stream_region(
     }];
     d.pos += 1;
     d.drive(stack).map(|_| ())
+}
+
+/// MLIR's source locations: a copy of `src` with every `loc(...)` clause
+/// (after an op, a block argument or a region) and every location alias
+/// definition `#name = loc(...)` at the start of a line replaced by spaces
+/// (line breaks kept), so that every other offset stays the same; `None`
+/// when `src` has none. L0 keeps its own locations (the op's offset in the
+/// text), so the clauses are accepted and not used.
+pub fn strip_locations(src: &str) -> Option<String> {
+    if !src.contains("loc(") {
+        return None;
+    }
+    let b = src.as_bytes();
+    let mut out = b.to_vec();
+    let word_char = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.' | b'-');
+    let mut i = 0;
+    let mut line_start = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\n' => line_start = i + 1,
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'l' if b[i..].starts_with(b"loc(")
+                && (i == 0
+                    || !(word_char(b[i - 1])
+                        || matches!(b[i - 1], b'%' | b'@' | b'^' | b'#' | b'!'))) =>
+            {
+                let Some(close) = matching_paren(b, i + 3) else {
+                    return Some(String::from_utf8(out).unwrap_or_default());
+                };
+                // `#alias = loc(...)` alone on its line: blank the alias too.
+                let before = src[line_start..i].trim();
+                let from = if before.starts_with('#') && before.ends_with('=') {
+                    line_start
+                } else {
+                    i
+                };
+                for c in &mut out[from..=close] {
+                    if *c != b'\n' {
+                        *c = b' ';
+                    }
+                }
+                i = close;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The offset of the `)` closing the `(` at `open` (strings skipped).
+fn matching_paren(b: &[u8], open: Offset) -> Option<Offset> {
+    let mut depth = 0usize;
+    let mut i = open;
+    while i < b.len() {
+        match b[i] {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// The offset of the `}` that closes the `{` at `open`, skipping string
@@ -950,7 +1049,7 @@ impl<'s> Driver<'s, '_> {
                 Rule::custom_name => {
                     name = match p.as_str() {
                         "module" => "builtin.module".to_string(),
-                        s => s.to_string(),
+                        s => fast::default_dialect(s).unwrap_or(s).to_string(),
                     }
                 }
                 Rule::value_ref => operands.push(value_ref(base, &p)?),
@@ -1623,6 +1722,16 @@ mod fast {
         }
     }
 
+    /// MLIR's default dialect inside `func.func`: the full name of a bare
+    /// op name (`return` is `func.return`, `call` is `func.call`).
+    pub(super) fn default_dialect(word: &str) -> Option<&'static str> {
+        match word {
+            "return" => Some("func.return"),
+            "call" => Some("func.call"),
+            _ => None,
+        }
+    }
+
     fn is_word_start(c: u8) -> bool {
         c.is_ascii_alphabetic() || c == b'_'
     }
@@ -1640,6 +1749,23 @@ mod fast {
                 self.i += 1;
             }
             true
+        }
+        /// The full name of a default-dialect op name (`return`, `call`)
+        /// here, as the grammar's `default_op` reads it.
+        fn default_op(&self) -> Option<&'static str> {
+            let mut c = Cursor {
+                b: self.b,
+                i: self.i,
+            };
+            let start = c.i;
+            if !c.word() || c.peek().is_some_and(super::is_ident_cont) {
+                return None;
+            }
+            default_dialect(std::str::from_utf8(&self.b[start..c.i]).ok()?)
+        }
+        /// Does the grammar's `dotted_ident` or `default_op` match here?
+        fn op_name_start(&self) -> bool {
+            self.dotted() || self.default_op().is_some()
         }
         /// Does the grammar's `dotted_ident` match here?
         fn dotted(&self) -> bool {
@@ -1684,7 +1810,7 @@ mod fast {
             c.ws();
             match c.peek() {
                 Some(b'"') => None,
-                _ => Some(c.dotted()),
+                _ => Some(c.op_name_start()),
             }
         }
     }
@@ -1709,7 +1835,7 @@ mod fast {
                 let start = match ch {
                     b'%' => c.op_start()?,
                     b'"' => return None,
-                    _ => c.dotted(),
+                    _ => c.op_name_start(),
                 };
                 if start {
                     break;
@@ -1928,7 +2054,7 @@ mod fast {
         let ends = match d.peek() {
             None | Some(b'}' | b'^') => true,
             Some(b'%') => d.op_start() == Some(true),
-            Some(_) => d.dotted(),
+            Some(_) => d.op_name_start(),
         };
         if !ends {
             return None;
@@ -1968,6 +2094,16 @@ mod fast {
                 c.ws();
             }
             c.ws();
+        }
+        if let Some(full) = c.default_op() {
+            c.word();
+            let op = AstOp {
+                results,
+                name: full.to_string(),
+                loc: pos,
+                body: AstOpBody::Custom(Vec::new()),
+            };
+            return Some((op, c.i));
         }
         if c.dotted() {
             let start = c.i;
