@@ -168,6 +168,14 @@ impl<'a> Printer<'a> {
             .iter()
             .filter(|(k, _)| !skip.contains(&k.as_str()))
             .collect();
+        self.attr_entries(&attrs);
+    }
+    /// Writes ` {k = v, ...}` for `attrs` (nothing if empty).
+    pub fn attr_list(&mut self, attrs: &[(String, Attribute)]) {
+        let refs: Vec<&(String, Attribute)> = attrs.iter().collect();
+        self.attr_entries(&refs);
+    }
+    fn attr_entries(&mut self, attrs: &[&(String, Attribute)]) {
         if attrs.is_empty() {
             return;
         }
@@ -311,7 +319,10 @@ impl<'a> Printer<'a> {
             }
             self.out.push(')');
         }
-        self.attr_dict(op, &[]);
+        match ctx.spec(op).generic_attrs {
+            Some(f) => self.attr_list(&f(ctx, op)),
+            None => self.attr_dict(op, &[]),
+        }
         self.out.push_str(" : (");
         let ots: Vec<Type> = ctx
             .operands(op)

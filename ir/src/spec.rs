@@ -158,6 +158,9 @@ pub type InterpFn = fn(&mut Interp, OpId, &[RtValue]) -> Result<SmallVec<[RtValu
 pub type PrintFn = fn(&mut Printer, OpId) -> fmt::Result;
 /// Parses the custom form of an op from its token items.
 pub type ParseFn = fn(&mut CustomParser) -> Result<ParsedOp, crate::ast::SyntaxError>;
+/// The attributes the generic form prints for an op, where they differ from
+/// the stored ones (MLIR prints enum attributes as integers there).
+pub type GenericAttrsFn = fn(&Context, OpId) -> Vec<(String, Attribute)>;
 /// Infers an op's result types from its operand types and attributes, or
 /// `None` when they do not determine them.
 pub type InferFn = fn(&[Type], &[(String, Attribute)]) -> Option<SmallVec<[Type; 2]>>;
@@ -189,6 +192,8 @@ pub struct OpSpec {
     /// parser then builds the plain line `%r = d.op %a, %b : T` without a
     /// syntax tree (issue 14).
     pub same_type_form: bool,
+    /// See [`GenericAttrsFn`]; `None`: the stored attributes.
+    pub generic_attrs: Option<GenericAttrsFn>,
     /// Result types from operand types and attributes (MLIR's
     /// `InferTypeOpInterface`), for formats that do not write them.
     pub infer: Option<InferFn>,
@@ -214,6 +219,7 @@ impl OpSpec {
             format: None,
             infer: None,
             same_type_form: false,
+            generic_attrs: None,
         }
     }
     /// Sets the operand arity.
@@ -260,6 +266,11 @@ impl OpSpec {
     pub fn custom_form(mut self, print: PrintFn, parse: ParseFn) -> Self {
         self.print = Some(print);
         self.parse = Some(parse);
+        self
+    }
+    /// Sets the attributes the generic form prints ([`GenericAttrsFn`]).
+    pub fn generic_attrs(mut self, f: GenericAttrsFn) -> Self {
+        self.generic_attrs = Some(f);
         self
     }
     /// Declares the custom form `%a, %b {attrs} : T`, parsed by

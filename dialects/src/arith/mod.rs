@@ -300,11 +300,11 @@ fn print_same(p: &mut Printer, op: OpId) -> std::fmt::Result {
 }
 
 /// ` olt, %a, %b : f64`.
+/// ` slt, %a, %b : T`: the predicate as its keyword, as MLIR prints it,
+/// whether it is stored as a string or as MLIR's integer.
 fn print_cmp(p: &mut Printer, op: OpId) -> std::fmt::Result {
     let ctx = p.ctx();
-    // A predicate written as MLIR's integer stays in the dictionary, so
-    // that the generic form reads back as it was written.
-    let pred = util::str_attr(ctx, op, "predicate");
+    let pred = predicate_of(ctx, op).or_else(|| util::str_attr(ctx, op, "predicate"));
     match pred {
         Some(pred) if is_bare_word(pred) => {
             p.w(" ");
@@ -312,9 +312,29 @@ fn print_cmp(p: &mut Printer, op: OpId) -> std::fmt::Result {
             p.w(",");
             util::print_operands_colon_type(p, op, &["predicate"])
         }
-        // Not a word: keep the attribute in the dictionary.
+        // Not a known predicate: keep the attribute in the dictionary.
         _ => util::print_operands_colon_type(p, op, &[]),
     }
+}
+
+/// The generic form's attributes of `arith.cmpi`/`arith.cmpf`: a known
+/// predicate as MLIR's integer encoding (`{predicate = 2 : i64}` for `slt`),
+/// as MLIR's generic form writes it.
+fn cmp_generic_attrs(ctx: &Context, op: OpId) -> Vec<(String, Attribute)> {
+    let list = if ctx.is(op, "arith.cmpf") {
+        eval::CMPF_PREDICATES
+    } else {
+        eval::CMPI_PREDICATES
+    };
+    let code = predicate_of(ctx, op).and_then(|p| list.iter().position(|q| *q == p));
+    ctx.op(op)
+        .attrs
+        .iter()
+        .map(|(k, a)| match (k.as_str(), code) {
+            ("predicate", Some(c)) => (k.clone(), Attribute::Int(c as i64, Type::I64)),
+            _ => (k.clone(), a.clone()),
+        })
+        .collect()
 }
 
 /// The predicate of `arith.cmpi`/`arith.cmpf` op `op` (string or MLIR's
@@ -929,7 +949,8 @@ pub fn register(r: &mut Registry) {
             fold::fold_cmpi,
             interp_cmp::<false>,
         )
-        .custom_form(print_cmp, parse_cmp),
+        .custom_form(print_cmp, parse_cmp)
+        .generic_attrs(cmp_generic_attrs),
     );
     r.register(
         spec(
@@ -941,7 +962,8 @@ pub fn register(r: &mut Registry) {
             fold::fold_cmpf,
             interp_cmp::<true>,
         )
-        .custom_form(print_cmp, parse_cmp),
+        .custom_form(print_cmp, parse_cmp)
+        .generic_attrs(cmp_generic_attrs),
     );
     r.register(
         spec(
