@@ -190,15 +190,16 @@ pub fn print_terminator(p: &mut Printer, op: OpId) -> std::fmt::Result {
     Ok(())
 }
 
-/// Prints ` %a, %b {attrs} : T, U` for `vals` (a terminator's operands, or
-/// some of them), with the attributes of `op` not in `skip`.
+/// Prints ` {attrs} %a, %b : T, U` for `vals` (a terminator's operands, or
+/// some of them), with the attributes of `op` not in `skip`: MLIR's order
+/// (`attr-dict ($operands^ : type($operands))?`).
 pub fn print_values_attrs_types(p: &mut Printer, op: OpId, vals: &[ir::ValueId], skip: &[&str]) {
     let ctx = p.ctx();
+    p.attr_dict(op, skip);
     if !vals.is_empty() {
         p.w(" ");
         p.values(vals);
     }
-    p.attr_dict(op, skip);
     if !vals.is_empty() {
         p.w(" : ");
         let tys: Vec<Type> = vals.iter().map(|&v| ctx.ty(v).clone()).collect();
@@ -206,11 +207,15 @@ pub fn print_values_attrs_types(p: &mut Printer, op: OpId, vals: &[ir::ValueId],
     }
 }
 
-/// Parses `%a, %b {attrs} : T, U`, `{attrs}` or nothing.
+/// Parses `{attrs} %a, %b : T, U` (MLIR's order), `%a, %b {attrs} : T, U`,
+/// `{attrs}` or nothing.
 pub fn parse_terminator(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
-    let vals = cp.value_list()?;
     let mut attrs = Vec::new();
     cp.optional_attr_dict(&mut attrs);
+    let vals = cp.value_list()?;
+    if attrs.is_empty() {
+        cp.optional_attr_dict(&mut attrs);
+    }
     let mut tys = Vec::new();
     if !vals.is_empty() {
         cp.expect_punct(":")?;

@@ -917,7 +917,7 @@ fn custom_forms_round_trip() {
     %k9 = arith.constant 0x7FF8000000000001 : f64
     %k10 = arith.constant 0.1 : f32
     %k11 = arith.constant 0x7FC00001 : f32
-    %k12 = arith.constant 1e-300 : f64
+    %k12 = arith.constant 1.0e-300 : f64
     %k13 = arith.constant 42 : index
     %r0 = arith.addf %a, %b : f64
     %r1 = arith.subf %a, %b : f64

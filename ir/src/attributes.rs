@@ -177,8 +177,12 @@ pub fn format_float(v: f64, ty: &Type) -> String {
         } else {
             format!("{v:?}")
         };
-        // `{:?}` gives `1.0`, `1e-7`, `-0.0`: always re-parses to the same value.
-        s
+        // `{:?}` gives `1.0`, `1e-7`, `-0.0`: always re-parses to the same
+        // value. MLIR's float literals need a `.`: `1e-7` prints `1.0e-7`.
+        match s.find('e') {
+            Some(e) if !s[..e].contains('.') => format!("{}.0{}", &s[..e], &s[e..]),
+            _ => s,
+        }
     } else if *ty == Type::F32 {
         format!("0x{:08X}", (v as f32).to_bits())
     } else {

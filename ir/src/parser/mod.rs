@@ -869,7 +869,8 @@ impl<'s> Driver<'s, '_> {
                                 ..Driver::new(self.src)
                             };
                             probe.skip_ws();
-                            let surely_region = matches!(probe.peek(), Some(b'%' | b'"' | b'^'));
+                            let surely_region = matches!(probe.peek(), Some(b'%' | b'"' | b'^'))
+                                || fast::starts_default_op(self.src.as_bytes(), probe.pos);
                             let dict = (!surely_region)
                                 .then(|| L0Parser::parse(Rule::attr_dict, input).ok())
                                 .flatten()
@@ -1724,6 +1725,11 @@ mod fast {
 
     /// MLIR's default dialect inside `func.func`: the full name of a bare
     /// op name (`return` is `func.return`, `call` is `func.call`).
+    /// Whether a default-dialect op name (`return`, `call`) starts at `pos`.
+    pub(super) fn starts_default_op(b: &[u8], pos: Offset) -> bool {
+        Cursor { b, i: pos }.default_op().is_some()
+    }
+
     pub(super) fn default_dialect(word: &str) -> Option<&'static str> {
         match word {
             "return" => Some("func.return"),
