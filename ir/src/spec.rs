@@ -346,7 +346,15 @@ impl Registry {
         self.specs.push(spec);
         k
     }
-    /// The kind named `name`.
+    /// Makes `alias` a second name of the registered op `name` (MLIR's
+    /// `math.sqrt` for L0's `arith.sqrt`): the parser accepts it in both
+    /// forms, and the op prints under `name`. Panics if `name` is not
+    /// registered (a programming error).
+    pub fn alias(&mut self, alias: &'static str, name: &str) {
+        let k = self.expect_kind(name);
+        self.by_name.entry(alias).or_insert(k);
+    }
+    /// The kind named `name` (or aliased so).
     pub fn kind(&self, name: &str) -> Option<OpKind> {
         self.by_name.get(name).copied()
     }

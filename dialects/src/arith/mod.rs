@@ -939,6 +939,19 @@ pub fn register(r: &mut Registry) {
         Abs,
         verify_scalar
     );
+    // MLIR keeps these in its `math` dialect: its names read as L0's ops.
+    for (alias, name) in [
+        ("math.sqrt", "arith.sqrt"),
+        ("math.exp", "arith.exp"),
+        ("math.log", "arith.log"),
+        ("math.sin", "arith.sin"),
+        ("math.cos", "arith.cos"),
+        ("math.absf", "arith.abs"),
+        ("math.absi", "arith.abs"),
+        ("math.powf", "arith.pow"),
+    ] {
+        r.alias(alias, name);
+    }
     r.register(
         spec(
             "arith.cmpi",
