@@ -25,21 +25,15 @@ too). Expected after `cse,canonicalize`: n_fresh = N - n_dup - n_one addf/mulf
 and no constant, printed on stderr in the same format as gen_cse_bench.py.
 Deterministic for a given (N, P, seed).
 """
-import argparse
 import random
 import sys
 
+from gen_cse_bench import parse_args, write_bench
+
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("-n", type=int, default=1_000_000, help="number of addf/mulf ops")
-    ap.add_argument("--params", type=int, default=16, help="number of f64 parameters")
-    ap.add_argument("--seed", type=int, default=12345)
-    ap.add_argument("-o", "--output", default="-", help="output file (default stdout)")
-    args = ap.parse_args()
+    args = parse_args(__doc__.split("\n")[0])
     n, p = args.n, args.params
-    if n < 3 or p < 2:
-        sys.exit("need n >= 3 and params >= 2")
     rng = random.Random(args.seed)
     n_dup, n_one = n // 3, n // 6
     n_fresh = n - n_dup - n_one
@@ -49,11 +43,9 @@ def main():
     if n_fresh < n_dup:
         sys.exit("internal error: too few fresh steps")
     rng.shuffle(units)
-    cats = ["f"] + [c for u in units for c in u]
-    cats = cats[:n] if len(cats) > n else cats
-    # The leading extra "f" replaces one plain fresh unit: drop one.
-    if len(cats) > n:
-        cats = cats[:n]
+    # A leading fresh step, then the units: one step more than n, so the last
+    # is dropped.
+    cats = (["f"] + [c for u in units for c in u])[:n]
     lines = []
     prev = "%x0"
     last_fresh = None  # (op, a, b) of the step before, when fresh
@@ -74,27 +66,12 @@ def main():
         counts[c] += 1
         lines.append(f'    {name} = "arith.{op}"({a}, {b}) : (f64, f64) -> f64\n')
         prev = name
-    out = open(args.output, "w") if args.output != "-" else sys.stdout
-    w = out.write
-    w(
-        f"// gen_chain.py n={n} params={p} seed={args.seed}\n"
-        f"// one chain of {n} addf/mulf = {counts['f']} fresh + {counts['d']} repeats + "
-        f"{counts['o']} x*1.0, plus 1 arith.constant\n"
-        f"// expected after cse,canonicalize: {counts['f']} addf/mulf, 0 arith.constant\n"
-    )
-    w("module {\n")
-    w("  func.func @bench(" + ", ".join(f"%x{i}: f64" for i in range(p)) + ") -> f64 {\n")
-    w('    %one = "arith.constant"() {value = 1.0 : f64} : () -> f64\n')
-    w("".join(lines))
-    w(f'    "func.return"({prev}) : (f64) -> ()\n')
-    w("  }\n}\n")
-    if out is not sys.stdout:
-        out.close()
-    print(
-        f"ops={n} fresh={counts['f']} duplicates={counts['d']} mul_by_one={counts['o']} constants=1\n"
-        f"expected_after_cse_canonicalize: addf_mulf={counts['f']} constant=0",
-        file=sys.stderr,
-    )
+    header = [
+        f"gen_chain.py n={n} params={p} seed={args.seed}",
+        f"one chain of {n} addf/mulf = {counts['f']} fresh + {counts['d']} repeats + "
+        f"{counts['o']} x*1.0, plus 1 arith.constant",
+    ]
+    write_bench(args, header, lines, prev, counts["f"], counts["d"], counts["o"])
 
 
 if __name__ == "__main__":

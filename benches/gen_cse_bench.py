@@ -117,17 +117,45 @@ def generate(n, p, rng, tail):
     return lines, last
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+def parse_args(description):
+    """The command line both generators take: -n, --params, --seed, -o."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("-n", type=int, default=1_000_000, help="number of addf/mulf ops")
     ap.add_argument("--params", type=int, default=16, help="number of f64 parameters")
     ap.add_argument("--seed", type=int, default=12345)
     ap.add_argument("-o", "--output", default="-", help="output file (default stdout)")
     args = ap.parse_args()
-
-    n, p = args.n, args.params
-    if n < 3 or p < 2:
+    if args.n < 3 or args.params < 2:
         sys.exit("need n >= 3 and params >= 2")
+    return args
+
+
+def write_bench(args, header, lines, last, fresh, dups, ones):
+    """Writes `func.func @bench` (the `%one` constant, `lines`, a return of
+    `last`) after the `//` comment lines `header` and the expected counts, to
+    args.output; prints the counts on stderr in the format cse_vs_mlir.sh reads."""
+    out = open(args.output, "w") if args.output != "-" else sys.stdout
+    w = out.write
+    w("".join(f"// {h}\n" for h in header))
+    w(f"// expected after cse,canonicalize: {fresh} addf/mulf, 0 arith.constant\n")
+    w("module {\n")
+    w("  func.func @bench(" + ", ".join(f"%x{i}: f64" for i in range(args.params)) + ") -> f64 {\n")
+    w('    %one = "arith.constant"() {value = 1.0 : f64} : () -> f64\n')
+    w("".join(lines))
+    w(f'    "func.return"({last}) : (f64) -> ()\n')
+    w("  }\n}\n")
+    if out is not sys.stdout:
+        out.close()
+    print(
+        f"ops={args.n} fresh={fresh} duplicates={dups} mul_by_one={ones} constants=1\n"
+        f"expected_after_cse_canonicalize: addf_mulf={fresh} constant=0",
+        file=sys.stderr,
+    )
+
+
+def main():
+    args = parse_args(__doc__.split("\n")[1])
+    n, p = args.n, args.params
     n_dup = n // 3
     n_one = n // 6
     n_fresh = n - n_dup - n_one
@@ -141,28 +169,12 @@ def main():
     else:
         sys.exit("internal error: could not build a function without dead ops")
     lines, last = r
-
-    out = open(args.output, "w") if args.output != "-" else sys.stdout
-    w = out.write
-    w(
-        f"// gen_cse_bench.py n={n} params={p} seed={args.seed}\n"
-        f"// {n} addf/mulf = {n_fresh} fresh + {n_dup} duplicates + {n_one} x*1.0, "
-        f"plus 1 arith.constant; no dead ops\n"
-        f"// expected after cse,canonicalize: {n_fresh} addf/mulf, 0 arith.constant\n"
-    )
-    w("module {\n")
-    w("  func.func @bench(" + ", ".join(f"%x{i}: f64" for i in range(p)) + ") -> f64 {\n")
-    w('    %one = "arith.constant"() {value = 1.0 : f64} : () -> f64\n')
-    w("".join(lines))
-    w(f'    "func.return"({last}) : (f64) -> ()\n')
-    w("  }\n}\n")
-    if out is not sys.stdout:
-        out.close()
-    print(
-        f"ops={n} fresh={n_fresh} duplicates={n_dup} mul_by_one={n_one} constants=1\n"
-        f"expected_after_cse_canonicalize: addf_mulf={n_fresh} constant=0",
-        file=sys.stderr,
-    )
+    header = [
+        f"gen_cse_bench.py n={n} params={p} seed={args.seed}",
+        f"{n} addf/mulf = {n_fresh} fresh + {n_dup} duplicates + {n_one} x*1.0, "
+        "plus 1 arith.constant; no dead ops",
+    ]
+    write_bench(args, header, lines, last, n_fresh, n_dup, n_one)
 
 
 if __name__ == "__main__":

@@ -351,47 +351,37 @@ fn build_region(
 
 /// Builds a [`GenericLine`] without allocating a syntax tree node. Anything
 /// out of the ordinary (an unknown op, a count or type mismatch, an undefined
-/// operand, a custom-only op) goes to [`build_op`] instead, so that every
-/// diagnostic comes from one place.
+/// operand, an operand with a `#N` suffix) goes to [`build_op`] instead, so
+/// that every diagnostic comes from one place.
 fn build_line(
     ctx: &mut Context,
     scopes: &mut Scopes,
     line: &GenericLine<'_>,
     block: BlockId,
 ) -> Result<(), Diagnostic> {
-    let general =
-        |ctx: &mut Context, scopes: &mut Scopes| build_op(ctx, scopes, &line.to_ast(), block);
-    let Some(kind) = ctx.registry().kind(line.name) else {
-        return general(ctx, scopes);
-    };
-    if line.operands.len() != line.operand_types.len()
-        || line.results.len() != line.result_types.len()
-    {
-        return general(ctx, scopes);
-    }
-    let mut operands: SmallVec<[ValueId; 4]> = SmallVec::new();
-    for (&(name, _), ty) in line.operands.iter().zip(&line.operand_types) {
-        match scopes.lookup(ctx, name) {
-            Some(v) if ctx.ty(v) == ty => operands.push(v),
-            _ => return general(ctx, scopes),
-        }
-    }
-    let id = ctx.create_op(
-        kind,
-        &operands,
-        &line.result_types,
-        Vec::new(),
-        &[],
-        Loc(line.loc as u32),
-    );
-    ctx.insert_op(id, block, None);
-    for (k, &(name, loc)) in line.results.iter().enumerate() {
-        let v = ctx.result(id, k);
-        let name: Rc<str> = Rc::from(name);
-        ctx.set_name(v, Some(name.clone()));
-        scopes.define(ctx, v, loc)?;
-    }
-    Ok(())
+    let direct = ctx.registry().kind(line.name).filter(|_| {
+        line.operands.len() == line.operand_types.len()
+            && line.results.len() == line.result_types.len()
+            && line.operands.iter().all(|&(_, index, _)| index.is_none())
+    });
+    let operands = line
+        .operands
+        .iter()
+        .zip(&line.operand_types)
+        .map(|(&(name, _, _), ty)| (name, ty));
+    let plain = direct.and_then(|kind| {
+        build_plain(
+            ctx,
+            scopes,
+            kind,
+            operands,
+            &line.result_types,
+            &line.results,
+            line.loc,
+            block,
+        )
+    });
+    plain.unwrap_or_else(|| build_op(ctx, scopes, &line.to_ast(), block))
 }
 
 /// Builds a [`CustomLine`] of an op whose spec declares the same-type custom
@@ -403,33 +393,60 @@ fn build_custom_line(
     line: &CustomLine<'_>,
     block: BlockId,
 ) -> Result<(), Diagnostic> {
-    let general =
-        |ctx: &mut Context, scopes: &mut Scopes| build_op(ctx, scopes, &line.to_ast(), block);
-    let Some(kind) = ctx.registry().kind(line.name) else {
-        return general(ctx, scopes);
-    };
-    if !ctx.registry().spec(kind).same_type_form {
-        return general(ctx, scopes);
-    }
-    let mut operands: SmallVec<[ValueId; 4]> = SmallVec::new();
-    for &(name, _) in &line.operands {
-        match scopes.lookup(ctx, name) {
-            Some(v) if *ctx.ty(v) == line.ty => operands.push(v),
-            _ => return general(ctx, scopes),
-        }
+    let direct = ctx
+        .registry()
+        .kind(line.name)
+        .filter(|&k| ctx.registry().spec(k).same_type_form);
+    let operands = line.operands.iter().map(|&(name, _)| (name, &line.ty));
+    let results = [line.result];
+    let plain = direct.and_then(|kind| {
+        let types = std::slice::from_ref(&line.ty);
+        build_plain(
+            ctx, scopes, kind, operands, types, &results, line.loc, block,
+        )
+    });
+    plain.unwrap_or_else(|| build_op(ctx, scopes, &line.to_ast(), block))
+}
+
+/// The common end of [`build_line`] and [`build_custom_line`]: creates an op
+/// of `kind` without attributes or regions, whose operands are the values
+/// named in `operands` (each of the paired type) and whose results, of
+/// `result_types`, take the names in `results`; inserts it at the end of
+/// `block`. `None`, with nothing built, when an operand is undefined or of
+/// another type (the caller then takes the general path for its message).
+#[allow(clippy::too_many_arguments)]
+fn build_plain<'t>(
+    ctx: &mut Context,
+    scopes: &mut Scopes,
+    kind: OpKind,
+    operands: impl Iterator<Item = (&'t str, &'t Type)>,
+    result_types: &[Type],
+    results: &[(&str, Offset)],
+    loc: Offset,
+    block: BlockId,
+) -> Option<Result<(), Diagnostic>> {
+    let mut values: SmallVec<[ValueId; 4]> = SmallVec::new();
+    for (name, ty) in operands {
+        let v = scopes.lookup(ctx, name).filter(|&v| ctx.ty(v) == ty)?;
+        values.push(v);
     }
     let id = ctx.create_op(
         kind,
-        &operands,
-        std::slice::from_ref(&line.ty),
+        &values,
+        result_types,
         Vec::new(),
         &[],
-        Loc(line.loc as u32),
+        Loc(loc as u32),
     );
     ctx.insert_op(id, block, None);
-    let v = ctx.result(id, 0);
-    ctx.set_name(v, Some(Rc::from(line.result.0)));
-    scopes.define(ctx, v, line.result.1)
+    for (k, &(name, loc)) in results.iter().enumerate() {
+        let v = ctx.result(id, k);
+        ctx.set_name(v, Some(Rc::from(name)));
+        if let Err(d) = scopes.define(ctx, v, loc) {
+            return Some(Err(d));
+        }
+    }
+    Some(Ok(()))
 }
 
 /// Builds the lazy region `pr` (its `}` at `end`) into `r` while the parser

@@ -197,9 +197,8 @@ impl CustomLine<'_> {
     }
 }
 
-/// A generic op without regions or attributes whose operands have no `#N`
-/// suffix, with names borrowed from the source text:
-/// `%a, %b = "d.op"(%x, %y) : (f64, f64) -> (f64, i1)`.
+/// A generic op without regions or attributes, with names borrowed from the
+/// source text: `%a, %b = "d.op"(%x, %y#1) : (f64, f64) -> (f64, i1)`.
 #[derive(Debug, Default)]
 pub struct GenericLine<'s> {
     /// Offset of the op's first character.
@@ -208,8 +207,8 @@ pub struct GenericLine<'s> {
     pub results: smallvec::SmallVec<[(&'s str, Offset); 2]>,
     /// The op name (between the quotes).
     pub name: &'s str,
-    /// Operand names (without `%`) and their offsets.
-    pub operands: smallvec::SmallVec<[(&'s str, Offset); 4]>,
+    /// Operand names (without `%`), their `#N` suffixes and their offsets.
+    pub operands: smallvec::SmallVec<[(&'s str, Option<usize>, Offset); 4]>,
     pub operand_types: smallvec::SmallVec<[Type; 4]>,
     pub result_types: smallvec::SmallVec<[Type; 2]>,
     /// Offset of the `:` before the function type.
@@ -235,9 +234,9 @@ impl GenericLine<'_> {
                 operands: self
                     .operands
                     .iter()
-                    .map(|&(n, loc)| AstValueRef {
+                    .map(|&(n, index, loc)| AstValueRef {
                         name: n.to_string(),
-                        index: None,
+                        index,
                         loc,
                     })
                     .collect(),
@@ -313,7 +312,7 @@ pub fn strip_locations(src: &str) -> Option<String> {
                     || !(word_char(b[i - 1])
                         || matches!(b[i - 1], b'%' | b'@' | b'^' | b'#' | b'!'))) =>
             {
-                let Some(close) = matching_paren(b, i + 3) else {
+                let Some(close) = matching_close(b, i + 3) else {
                     return Some(String::from_utf8(out).unwrap_or_default());
                 };
                 // `#alias = loc(...)` alone on its line: blank the alias too.
@@ -337,43 +336,21 @@ pub fn strip_locations(src: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// The offset of the `)` closing the `(` at `open` (strings skipped).
-fn matching_paren(b: &[u8], open: Offset) -> Option<Offset> {
-    let mut depth = 0usize;
-    let mut i = open;
-    while i < b.len() {
-        match b[i] {
-            b'(' => depth += 1,
-            b')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            b'"' => {
-                i += 1;
-                while i < b.len() && b[i] != b'"' && b[i] != b'\n' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
-/// The offset of the `}` that closes the `{` at `open`, skipping string
-/// literals and `//` comments as the grammar does; `None` when the input ends
-/// first or a string is not closed on its line (the eager parser then
+/// The offset of the bracket that closes the `{` or `(` at `open`, skipping
+/// string literals and `//` comments as the grammar does; `None` when the
+/// input ends first or a string is not closed on its line (the parser then
 /// reports the error).
-fn matching_brace(b: &[u8], open: Offset) -> Option<Offset> {
+fn matching_close(b: &[u8], open: Offset) -> Option<Offset> {
+    let (opener, closer) = match b.get(open)? {
+        b'(' => (b'(', b')'),
+        _ => (b'{', b'}'),
+    };
     let mut depth = 0usize;
     let mut i = open;
     while i < b.len() {
         match b[i] {
-            b'{' => depth += 1,
-            b'}' => {
+            c if c == opener => depth += 1,
+            c if c == closer => {
                 depth -= 1;
                 if depth == 0 {
                     return Some(i);
@@ -939,7 +916,7 @@ impl<'s> Driver<'s, '_> {
             return Err(self.expected("'{' (a region)"));
         }
         if self.lazy {
-            if let Some(end) = matching_brace(self.src.as_bytes(), self.pos) {
+            if let Some(end) = matching_close(self.src.as_bytes(), self.pos) {
                 let mut region = AstRegion::new(Vec::new(), self.pos);
                 region.lazy_end = Some(end);
                 self.pos = end + 1;
@@ -1006,7 +983,7 @@ impl<'s> Driver<'s, '_> {
     fn op_head(&mut self, in_region: bool) -> PResult<Head> {
         let base = self.pos;
         if self.fast_path {
-            if let Some((op, end)) = fast::op_head(self.src.as_bytes(), base) {
+            if let Some((op, end)) = fast::op_head(self.src, base) {
                 self.pos = end;
                 return Ok(match op.body {
                     AstOpBody::Custom(_) => Head::Custom(op),
@@ -1615,9 +1592,7 @@ fn number_attr(text: &str, ty: Option<Type>, loc: Offset) -> PResult<Attribute> 
 /// regions, attributes, dialect or function types, errors), leaving the op to
 /// the grammar, which stays the reference. Tests compare both paths.
 mod fast {
-    use crate::ast::{
-        AstGeneric, AstItem, AstItemKind, AstOp, AstOpBody, AstResult, AstValueRef, Offset,
-    };
+    use crate::ast::{AstItem, AstItemKind, AstOp, AstOpBody, AstResult, AstValueRef, Offset};
     use crate::types::Type;
 
     fn is_value_char(c: u8) -> bool {
@@ -1704,15 +1679,15 @@ mod fast {
             Some(make(elem))
         }
         /// `( T, ... )` starting at `(`.
-        fn type_list(&mut self) -> Option<Vec<Type>> {
+        fn type_list<C: Default + Extend<Type>>(&mut self) -> Option<C> {
             self.eat(b'(')?;
             self.ws();
-            let mut out = Vec::new();
+            let mut out = C::default();
             if self.eat(b')').is_some() {
                 return Some(out);
             }
             loop {
-                out.push(self.ty(0)?);
+                out.extend(Some(self.ty(0)?));
                 self.ws();
                 if self.eat(b')').is_some() {
                     return Some(out);
@@ -1772,6 +1747,28 @@ mod fast {
         /// Does the grammar's `dotted_ident` or `default_op` match here?
         fn op_name_start(&self) -> bool {
             self.dotted() || self.default_op().is_some()
+        }
+        /// `%name` here: the name (without `%`, borrowed from `src`, the
+        /// text of `self.b`) and its offset.
+        fn value_at<'s>(&mut self, src: &'s str) -> Option<(&'s str, Offset)> {
+            let loc = self.i;
+            self.value_name()?;
+            Some((src.get(loc + 1..self.i)?, loc))
+        }
+        /// A `dotted_ident` here, skipped; its text from `src`.
+        fn dotted_name<'s>(&mut self, src: &'s str) -> Option<&'s str> {
+            if !self.dotted() {
+                return None;
+            }
+            let start = self.i;
+            self.word();
+            while self.peek() == Some(b'.') {
+                self.i += 1;
+                while self.peek().is_some_and(is_word_char) {
+                    self.i += 1;
+                }
+            }
+            src.get(start..self.i)
         }
         /// Does the grammar's `dotted_ident` match here?
         fn dotted(&self) -> bool {
@@ -1921,15 +1918,9 @@ mod fast {
             loc: pos,
             ..Default::default()
         };
-        // `name` of `%name` at the cursor, borrowed from `src`.
-        fn name<'s>(c: &mut Cursor<'_>, src: &'s str) -> Option<(&'s str, Offset)> {
-            let loc = c.i;
-            c.value_name()?;
-            Some((src.get(loc + 1..c.i)?, loc))
-        }
         if c.peek() == Some(b'%') {
             loop {
-                line.results.push(name(&mut c, src)?);
+                line.results.push(c.value_at(src)?);
                 c.ws();
                 if c.eat(b'=').is_some() {
                     break;
@@ -1954,7 +1945,17 @@ mod fast {
         c.ws();
         if c.eat(b')').is_none() {
             loop {
-                line.operands.push(name(&mut c, src)?);
+                let (name, loc) = c.value_at(src)?;
+                let index = if c.eat(b'#').is_some() {
+                    let s = c.i;
+                    while c.peek().is_some_and(|ch| ch.is_ascii_digit()) {
+                        c.i += 1;
+                    }
+                    Some(src.get(s..c.i)?.parse().ok()?)
+                } else {
+                    None
+                };
+                line.operands.push((name, index, loc));
                 c.ws();
                 if c.eat(b')').is_some() {
                     break;
@@ -1967,36 +1968,13 @@ mod fast {
         line.type_loc = c.i;
         c.eat(b':')?;
         c.ws();
-        c.eat(b'(')?;
-        c.ws();
-        if c.eat(b')').is_none() {
-            loop {
-                line.operand_types.push(c.ty(0)?);
-                c.ws();
-                if c.eat(b')').is_some() {
-                    break;
-                }
-                c.eat(b',')?;
-                c.ws();
-            }
-        }
+        line.operand_types = c.type_list()?;
         c.ws();
         c.eat(b'-')?;
         c.eat(b'>')?;
         c.ws();
-        if c.eat(b'(').is_some() {
-            c.ws();
-            if c.eat(b')').is_none() {
-                loop {
-                    line.result_types.push(c.ty(0)?);
-                    c.ws();
-                    if c.eat(b')').is_some() {
-                        break;
-                    }
-                    c.eat(b',')?;
-                    c.ws();
-                }
-            }
+        if c.peek() == Some(b'(') {
+            line.result_types = c.type_list()?;
         } else {
             line.result_types.push(c.ty(0)?);
         }
@@ -2010,33 +1988,17 @@ mod fast {
         src: &'s str,
         pos: Offset,
     ) -> Option<(super::CustomLine<'s>, Offset)> {
-        fn name<'s>(c: &mut Cursor<'_>, src: &'s str) -> Option<(&'s str, Offset)> {
-            let loc = c.i;
-            c.value_name()?;
-            Some((src.get(loc + 1..c.i)?, loc))
-        }
         let mut c = Cursor { b, i: pos };
-        let result = name(&mut c, src)?;
+        let result = c.value_at(src)?;
         c.ws();
         c.eat(b'=')?;
         c.ws();
-        if !c.dotted() {
-            return None;
-        }
-        let start = c.i;
-        c.word();
-        while c.peek() == Some(b'.') {
-            c.i += 1;
-            while c.peek().is_some_and(is_word_char) {
-                c.i += 1;
-            }
-        }
-        let op_name = src.get(start..c.i)?;
+        let op_name = c.dotted_name(src)?;
         c.ws();
         let mut operands = smallvec::SmallVec::new();
         let mut commas = smallvec::SmallVec::new();
         loop {
-            operands.push(name(&mut c, src)?);
+            operands.push(c.value_at(src)?);
             c.ws();
             if c.peek() != Some(b',') {
                 break;
@@ -2080,15 +2042,15 @@ mod fast {
 
     /// The op at `pos` (a complete generic op, or a custom op's head with an
     /// empty item list) and the offset just past it, or `None` to use pest.
-    pub(super) fn op_head(b: &[u8], pos: Offset) -> Option<(AstOp, Offset)> {
+    pub(super) fn op_head(src: &str, pos: Offset) -> Option<(AstOp, Offset)> {
+        let b = src.as_bytes();
         let mut c = Cursor { b, i: pos };
         let mut results = Vec::new();
         if c.peek() == Some(b'%') {
             loop {
-                let loc = c.i;
-                let name = c.value_name()?.to_string();
+                let (name, loc) = c.value_at(src)?;
                 results.push(AstResult {
-                    name,
+                    name: name.to_string(),
                     count: 1,
                     loc,
                 });
@@ -2101,97 +2063,23 @@ mod fast {
             }
             c.ws();
         }
+        let custom = |name: &str, end: Offset| {
+            let op = AstOp {
+                results,
+                name: name.to_string(),
+                loc: pos,
+                body: AstOpBody::Custom(Vec::new()),
+            };
+            Some((op, end))
+        };
         if let Some(full) = c.default_op() {
             c.word();
-            let op = AstOp {
-                results,
-                name: full.to_string(),
-                loc: pos,
-                body: AstOpBody::Custom(Vec::new()),
-            };
-            return Some((op, c.i));
+            return custom(full, c.i);
         }
-        if c.dotted() {
-            let start = c.i;
-            c.word();
-            while c.peek() == Some(b'.') {
-                c.i += 1;
-                while c.peek().is_some_and(is_word_char) {
-                    c.i += 1;
-                }
-            }
-            let name = std::str::from_utf8(&b[start..c.i]).ok()?.to_string();
-            let op = AstOp {
-                results,
-                name,
-                loc: pos,
-                body: AstOpBody::Custom(Vec::new()),
-            };
-            return Some((op, c.i));
+        if let Some(name) = c.dotted_name(src) {
+            return custom(name, c.i);
         }
-        c.eat(b'"')?;
-        let start = c.i;
-        while c
-            .peek()
-            .is_some_and(|ch| !matches!(ch, b'"' | b'\\' | b'\n'))
-        {
-            c.i += 1;
-        }
-        let name = std::str::from_utf8(&b[start..c.i]).ok()?.to_string();
-        c.eat(b'"')?;
-        c.ws();
-        c.eat(b'(')?;
-        c.ws();
-        let mut operands = Vec::new();
-        if c.eat(b')').is_none() {
-            loop {
-                let loc = c.i;
-                let name = c.value_name()?.to_string();
-                let index = if c.eat(b'#').is_some() {
-                    let s = c.i;
-                    while c.peek().is_some_and(|ch| ch.is_ascii_digit()) {
-                        c.i += 1;
-                    }
-                    Some(std::str::from_utf8(&b[s..c.i]).ok()?.parse().ok()?)
-                } else {
-                    None
-                };
-                operands.push(AstValueRef { name, index, loc });
-                c.ws();
-                if c.eat(b')').is_some() {
-                    break;
-                }
-                c.eat(b',')?;
-                c.ws();
-            }
-        }
-        c.ws();
-        let type_loc = c.i;
-        c.eat(b':')?;
-        c.ws();
-        let operand_types = c.type_list()?;
-        c.ws();
-        c.eat(b'-')?;
-        c.eat(b'>')?;
-        c.ws();
-        let result_types = if c.peek() == Some(b'(') {
-            c.type_list()?
-        } else {
-            vec![c.ty(0)?]
-        };
-        let op = AstOp {
-            results,
-            name,
-            loc: pos,
-            body: AstOpBody::Generic(AstGeneric {
-                operands,
-                regions: Vec::new(),
-                attrs: Vec::new(),
-                operand_types,
-                result_types,
-                type_loc,
-            }),
-        };
-        Some((op, c.i))
+        let (line, end) = generic_line(b, src, pos)?;
+        Some((line.to_ast(), end))
     }
 }
