@@ -22,6 +22,7 @@ np.save(f"{d}/x.npy", g.random(n))
 np.save(f"{d}/y.npy", g.random(n))
 np.save(f"{d}/small.npy", g.random(1000))
 np.save(f"{d}/k.npy", g.integers(0, 16, n, dtype=np.int64))
+np.save(f"{d}/xi.npy", g.integers(-100, 100, n, dtype=np.int64))
 PY
 X="--arg=@$D/x.npy"; Y="--arg=@$D/y.npy"
 T=lit-tests/tests/ir
@@ -33,6 +34,8 @@ rules=(
   "index function (n-1-i)|$T/fuse/index.ir|reversed|$X --arg=$N"
   "emit between inner loops|$T/fuse/emit-between.ir|stats|$X --arg=10"
   "bucket (group sums)|$T/fuse/bucket.ir|group_sums|--arg=@$D/k.npy $X"
+  "map of a scan|$T/fuse/scan-consumer.ir|map_scan|--arg=@$D/xi.npy"
+  "sum of a scan|$T/fuse/scan-consumer.ir|sum_scan|$X"
 )
 printf "%-26s %7s %7s %12s %12s %8s\n" rule before after "lower ms" "fuse ms" speedup
 for r in "${rules[@]}"; do

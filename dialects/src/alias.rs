@@ -273,8 +273,9 @@ pub struct Effects {
 
 impl Effects {
     /// The effects of `op` and of every op nested in it. Generator emits
-    /// (`gen.emit`) and run-time checks (`scf.assert`) touch no memory: the
-    /// passes order them by their own rules.
+    /// and reads (`gen.emit`, `gen.running`) and run-time checks
+    /// (`scf.assert`) touch no memory: the passes order them by their own
+    /// rules.
     pub fn of(ctx: &Context, op: OpId) -> Effects {
         let mut e = Effects::default();
         for o in std::iter::once(op).chain(ctx.walk_nested(op)) {
@@ -294,7 +295,7 @@ impl Effects {
         }
         let a0 = || ctx.operand(op, 0);
         match ctx.op_name(op) {
-            "gen.emit" | "scf.assert" => {}
+            "gen.emit" | "gen.running" | "scf.assert" => {}
             "arr.load" | "arr.len" | "arr.to_vec" | "var.get" => self.reads.push(a0()),
             "arr.store" | "var.set" | "arr.free" | "gpu.dealloc" => self.writes.push(a0()),
             "arr.push" | "arr.find_or_insert" | "gpu.atomic_rmw" => {

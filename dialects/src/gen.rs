@@ -47,6 +47,9 @@ use ir::{Attribute, BlockId, Builder, Context, OpId, Type, ValueId};
 use crate::util::as_size;
 
 pub mod lower;
+pub mod running;
+
+pub use running::RUNNING;
 
 /// `gen.loop`.
 pub const LOOP: &str = "gen.loop";
@@ -672,9 +675,9 @@ fn verify_loop(ctx: &Context, op: OpId) -> Result<(), String> {
     }
     for &h in &ctx.block_args(b)[1..] {
         for u in ctx.uses(h) {
-            if u.index != 0 || !ctx.is(u.op, EMIT) {
+            if u.index != 0 || !(ctx.is(u.op, EMIT) || ctx.is(u.op, RUNNING)) {
                 return Err(format!(
-                    "a generator handle may only be used as the handle of 'gen.emit', but '{}' uses it",
+                    "a generator handle may only be used as the handle of 'gen.emit' or 'gen.running', but '{}' uses it",
                     ctx.op_name(u.op)
                 ));
             }
@@ -749,7 +752,7 @@ pub fn is_dead_loop(ctx: &Context, op: OpId) -> bool {
         return false;
     }
     ctx.walk_nested(op).into_iter().all(|o| {
-        if ctx.is(o, EMIT) {
+        if ctx.is(o, EMIT) || ctx.is(o, RUNNING) {
             return handle_owner(ctx, ctx.operand(o, 0)).is_some_and(|l| ctx.is_ancestor(op, l));
         }
         if ctx.is(o, LOOP) {
@@ -996,7 +999,7 @@ fn interp_end(_: &mut Interp, _: OpId, _: &[RtValue]) -> Res {
     Ok(smallvec![])
 }
 
-/// Registers `gen.loop`, `gen.emit`, `gen.end`.
+/// Registers `gen.loop`, `gen.emit`, `gen.running`, `gen.end`.
 pub fn register(r: &mut Registry) {
     r.register(
         OpSpec::new(LOOP, "a generator loop: runs its body for i in [0, size)")
@@ -1018,6 +1021,7 @@ pub fn register(r: &mut Registry) {
             .verify(verify_emit)
             .interpret(interp_emit),
     );
+    running::register(r);
     r.register(
         OpSpec::new(END, "terminates a generator loop body")
             .traits(Traits::TERMINATOR | Traits::PURE)

@@ -1,7 +1,9 @@
 //! Proves reads in bounds: a `vec.get(v, i)` whose index `i` is the
 //! induction variable of an enclosing `gen.loop` whose size is `vec.len(v)`
 //! (the same SSA value, or a length equated with it by
-//! `scf.assert(arith.cmpi eq ...)` ops that dominate the read) can never fault, and gets the unit
+//! `scf.assert(arith.cmpi eq ...)` ops that dominate the read), or whose
+//! size is the size of the loop that produced `v` with one unconditional
+//! emit per index, can never fault, and gets the unit
 //! attribute `in_bounds`. Code generators may then omit the bounds check
 //! (L0's certificates for bounds checks, Henriksen 2014, play this role).
 //! Transformations that clone a read to indices inside the same range
@@ -67,6 +69,34 @@ fn find(rep: &HashMap<ValueId, ValueId>, mut v: ValueId) -> ValueId {
     v
 }
 
+/// Whether `v` is the vector of a collect or scan generator with one
+/// unconditional emit at the top of the body of a `gen.loop` of size
+/// `size`: such a loop yields exactly `size` elements (what `fuse` leaves
+/// when it replaces `vec.len(v)` by the producer's size).
+fn exact_output_of_size(ctx: &Context, v: ValueId, size: ValueId) -> bool {
+    use dialects::gen::{self, GenKind};
+    let Some(p) = ctx.def_op_named(v, gen::LOOP) else {
+        return false;
+    };
+    if ctx.operand(p, 0) != size {
+        return false;
+    }
+    let Ok(gens) = gen::try_generators(ctx, p) else {
+        return false;
+    };
+    let offsets = gen::result_offsets(&gens);
+    let Some(k) = ctx.results(p).iter().position(|&r| r == v) else {
+        return false;
+    };
+    let Some(g) = offsets.iter().position(|&o| o == k) else {
+        return false;
+    };
+    let body = gen::body(ctx, p);
+    let h = gen::handles(ctx, p)[g];
+    matches!(gens[g].kind, GenKind::Collect | GenKind::Scan(_))
+        && matches!(gen::emits_to(ctx, h).as_slice(), [e] if ctx.op(*e).parent == Some(body))
+}
+
 /// Marks provably in-bounds `vec.get` ops; returns how many were marked.
 pub fn mark_in_bounds(ctx: &mut Context) -> u64 {
     let asserts = equality_asserts(ctx);
@@ -109,7 +139,7 @@ pub fn mark_in_bounds(ctx: &mut Context) -> u64 {
             let s = find(&rep, size);
             lens.iter().any(|&l| find(&rep, l) == s)
         };
-        if len_of_v || same_len() {
+        if len_of_v || exact_output_of_size(ctx, v, size) || same_len() {
             marks.push(op);
         }
     }

@@ -26,7 +26,8 @@
 //! lowering accepts it, its size is not a constant below `grain`, and its
 //! iterations provably touch no shared memory: every op in it that writes
 //! memory writes memory allocated inside the loop, and no call gets an `arr`
-//! or `var` operand. Anything else stays sequential.
+//! or `var` operand, and its body reads no running fold of its own
+//! generators (`gen.running`). Anything else stays sequential.
 
 use std::collections::HashMap;
 
@@ -86,6 +87,7 @@ fn eligible(ctx: &Context, op: OpId, opts: &ParallelOptions) -> bool {
         && gen::try_generators(ctx, op).is_ok_and(|g| !g.is_empty())
         && scf::constant_int(ctx, gen::size(ctx, op)).is_none_or(|n| n >= opts.grain)
         && iterations_independent(ctx, op)
+        && !gen::running::reads_own_generators(ctx, op)
 }
 
 /// No loop around `op`, and not in a GPU kernel.

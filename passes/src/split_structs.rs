@@ -411,6 +411,16 @@ impl Split {
                 }
                 self.replace(ctx, op, &out);
             }
+            "gen.running" => {
+                // One running fold per field generator.
+                let hs = self.leaves(ctx.operand(op, 0));
+                let mut out = Vec::new();
+                for &h in &hs {
+                    let mut b = Builder::before(ctx, op);
+                    out.push(dialects::gen::running::running(&mut b, h));
+                }
+                self.replace(ctx, op, &out);
+            }
             "var.set" | "gen.emit" => {
                 let target = self.leaves(ctx.operand(op, 0));
                 let rest = &ctx.operands(op)[1..];

@@ -16,7 +16,10 @@
 //! | bucket reduce | any | `ks = arr.alloc(0) : arr<K>`, `vs = arr.alloc(0) : arr<V>` | `j = find_or_insert(ks, k)`; if `j == len(vs)` push the identity; load / op / store `vs[j]` | `to_vec(ks)`, `to_vec(vs)` |
 //! | bucket collect | any | `ks` as above, `vs = arr.alloc(0) : arr<arr<V>>` | `j = find_or_insert(ks, k)`; if `j == len(vs)` push `arr.alloc(0)`; `arr.push(vs[j], v)` | `to_vec(ks)`; an `scf.for` over the keys storing `to_vec(vs[j])` into `arr<vec<V>>`; `arr.free(vs)`; `to_vec` of that |
 //!
-//! Without init operands, reduce/scan start from the monoid's identity.
+//! Without init operands, reduce/scan start from the monoid's identity. A
+//! `gen.running` of a reduce or scan becomes the accumulator's current value
+//! (the iter_arg chain's latest value, or a load of the cell); a reduce
+//! accumulator it observes is never marked `reassoc`.
 //! Emits in a nested loop to an outer handle are rewritten with the outer
 //! loop; the nested loops of the cloned body are then lowered recursively, so
 //! no `gen` op remains whatever order the driver visits loops in.
@@ -29,7 +32,7 @@ use ir::clone::clone_block_into;
 use ir::spec::OpState;
 use ir::{Attribute, Builder, Context, OpId, Type, ValueId};
 
-use super::{emits_to, try_generators, BucketOf, GenKind, Generator, Monoid, EMIT, LOOP};
+use super::{emits_to, try_generators, BucketOf, GenKind, Generator, Monoid, EMIT, LOOP, RUNNING};
 use crate::arr;
 
 /// How one generator is lowered.
@@ -284,6 +287,13 @@ fn lower_loop_op(
         }
     }
 
+    // Generators whose running fold the body reads (`gen.running`): their
+    // accumulators are observed, so they are never reassociated.
+    let observed: Vec<bool> = handles
+        .iter()
+        .map(|&h| !super::running::reads_of(b.ctx, h).is_empty())
+        .collect();
+
     // Plans and the buffers they need, built before the loop.
     let mut init_it = given_inits.iter();
     let mut plans = Vec::with_capacity(gens.len());
@@ -365,16 +375,32 @@ fn lower_loop_op(
         let mut cur: Vec<ValueId> = fargs[1..].to_vec();
         // Program order, so top-level accumulator chains are in order.
         for e in b.ctx.walk_block(nb) {
-            if !b.ctx.alive(e) || !b.ctx.is(e, EMIT) {
+            let running = b.ctx.is(e, RUNNING);
+            if !b.ctx.alive(e) || !(b.ctx.is(e, EMIT) || running) {
                 continue;
             }
             let h = b.ctx.operand(e, 0);
             let Some(g) = handles.iter().position(|&x| x == h) else {
                 continue;
             };
+            if running {
+                b.set_before(e);
+                let acc = running_value(b, plans[g], c0, &cur);
+                b.ctx.replace_op(e, &[acc]);
+                continue;
+            }
             let vals = b.ctx.operands(e)[1..].to_vec();
             b.set_before(e);
-            rewrite_emit(b, &gens[g], plans[g], fargs[0], c0, &mut cur, &vals);
+            rewrite_emit(
+                b,
+                &gens[g],
+                plans[g],
+                fargs[0],
+                c0,
+                &mut cur,
+                &vals,
+                !observed[g],
+            );
             b.ctx.erase_op(e);
         }
         // Nested loops of the clone (outer ones first; lowering one erases
@@ -434,7 +460,21 @@ fn lower_loop_op(
     out
 }
 
-/// Replaces one emit (the builder is before it) according to `plan`.
+/// The accumulator a `gen.running` reads under `plan` (a reduce or scan;
+/// the builder is before it): the current iter_arg value of a top-level
+/// accumulator, or a load of its cell.
+fn running_value(b: &mut Builder, plan: Plan, c0: ValueId, cur: &[ValueId]) -> ValueId {
+    match plan {
+        Plan::ReduceAcc { slot } | Plan::ScanDense { slot, .. } => cur[slot],
+        Plan::ReduceCell { cell } | Plan::ScanCell { cell, .. } => arr::load(b, cell, c0),
+        _ => unreachable!("gen.running of a generator that is no reduce or scan (verified)"),
+    }
+}
+
+/// Replaces one emit (the builder is before it) according to `plan`. With
+/// `reassoc`, a top-level reduce accumulator may be reassociated (nothing
+/// observes its intermediate values).
+#[allow(clippy::too_many_arguments)]
 fn rewrite_emit(
     b: &mut Builder,
     g: &Generator,
@@ -443,6 +483,7 @@ fn rewrite_emit(
     c0: ValueId,
     cur: &mut [ValueId],
     vals: &[ValueId],
+    reassoc: bool,
 ) {
     let t = &g.elem;
     let x = *vals.last().expect("emit without a value");
@@ -451,7 +492,7 @@ fn rewrite_emit(
         Plan::CollectDense { buf } => arr::store_in_bounds(b, buf, iv, x),
         Plan::CollectPush { buf } => arr::push(b, buf, x),
         Plan::ReduceAcc { slot } => {
-            cur[slot] = combine(b, g.monoid().unwrap(), t, cur[slot], x, true);
+            cur[slot] = combine(b, g.monoid().unwrap(), t, cur[slot], x, reassoc);
         }
         Plan::ReduceCell { cell } => {
             let a = arr::load(b, cell, c0);

@@ -31,10 +31,10 @@ mod loops;
 mod sizes;
 mod substitute;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
-use ir::{BlockId, Context, Diagnostic, OpId, ValueId};
+use ir::{Attribute, BlockId, Context, Diagnostic, OpId, ValueId};
 
 use crate::alias::{Aliases, Effects};
 use crate::lower::{lower_phase, simplify};
@@ -45,6 +45,10 @@ use sizes::SizeFacts;
 pub struct Fuse {
     pub vertical: bool,
     pub horizontal: bool,
+    /// Fuse consumers of scans into the scan (the fused loop reads the
+    /// running fold, so it runs sequentially: no parallel chunks or GPU
+    /// kernel for it).
+    pub scans: bool,
     /// At most this many merges (Futhark's `--fuse=N`); `usize::MAX` for
     /// no limit. Running out is reported as the statistic `fuel-exhausted`.
     pub fuel: usize,
@@ -55,6 +59,7 @@ impl Default for Fuse {
         Fuse {
             vertical: true,
             horizontal: true,
+            scans: true,
             fuel: usize::MAX,
         }
     }
@@ -65,9 +70,25 @@ impl Pass for Fuse {
         "fuse"
     }
     fn run(&mut self, ctx: &mut Context, stats: &mut PassStats) -> Result<(), Diagnostic> {
-        fuse(ctx, self.vertical, self.horizontal, self.fuel, stats);
+        let rules = Rules {
+            vertical: self.vertical,
+            horizontal: self.horizontal,
+            scans: self.scans,
+        };
+        fuse(ctx, rules, self.fuel, stats);
         Ok(())
     }
+}
+
+/// Which merges `fuse` may make.
+#[derive(Clone, Copy, Debug)]
+pub struct Rules {
+    /// Producers into consumers.
+    pub vertical: bool,
+    /// Siblings of equal size.
+    pub horizontal: bool,
+    /// Consumers of scans into the scan (through `gen.running`).
+    pub scans: bool,
 }
 
 /// Runs fusion on the whole module.
@@ -75,13 +96,8 @@ impl Pass for Fuse {
 /// Every merge removes a loop, so this terminates; `fuel` bounds the
 /// number of merges all the same (a debugging aid, as Futhark's
 /// `--fuse=N`: bisect a miscompile to the merge that causes it).
-pub fn fuse(
-    ctx: &mut Context,
-    vertical: bool,
-    horizontal: bool,
-    mut fuel: usize,
-    stats: &mut PassStats,
-) {
+pub fn fuse(ctx: &mut Context, rules: Rules, mut fuel: usize, stats: &mut PassStats) {
+    let vertical = rules.vertical;
     // High-level rewrites (e.g. transpose of transpose) before the view as loops.
     simplify(ctx, stats);
     lower_phase(ctx, "gen", stats);
@@ -100,7 +116,7 @@ pub fn fuse(
                     stats.add("fuel-exhausted", 1);
                     break 'fixpoint;
                 }
-                if !fuse_block(ctx, b, vertical, horizontal, stats) {
+                if !fuse_block(ctx, b, rules, stats) {
                     break;
                 }
                 fuel -= 1;
@@ -142,7 +158,7 @@ fn producer_of(ctx: &Context, v: ValueId) -> Option<(LoopView, usize)> {
     Some((lv, k))
 }
 
-/// `vec.len(out)` of an exact collect becomes the loop's size.
+/// `vec.len(out)` of an exact collect or scan becomes the loop's size.
 fn normalize_lens(ctx: &mut Context) {
     for op in ctx.walk_all() {
         if !ctx.alive(op) || !ctx.is(op, "vec.len") {
@@ -152,7 +168,10 @@ fn normalize_lens(ctx: &mut Context) {
         let Some((lv, k)) = producer_of(ctx, v) else {
             continue;
         };
-        if lv.gens[k].kind == "collect" && exact_emit(ctx, lv.body, lv.gens[k].handle).is_some() {
+        let kind = lv.gens[k].kind.as_str();
+        if matches!(kind, "collect" | "scan")
+            && exact_emit(ctx, lv.body, lv.gens[k].handle).is_some()
+        {
             let r = ctx.result(op, 0);
             ctx.replace_all_uses(r, lv.size);
             ctx.erase_op(op);
@@ -222,31 +241,34 @@ enum Mode {
     Horizontal,
     /// Exact producer: reads and `vec.len`s to replace.
     Aligned(Vec<(OpId, usize)>),
-    /// Filtering producer: the emit `B`'s body goes after, and the reads.
-    Filter(OpId, Vec<OpId>),
+    /// Filtering producer: the emit `B`'s body goes after, its generator,
+    /// and the reads.
+    Filter(OpId, usize, Vec<OpId>),
 }
 
-/// The handles of enclosing loops that `l` (or a loop nested in it) emits to.
+/// The handles of enclosing loops that `l` (or a loop nested in it) emits to
+/// or reads the running fold of.
 fn outer_handles(ctx: &Context, l: OpId) -> HashSet<ValueId> {
     ctx.walk_nested(l)
         .into_iter()
-        .filter(|&o| ctx.is(o, dialects::gen::EMIT))
+        .filter(|&o| ctx.is(o, dialects::gen::EMIT) || ctx.is(o, dialects::gen::RUNNING))
         .map(|o| ctx.operand(o, 0))
         .filter(|&h| !dialects::gen::handle_owner(ctx, h).is_some_and(|o| ctx.is_ancestor(l, o)))
         .collect()
 }
 
-/// Whether collect generators `j` and `k` of `a` always hold as many
-/// elements: each has one emit, and both emits sit in one block.
+/// Whether collect or scan generators `j` and `k` of `a` always hold as
+/// many elements: each has one emit, and both emits sit in one block.
 fn same_count(ctx: &Context, a: &LoopView, j: usize, k: usize) -> bool {
-    if a.gens[j].kind != "collect" || a.gens[k].kind != "collect" {
+    let ordered = |g: &loops::Gen| matches!(g.kind.as_str(), "collect" | "scan");
+    if !ordered(&a.gens[j]) || !ordered(&a.gens[k]) {
         return false;
     }
     let (ej, ek) = (emits(ctx, a.gens[j].handle), emits(ctx, a.gens[k].handle));
     matches!((&ej[..], &ek[..]), ([x], [y]) if ctx.op(*x).parent == ctx.op(*y).parent)
 }
 
-fn classify(ctx: &Context, a: &LoopView, b: &LoopView) -> Option<Mode> {
+fn classify(ctx: &Context, a: &LoopView, b: &LoopView, scans: bool) -> Option<Mode> {
     let facts = SizeFacts::before(ctx, b.op);
     // Emits of both loops to one enclosing handle are ordered effects: all
     // of A's come before all of B's, and fusing would interleave them.
@@ -284,8 +306,10 @@ fn classify(ctx: &Context, a: &LoopView, b: &LoopView) -> Option<Mode> {
                 continue;
             }
             let k = a.gens.iter().position(|g| g.results.contains(&v))?;
-            if a.gens[k].kind != "collect" {
-                return None;
+            match a.gens[k].kind.as_str() {
+                "collect" => {}
+                "scan" if scans => {}
+                _ => return None,
             }
             let aligned_get =
                 ctx.is(op, "vec.get") && ctx.operand(op, 0) == v && ctx.operand(op, 1) == b.index;
@@ -321,7 +345,11 @@ fn classify(ctx: &Context, a: &LoopView, b: &LoopView) -> Option<Mode> {
     let [e] = emits(ctx, a.gens[k].handle)[..] else {
         return None;
     };
-    Some(Mode::Filter(e, reads.into_iter().map(|(o, _)| o).collect()))
+    Some(Mode::Filter(
+        e,
+        k,
+        reads.into_iter().map(|(o, _)| o).collect(),
+    ))
 }
 
 /// Memory ops between two loops that fusion may reorder with them: they
@@ -375,19 +403,18 @@ fn try_merge(
     ctx: &mut Context,
     a_op: OpId,
     b_op: OpId,
-    vertical: bool,
-    horizontal: bool,
+    rules: Rules,
     stats: &mut PassStats,
 ) -> bool {
     let (Some(a), Some(b)) = (view(ctx, a_op), view(ctx, b_op)) else {
         return false;
     };
-    let Some(mode) = classify(ctx, &a, &b) else {
+    let Some(mode) = classify(ctx, &a, &b, rules.scans) else {
         return false;
     };
     match mode {
-        Mode::Horizontal if !horizontal => return false,
-        Mode::Aligned(_) | Mode::Filter(..) if !vertical => return false,
+        Mode::Horizontal if !rules.horizontal => return false,
+        Mode::Aligned(_) | Mode::Filter(..) if !rules.vertical => return false,
         _ => {}
     }
     if bodies_conflict(ctx, a_op, b_op) {
@@ -459,9 +486,10 @@ fn try_merge(
         }
         Mode::Aligned(reads) => {
             stats.add("fused-vertical", 1);
+            let mut at_emit = HashMap::new();
             for &(get, k) in reads {
                 let e = exact_emit(ctx, a.body, a.gens[k].handle).unwrap();
-                let x = emitted_value(ctx, e);
+                let x = element_at(ctx, &a.gens[k], e, &mut at_emit);
                 let r = ctx.result(get, 0);
                 ctx.replace_all_uses(r, x);
                 ctx.erase_op(get);
@@ -469,16 +497,18 @@ fn try_merge(
             let b_ops = body_ops(ctx, b.body);
             append_body(ctx, &a, &b_ops);
         }
-        Mode::Filter(e, reads) => {
+        Mode::Filter(e, k, reads) => {
             stats.add("fused-filter", 1);
-            let x = emitted_value(ctx, *e);
+            // B's body goes before the op that followed the emit, so after
+            // a scan's `gen.running` too.
+            let eb = ctx.op(*e).parent.unwrap();
+            let after = ctx.op(*e).next;
+            let x = element_at(ctx, &a.gens[*k], *e, &mut HashMap::new());
             for &get in reads {
                 let r = ctx.result(get, 0);
                 ctx.replace_all_uses(r, x);
                 ctx.erase_op(get);
             }
-            let eb = ctx.op(*e).parent.unwrap();
-            let after = ctx.op(*e).next;
             for op in body_ops(ctx, b.body) {
                 ctx.move_op(op, eb, after);
             }
@@ -493,6 +523,29 @@ fn try_merge(
     true
 }
 
+/// The element that emit `e` of generator `g` adds to `g`'s vector: the
+/// emitted value of a collect, or for a scan the running fold right after
+/// the emit (a `gen.running` placed after it, one per emit, cached in
+/// `made`).
+fn element_at(
+    ctx: &mut Context,
+    g: &loops::Gen,
+    e: OpId,
+    made: &mut HashMap<OpId, ValueId>,
+) -> ValueId {
+    if g.kind != "scan" {
+        return emitted_value(ctx, e);
+    }
+    if let Some(&r) = made.get(&e) {
+        return r;
+    }
+    let next = ctx.op(e).next.expect("an emit is never a terminator");
+    let mut b = ir::Builder::before(ctx, next);
+    let r = dialects::gen::running::running(&mut b, g.handle);
+    made.insert(e, r);
+    r
+}
+
 fn append_body(ctx: &mut Context, a: &LoopView, b_ops: &[OpId]) {
     let end = ctx.terminator(a.body);
     for &op in b_ops {
@@ -500,20 +553,14 @@ fn append_body(ctx: &mut Context, a: &LoopView, b_ops: &[OpId]) {
     }
 }
 
-fn fuse_block(
-    ctx: &mut Context,
-    block: BlockId,
-    vertical: bool,
-    horizontal: bool,
-    stats: &mut PassStats,
-) -> bool {
+fn fuse_block(ctx: &mut Context, block: BlockId, rules: Rules, stats: &mut PassStats) -> bool {
     let loops: Vec<OpId> = ctx
         .iter_block(block)
         .filter(|&op| loops::is_loop(ctx, op))
         .collect();
     for bi in 1..loops.len() {
         for ai in (0..bi).rev() {
-            if try_merge(ctx, loops[ai], loops[bi], vertical, horizontal, stats) {
+            if try_merge(ctx, loops[ai], loops[bi], rules, stats) {
                 return true;
             }
         }
@@ -530,10 +577,24 @@ pub fn remove_dead_generators(ctx: &mut Context, stats: &mut PassStats) {
             continue;
         }
         let Some(lv) = view(ctx, op) else { continue };
+        // A scan whose vector is unused but whose running fold is read
+        // becomes a reduce (same accumulator, no vector).
+        let mut lv = lv;
+        for k in 0..lv.gens.len() {
+            let g = &lv.gens[k];
+            let read = !dialects::gen::running::reads_of(ctx, g.handle).is_empty();
+            if g.kind == "scan" && read && ctx.unused(g.results[0]) {
+                scan_to_reduce(ctx, &mut lv, k);
+                stats.add("scans-to-reduces", 1);
+            }
+        }
         let dead: Vec<bool> = lv
             .gens
             .iter()
-            .map(|g| g.results.iter().all(|&r| ctx.unused(r)))
+            .map(|g| {
+                g.results.iter().all(|&r| ctx.unused(r))
+                    && dialects::gen::running::reads_of(ctx, g.handle).is_empty()
+            })
             .collect();
         if !dead.iter().any(|&d| d) {
             continue;
@@ -569,11 +630,33 @@ pub fn remove_dead_generators(ctx: &mut Context, stats: &mut PassStats) {
     }
 }
 
+/// Turns scan generator `k` of loop `lv` into a reduce with the same
+/// monoid and init, in place: its handle becomes `!gen.reduce<T>` and its
+/// (unused) result a `T`.
+fn scan_to_reduce(ctx: &mut Context, lv: &mut LoopView, k: usize) {
+    use dialects::gen::{GenKind, Monoid};
+    let g = &mut lv.gens[k];
+    let Ok(GenKind::Scan(m)) = GenKind::from_attr(&g.attr) else {
+        return;
+    };
+    let m: Monoid = m;
+    let Some(t) = ctx.ty(g.results[0]).elem().cloned() else {
+        return;
+    };
+    g.attr = GenKind::Reduce(m).attr();
+    g.kind = "reduce".to_string();
+    ctx.set_type(g.handle, dialects::gen::reduce_type(t.clone()));
+    ctx.set_type(g.results[0], t);
+    let attrs = Attribute::Array(lv.gens.iter().map(|g| g.attr.clone()).collect());
+    ctx.set_attr(lv.op, "gens", attrs);
+}
+
 fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    opts.check_known("fuse", &["vertical", "horizontal", "fuel"])?;
+    opts.check_known("fuse", &["vertical", "horizontal", "scans", "fuel"])?;
     Ok(Box::new(Fuse {
         vertical: opts.get_bool("vertical", true)?,
         horizontal: opts.get_bool("horizontal", true)?,
+        scans: opts.get_bool("scans", true)?,
         fuel: opts.get_usize("fuel", usize::MAX)?,
     }))
 }
@@ -589,6 +672,10 @@ pub fn info() -> PassInfo {
             (
                 "horizontal",
                 "fuse sibling loops of equal size (default true)",
+            ),
+            (
+                "scans",
+                "fuse consumers of a scan into it; the fused loop is sequential (default true)",
             ),
             (
                 "fuel",
