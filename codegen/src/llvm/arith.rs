@@ -18,6 +18,10 @@ use super::translate::{scalar, FnCx, Vals};
 use super::writer::Ty;
 
 pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic> {
+    if let Some(k) = dialects::arith::extended::kind(name) {
+        extended(cx, op, k);
+        return Ok(());
+    }
     let ctx = cx.ctx;
     let opnd: Vec<_> = ctx.operands(op).to_vec();
     let Some(&res) = ctx.results(op).first() else {
@@ -389,6 +393,56 @@ fn int_operands(cx: &mut FnCx, ty: &Type, a: ir::ValueId, b: ir::ValueId) -> (Ty
         y = cx.w.val(format!("sub i8 0, {y}"));
     }
     (t, x, y)
+}
+
+/// `addui_extended` (sum, unsigned carry) and `mulsi/mului_extended` (low
+/// and high halves of the product, the high half through a double-width
+/// multiply). An `i1` is 0/1 in an `i8`; its high half is always 0.
+fn extended(cx: &mut FnCx, op: OpId, k: dialects::arith::extended::Extended) {
+    use dialects::arith::extended::Extended;
+    let ctx = cx.ctx;
+    let (a0, b0) = (ctx.operand(op, 0), ctx.operand(op, 1));
+    let (r0, r1) = (ctx.result(op, 0), ctx.result(op, 1));
+    let ty = ctx.ty(a0).clone();
+    let t = scalar(&ty).unwrap_or(Ty::I64);
+    let n = t.name();
+    let (lo, hi) = match k {
+        Extended::AddUI => {
+            let (a, b) = (cx.get1(a0), cx.get1(b0));
+            let s = cx.w.val(format!("add {n} {a}, {b}"));
+            let s = int_result(cx, &ty, s);
+            let c = cx.w.val(format!("icmp ult {n} {s}, {a}"));
+            let carry = cx.w.val(format!("zext i1 {c} to i8"));
+            (s, carry)
+        }
+        Extended::MulUI | Extended::MulSI => {
+            let (_, a, b) = if k == Extended::MulSI {
+                int_operands(cx, &ty, a0, b0)
+            } else {
+                (t, cx.get1(a0), cx.get1(b0))
+            };
+            let lo = cx.w.val(format!("mul {n} {a}, {b}"));
+            let lo = int_result(cx, &ty, lo);
+            let hi = if ty == Type::I1 {
+                "0".to_string()
+            } else {
+                let (w, wide) = if t == Ty::I32 {
+                    (32, "i64")
+                } else {
+                    (64, "i128")
+                };
+                let ext = if k == Extended::MulSI { "sext" } else { "zext" };
+                let wa = cx.w.val(format!("{ext} {n} {a} to {wide}"));
+                let wb = cx.w.val(format!("{ext} {n} {b} to {wide}"));
+                let p = cx.w.val(format!("mul {wide} {wa}, {wb}"));
+                let h = cx.w.val(format!("lshr {wide} {p}, {w}"));
+                cx.w.val(format!("trunc {wide} {h} to {n}"))
+            };
+            (lo, hi)
+        }
+    };
+    cx.set(r0, &[lo]);
+    cx.set(r1, &[hi]);
 }
 
 /// Masks an `i1` result back to 0/1.

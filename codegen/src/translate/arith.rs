@@ -17,6 +17,10 @@ use super::{FnCx, Vals};
 use crate::abi;
 
 pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic> {
+    if let Some(k) = dialects::arith::extended::kind(name) {
+        extended(cx, op, k);
+        return Ok(());
+    }
     let ctx = cx.ctx;
     let opnd: Vec<_> = ctx.operands(op).to_vec();
     let Some(&res) = ctx.results(op).first() else {
@@ -341,6 +345,44 @@ fn int_operands(cx: &mut FnCx, ty: &Type, a: ir::ValueId, b: ir::ValueId) -> (Va
         y = cx.b.ins().ineg(y);
     }
     (x, y)
+}
+
+/// `addui_extended` (sum, unsigned carry) and `mulsi/mului_extended` (low
+/// and high halves of the product). An `i1` is 0/1 in an `i8`: its carry is
+/// `a & b`-like through the same compare, and its high half is always 0
+/// (`1 * 1` and `-1 * -1` are both 1).
+fn extended(cx: &mut FnCx, op: OpId, k: dialects::arith::extended::Extended) {
+    use dialects::arith::extended::Extended;
+    let ctx = cx.ctx;
+    let (a0, b0) = (ctx.operand(op, 0), ctx.operand(op, 1));
+    let (r0, r1) = (ctx.result(op, 0), ctx.result(op, 1));
+    let ty = ctx.ty(a0).clone();
+    let (lo, hi) = match k {
+        Extended::AddUI => {
+            let (a, b) = (cx.get1(a0), cx.get1(b0));
+            let s = cx.b.ins().iadd(a, b);
+            let s = int_result(cx, &ty, s);
+            let carry = cx.b.ins().icmp(IntCC::UnsignedLessThan, s, a);
+            (s, carry)
+        }
+        Extended::MulUI | Extended::MulSI => {
+            let (a, b) = if k == Extended::MulSI {
+                int_operands(cx, &ty, a0, b0)
+            } else {
+                (cx.get1(a0), cx.get1(b0))
+            };
+            let lo = cx.b.ins().imul(a, b);
+            let lo = int_result(cx, &ty, lo);
+            let hi = match (&ty, k) {
+                (Type::I1, _) => cx.iconst(I8, 0),
+                (_, Extended::MulSI) => cx.b.ins().smulhi(a, b),
+                _ => cx.b.ins().umulhi(a, b),
+            };
+            (lo, hi)
+        }
+    };
+    cx.set(r0, &[lo]);
+    cx.set(r1, &[hi]);
 }
 
 /// Masks an `i1` result back to 0/1.

@@ -43,6 +43,7 @@
 //! `%r = arith.sqrt %a : f64`.
 
 pub mod eval;
+pub mod extended;
 pub mod fold;
 
 use smallvec::{smallvec, SmallVec};
@@ -675,6 +676,7 @@ macro_rules! cast {
 
 /// Registers every `arith` op and the constant materializer.
 pub fn register(r: &mut Registry) {
+    extended::register(r);
     r.register(
         OpSpec::new("arith.constant", "a constant: its `value` attribute")
             .results(Arity::Exactly(1))
