@@ -12,7 +12,8 @@ part of this repository.
 Each file is split at `// -----` into parts. For canonicalize and cse
 every function of a part is a case of its own; for inlining, the whole part
 (functions call each other). A case counts only when it uses nothing but
-`func`, `arith`, `math` and `scf` ops and mlir-opt-16 accepts it. Then:
+`func`, `arith`, `math` and `scf` ops on scalars (no `vector`, `tensor`
+or `memref` types) and mlir-opt-16 accepts it. Then:
 
 - *parsed*: `l0-opt` reads it (and verifies it);
 - *as far*: after the pass, L0 leaves at most as many ops as mlir-opt-16
@@ -38,8 +39,10 @@ FILES = [
     ("Transforms/inlining.mlir", "inline", "part"),
 ]
 ALLOWED = ("func.", "arith.", "math.", "scf.")
-OP_NAME = re.compile(r'"([a-z_][a-z0-9_]*\.[a-z0-9_.]+)"\s*\(')
-CUSTOM_OP = re.compile(r"(?:^|=)\s*([a-z_][a-z0-9_]*\.[a-z0-9_.]+)\b")
+# Shaped types (vectors, tensors, memrefs) are outside what L0 shares with MLIR.
+SHAPED = re.compile(r"\b(vector|tensor|memref)<")
+OP_NAME = re.compile(r'"([A-Za-z_][\w$]*\.[\w$.]+)"\s*\(')
+CUSTOM_OP = re.compile(r"(?:^|=)\s*([A-Za-z_][\w$]*\.[\w$.]+)\b")
 BARE = re.compile(r"^\s*(return|call)\b")
 
 
@@ -132,7 +135,7 @@ def main():
         n = parsed = far = 0
         for name, case in cases:
             used = ops_used(case)
-            if any(not u.startswith(ALLOWED) for u in used):
+            if any(not u.startswith(ALLOWED) for u in used) or SHAPED.search(case):
                 continue
             rc, mout, _ = run([a.mlir_opt, f"--{pass_}", "--mlir-print-op-generic"], case)
             if rc != 0:

@@ -44,7 +44,8 @@ pub const HDR_CAP: i32 = 16;
 /// The Cranelift type of a scalar L0 type.
 pub fn scalar(t: &Type) -> Option<CType> {
     Some(match t {
-        Type::I1 => types::I8,
+        Type::I1 | Type::I8 => types::I8,
+        Type::I16 => types::I16,
         Type::I32 => types::I32,
         Type::I64 | Type::Index => types::I64,
         Type::F32 => types::F32,
@@ -187,6 +188,7 @@ pub fn layout(fields: &[CType]) -> Layout {
 pub fn c_name(t: CType) -> &'static str {
     match t {
         types::I8 => "int8_t",
+        types::I16 => "int16_t",
         types::I32 => "int32_t",
         types::I64 => "int64_t",
         types::F32 => "float",

@@ -113,6 +113,8 @@ impl Attribute {
 pub fn wrap_int(v: i64, ty: &Type) -> i64 {
     match ty {
         Type::I1 => v & 1,
+        Type::I8 => v as i8 as i64,
+        Type::I16 => v as i16 as i64,
         Type::I32 => v as i32 as i64,
         _ => v,
     }

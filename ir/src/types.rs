@@ -17,6 +17,10 @@ use crate::attributes::Attribute;
 pub enum Type {
     /// 1-bit boolean.
     I1,
+    /// 8-bit two's-complement integer (wrapping).
+    I8,
+    /// 16-bit two's-complement integer (wrapping).
+    I16,
     /// 32-bit two's-complement integer (wrapping).
     I32,
     /// 64-bit two's-complement integer (wrapping).
@@ -173,9 +177,12 @@ impl Type {
             params,
         }))
     }
-    /// True for `i1`, `i32`, `i64`, `index`.
+    /// True for `i1`, `i8`, `i16`, `i32`, `i64`, `index`.
     pub fn is_integer(&self) -> bool {
-        matches!(self, Type::I1 | Type::I32 | Type::I64 | Type::Index)
+        matches!(
+            self,
+            Type::I1 | Type::I8 | Type::I16 | Type::I32 | Type::I64 | Type::Index
+        )
     }
     /// True for `f32`, `f64`.
     pub fn is_float(&self) -> bool {
@@ -189,6 +196,8 @@ impl Type {
     pub fn int_width(&self) -> Option<u32> {
         match self {
             Type::I1 => Some(1),
+            Type::I8 => Some(8),
+            Type::I16 => Some(16),
             Type::I32 => Some(32),
             Type::I64 | Type::Index => Some(64),
             _ => None,
@@ -214,6 +223,8 @@ impl fmt::Display for Type {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Type::I1 => f.write_str("i1"),
+            Type::I8 => f.write_str("i8"),
+            Type::I16 => f.write_str("i16"),
             Type::I32 => f.write_str("i32"),
             Type::I64 => f.write_str("i64"),
             Type::Index => f.write_str("index"),

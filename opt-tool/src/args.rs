@@ -57,6 +57,14 @@ fn parse_scalar(t: &str, ty: &Type) -> Result<RtValue, String> {
             "false" | "0" => Ok(RtValue::Bool(false)),
             _ => Err(bad()),
         },
+        Type::I8 => t
+            .parse::<i8>()
+            .map(|v| RtValue::Int(v as i64))
+            .map_err(|_| bad()),
+        Type::I16 => t
+            .parse::<i16>()
+            .map(|v| RtValue::Int(v as i64))
+            .map_err(|_| bad()),
         Type::I32 => t
             .parse::<i32>()
             .map(|v| RtValue::Int(v as i64))

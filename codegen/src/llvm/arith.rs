@@ -103,13 +103,7 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             let n = t.name();
             let amount = cx.get1(opnd[1]);
             let shifted = cx.w.val(format!("ashr {n} {a}, {amount}"));
-            let bits = if t == Ty::I32 {
-                31
-            } else if t == Ty::I8 {
-                7
-            } else {
-                63
-            };
+            let bits = t.bytes() * 8 - 1;
             let sign = cx.w.val(format!("ashr {n} {a}, {bits}"));
             let r = shift_in_range(cx, &rty, t, &amount, &shifted, &sign);
             int_result(cx, &rty, r)
@@ -426,11 +420,8 @@ fn extended(cx: &mut FnCx, op: OpId, k: dialects::arith::extended::Extended) {
             let hi = if ty == Type::I1 {
                 "0".to_string()
             } else {
-                let (w, wide) = if t == Ty::I32 {
-                    (32, "i64")
-                } else {
-                    (64, "i128")
-                };
+                let w = t.bytes() * 8;
+                let wide = format!("i{}", 2 * w);
                 let ext = if k == Extended::MulSI { "sext" } else { "zext" };
                 let wa = cx.w.val(format!("{ext} {n} {a} to {wide}"));
                 let wb = cx.w.val(format!("{ext} {n} {b} to {wide}"));
@@ -459,6 +450,8 @@ fn constant(cx: &mut FnCx, op: OpId, ty: &Type) -> Result<String, Diagnostic> {
     Ok(match (ty, a) {
         (Type::I1, Some(Attribute::Bool(b))) => (b as i64).to_string(),
         (Type::I1, Some(Attribute::Int(v, _))) => (v & 1).to_string(),
+        (Type::I8, Some(Attribute::Int(v, _))) => (v as i8).to_string(),
+        (Type::I16, Some(Attribute::Int(v, _))) => (v as i16).to_string(),
         (Type::I32, Some(Attribute::Int(v, _))) => (v as i32).to_string(),
         (Type::I64 | Type::Index, Some(Attribute::Int(v, _))) => v.to_string(),
         // LLVM spells a float constant as the hex bits of the same value as a double.

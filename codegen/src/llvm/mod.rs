@@ -164,7 +164,7 @@ fn wrapper(fi: &FuncInfo, kind: Wrappers) -> String {
                 let _ = writeln!(s, "  %w{k} = load i64, i64* %a{k}, align 8");
                 let conv = match t {
                     Ty::I64 => format!("add i64 %w{k}, 0"),
-                    Ty::I8 | Ty::I32 => format!("trunc i64 %w{k} to {}", t.name()),
+                    Ty::I8 | Ty::I16 | Ty::I32 => format!("trunc i64 %w{k} to {}", t.name()),
                     Ty::F64 => format!("bitcast i64 %w{k} to double"),
                     Ty::F32 => {
                         let _ = writeln!(s, "  %h{k} = trunc i64 %w{k} to i32");

@@ -98,8 +98,8 @@ pub fn translate_kernels(ctx: &Context) -> Result<(String, bool), Diagnostic> {
     );
     text.push_str("attributes #1 = { nounwind }\n");
     text.push_str(&writer::metadata());
-    // !0..!16 are the TBAA tree and branch weights.
-    let first = 17;
+    // The TBAA tree and branch weights come first.
+    let first = writer::METADATA_NODES;
     let refs: Vec<String> = (0..ks.len()).map(|k| format!("!{}", first + k)).collect();
     let _ = writeln!(text, "!nvvm.annotations = !{{{}}}", refs.join(", "));
     for (k, (f, name)) in ks.iter().enumerate() {

@@ -37,7 +37,8 @@ pub(crate) fn parts(t: &Type) -> SmallVec<[Ty; 3]> {
 /// The LLVM type of a scalar L0 type.
 pub(crate) fn scalar(t: &Type) -> Option<Ty> {
     Some(match t {
-        Type::I1 => Ty::I8,
+        Type::I1 | Type::I8 => Ty::I8,
+        Type::I16 => Ty::I16,
         Type::I32 => Ty::I32,
         Type::I64 | Type::Index => Ty::I64,
         Type::F32 => Ty::F32,

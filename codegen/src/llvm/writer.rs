@@ -14,6 +14,7 @@ use std::fmt::Write;
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Ty {
     I8,
+    I16,
     I32,
     I64,
     F32,
@@ -27,6 +28,7 @@ impl Ty {
     pub fn name(self) -> &'static str {
         match self {
             Ty::I8 => "i8",
+            Ty::I16 => "i16",
             Ty::I32 => "i32",
             Ty::I64 => "i64",
             Ty::F32 => "float",
@@ -38,6 +40,7 @@ impl Ty {
     pub fn bytes(self) -> u32 {
         match self {
             Ty::I8 => 1,
+            Ty::I16 => 2,
             Ty::I32 | Ty::F32 => 4,
             Ty::I64 | Ty::F64 | Ty::Ptr => 8,
         }
@@ -51,6 +54,7 @@ impl Ty {
             Ty::F32 => "!10",
             Ty::F64 => "!12",
             Ty::Ptr => "!14",
+            Ty::I16 => "!16",
         }
     }
 }
@@ -171,11 +175,11 @@ impl FnWriter {
         let tl = via(self, t, t_args);
         let el = via(self, e, e_args);
         let prof = if self.cold.contains(&e.label) {
-            ", !prof !15"
+            format!(", !prof {LIKELY}")
         } else if self.cold.contains(&t.label) {
-            ", !prof !16"
+            format!(", !prof {UNLIKELY}")
         } else {
-            ""
+            String::new()
         };
         self.line(format!("br i1 {c}, label %{tl}, label %{el}{prof}"));
         if t_args {
@@ -255,7 +259,15 @@ fn tbaa(t: Ty, mem: Mem) -> String {
 /// The module-level metadata: the TBAA type tree (`!0` the root; per kind
 /// of memory a scalar type `!(2k+1)` and its access tag `!(2k+2)`: `!2`
 /// arr headers, `!4` i8, `!6` i32, `!8` i64, `!10` f32, `!12` f64, `!14`
-/// pointers), then branch weights `!15` (likely) and `!16` (unlikely).
+/// pointers, `!16` i16), then branch weights [`LIKELY`] and [`UNLIKELY`].
+/// The branch weights of a likely then-branch (after the TBAA nodes).
+const LIKELY: &str = "!17";
+/// The branch weights of an unlikely then-branch.
+const UNLIKELY: &str = "!18";
+/// How many metadata nodes [`metadata`] defines (`!0` to `!18`); a module
+/// numbers its own nodes from here.
+pub const METADATA_NODES: usize = 19;
+
 pub fn metadata() -> String {
     let mut s = String::new();
     s.push_str("!0 = !{!\"l0 tbaa\"}\n");
@@ -267,6 +279,7 @@ pub fn metadata() -> String {
         "l0 f32",
         "l0 f64",
         "l0 ptr",
+        "l0 i16",
     ];
     for (k, name) in kinds.iter().enumerate() {
         let ty = 1 + 2 * k;
@@ -274,7 +287,9 @@ pub fn metadata() -> String {
         let _ = writeln!(s, "!{} = !{{!{ty}, !{ty}, i64 0}}", ty + 1);
     }
     let n = 1 + 2 * kinds.len();
+    debug_assert_eq!(format!("!{n}"), LIKELY);
     let _ = writeln!(s, "!{n} = !{{!\"branch_weights\", i32 2000, i32 1}}");
     let _ = writeln!(s, "!{} = !{{!\"branch_weights\", i32 1, i32 2000}}", n + 1);
+    debug_assert_eq!(n + 2, METADATA_NODES);
     s
 }

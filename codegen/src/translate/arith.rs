@@ -8,7 +8,7 @@
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::immediates::{Ieee32, Ieee64};
-use cranelift_codegen::ir::types::{F32, F64, I32, I64, I8};
+use cranelift_codegen::ir::types::{F32, F64, I16, I32, I64, I8};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type as CType, Value};
 
 use ir::{Attribute, Diagnostic, OpId, Type};
@@ -260,8 +260,11 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
                 return Err(cx.unsupported(op));
             };
             match short {
-                "sitofp" => cx.b.ins().fcvt_from_sint(to, a),
-                "fptosi" => cx.b.ins().fcvt_to_sint_sat(to, a),
+                "sitofp" => {
+                    let a = widen_to_i32(cx, a, true);
+                    cx.b.ins().fcvt_from_sint(to, a)
+                }
+                "fptosi" => float_to_int_sat(cx, a, to, true),
                 "extf" => cx.b.ins().fpromote(to, a),
                 "truncf" => cx.b.ins().fdemote(to, a),
                 _ if from == to => a,
@@ -284,8 +287,11 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
                     }
                     cx.b.ins().sextend(to, a)
                 }
-                "uitofp" => cx.b.ins().fcvt_from_uint(to, a),
-                "fptoui" => cx.b.ins().fcvt_to_uint_sat(to, a),
+                "uitofp" => {
+                    let a = widen_to_i32(cx, a, false);
+                    cx.b.ins().fcvt_from_uint(to, a)
+                }
+                "fptoui" => float_to_int_sat(cx, a, to, false),
                 "bitcast" => cx.b.ins().bitcast(to, MemFlagsData::new(), a),
                 _ if from == to => a,
                 _ if from.bits() > to.bits() => {
@@ -375,6 +381,15 @@ fn extended(cx: &mut FnCx, op: OpId, k: dialects::arith::extended::Extended) {
             let lo = int_result(cx, &ty, lo);
             let hi = match (&ty, k) {
                 (Type::I1, _) => cx.iconst(I8, 0),
+                (Type::I8 | Type::I16, _) => {
+                    // The exact product in 32 bits, shifted down.
+                    let signed = k == Extended::MulSI;
+                    let (wa, wb) = (widen_to_i32(cx, a, signed), widen_to_i32(cx, b, signed));
+                    let p = cx.b.ins().imul(wa, wb);
+                    let ct = cx.b.func.dfg.value_type(a);
+                    let h = cx.b.ins().ushr_imm_u(p, i64::from(ct.bits()));
+                    cx.b.ins().ireduce(ct, h)
+                }
                 (_, Extended::MulSI) => cx.b.ins().smulhi(a, b),
                 _ => cx.b.ins().umulhi(a, b),
             };
@@ -383,6 +398,44 @@ fn extended(cx: &mut FnCx, op: OpId, k: dialects::arith::extended::Extended) {
     };
     cx.set(r0, &[lo]);
     cx.set(r1, &[hi]);
+}
+
+/// `a` sign- or zero-extended to `i32` when it is narrower (an `i1`'s 0/1
+/// byte, `i8`, `i16`), so the conversions to float see a 32-bit integer.
+fn widen_to_i32(cx: &mut FnCx, a: Value, signed: bool) -> Value {
+    if cx.b.func.dfg.value_type(a).bits() >= 32 {
+        a
+    } else if signed {
+        cx.b.ins().sextend(I32, a)
+    } else {
+        cx.b.ins().uextend(I32, a)
+    }
+}
+
+/// A float to an integer of type `to`, toward zero, saturating (NaN gives
+/// 0), as `dialects::arith::eval` does: below 32 bits through a saturating
+/// conversion to `i32`, clamped to `to`'s range and narrowed.
+fn float_to_int_sat(cx: &mut FnCx, a: Value, to: CType, signed: bool) -> Value {
+    if to.bits() >= 32 {
+        return if signed {
+            cx.b.ins().fcvt_to_sint_sat(to, a)
+        } else {
+            cx.b.ins().fcvt_to_uint_sat(to, a)
+        };
+    }
+    let w = i64::from(to.bits());
+    let r = if signed {
+        let r = cx.b.ins().fcvt_to_sint_sat(I32, a);
+        let lo = cx.iconst(I32, -(1 << (w - 1)));
+        let hi = cx.iconst(I32, (1 << (w - 1)) - 1);
+        let r = cx.b.ins().smax(r, lo);
+        cx.b.ins().smin(r, hi)
+    } else {
+        let r = cx.b.ins().fcvt_to_uint_sat(I32, a);
+        let hi = cx.iconst(I32, (1 << w) - 1);
+        cx.b.ins().umin(r, hi)
+    };
+    cx.b.ins().ireduce(to, r)
 }
 
 /// Masks an `i1` result back to 0/1.
@@ -400,6 +453,8 @@ fn constant(cx: &mut FnCx, op: OpId, ty: &Type) -> Result<Value, Diagnostic> {
     Ok(match (ty, a) {
         (Type::I1, Some(Attribute::Bool(b))) => cx.iconst(I8, b as i64),
         (Type::I1, Some(Attribute::Int(v, _))) => cx.iconst(I8, v & 1),
+        (Type::I8, Some(Attribute::Int(v, _))) => cx.iconst(I8, v),
+        (Type::I16, Some(Attribute::Int(v, _))) => cx.iconst(I16, v),
         (Type::I32, Some(Attribute::Int(v, _))) => cx.iconst(I32, v),
         (Type::I64 | Type::Index, Some(Attribute::Int(v, _))) => cx.iconst(I64, v),
         (Type::F32, Some(Attribute::Float(v, _))) => {

@@ -21,18 +21,16 @@ pub enum Scalar {
 /// Truncates `v` to the width of integer type `ty` and sign-extends it
 /// (`i1`: `0` or `-1`). Other types leave `v` unchanged.
 pub fn sext(v: i64, ty: &Type) -> i64 {
-    match ty {
-        Type::I1 => -(v & 1),
-        Type::I32 => v as i32 as i64,
+    match ty.int_width() {
+        Some(w) if w < 64 => (v << (64 - w)) >> (64 - w),
         _ => v,
     }
 }
 
 /// `v` as an unsigned number of the width of `ty`.
 pub fn zext(v: i64, ty: &Type) -> u64 {
-    match ty {
-        Type::I1 => (v & 1) as u64,
-        Type::I32 => v as u32 as u64,
+    match ty.int_width() {
+        Some(w) if w < 64 => (v as u64) & ((1u64 << w) - 1),
         _ => v as u64,
     }
 }
@@ -252,13 +250,30 @@ impl Cast {
     }
 }
 
+/// `x` toward zero, saturated to the signed range of `w` bits (NaN gives
+/// 0), as Rust's `as` does at 8, 16, 32 and 64 bits.
+pub fn saturate_signed(x: f64, w: u32) -> i64 {
+    match w {
+        8 => x as i8 as i64,
+        16 => x as i16 as i64,
+        32 => x as i32 as i64,
+        _ => x as i64,
+    }
+}
+
+/// `x` toward zero, saturated to `[0, 2^w - 1]` (NaN gives 0).
+pub fn saturate_unsigned(x: f64, w: u32) -> u64 {
+    match w {
+        8 => x as u8 as u64,
+        16 => x as u16 as u64,
+        32 => x as u32 as u64,
+        _ => x as u64,
+    }
+}
+
 /// The bit width of integer type `ty` (`index` is 64 bits).
 pub fn width(ty: &Type) -> u32 {
-    match ty {
-        Type::I1 => 1,
-        Type::I32 => 32,
-        _ => 64,
-    }
+    ty.int_width().unwrap_or(64)
 }
 
 /// A shift of `x` (of type `ty`) by `amount` (read unsigned): `shli`,
@@ -456,20 +471,24 @@ pub fn cast(op: Cast, from: &Type, to: &Type, a: Scalar) -> Result<Scalar, &'sta
         (Cast::UIToFP, Int(v), Type::F64) => F64(zext(v, from) as f64),
         // Saturating like `fptosi`: NaN and negatives give 0, values past
         // the maximum give the all-ones maximum.
-        (Cast::FPToUI, F32(x), Type::I32) => Int(x as u32 as i32 as i64),
-        (Cast::FPToUI, F64(x), Type::I32) => Int(x as u32 as i32 as i64),
-        (Cast::FPToUI, F32(x), Type::I64 | Type::Index) => Int(x as u64 as i64),
-        (Cast::FPToUI, F64(x), Type::I64 | Type::Index) => Int(x as u64 as i64),
+        (Cast::FPToUI, F32(x), t) if t.is_integer() && *t != Type::I1 => {
+            Int(sext(saturate_unsigned(x as f64, width(t)) as i64, t))
+        }
+        (Cast::FPToUI, F64(x), t) if t.is_integer() && *t != Type::I1 => {
+            Int(sext(saturate_unsigned(x, width(t)) as i64, t))
+        }
         (Cast::Bitcast, Int(v), Type::F64) => F64(f64::from_bits(v as u64)),
         (Cast::Bitcast, Int(v), Type::F32) => F32(f32::from_bits(v as u32)),
         (Cast::Bitcast, F64(x), _) => Int(x.to_bits() as i64),
         (Cast::Bitcast, F32(x), _) => Int(x.to_bits() as i32 as i64),
         (Cast::SIToFP, Int(v), Type::F32) => F32(v as f32),
         (Cast::SIToFP, Int(v), Type::F64) => F64(v as f64),
-        (Cast::FPToSI, F32(x), Type::I32) => Int(x as i32 as i64),
-        (Cast::FPToSI, F64(x), Type::I32) => Int(x as i32 as i64),
-        (Cast::FPToSI, F32(x), t) if t.is_integer() && *t != Type::I1 => Int(x as i64),
-        (Cast::FPToSI, F64(x), t) if t.is_integer() && *t != Type::I1 => Int(x as i64),
+        (Cast::FPToSI, F32(x), t) if t.is_integer() && *t != Type::I1 => {
+            Int(saturate_signed(x as f64, width(t)))
+        }
+        (Cast::FPToSI, F64(x), t) if t.is_integer() && *t != Type::I1 => {
+            Int(saturate_signed(x, width(t)))
+        }
         (Cast::IndexCast, Int(v), t) if t.is_integer() => Int(sext(v, t)),
         (Cast::ExtF, F32(x), Type::F64) => F64(x as f64),
         (Cast::TruncF, F64(x), Type::F32) => F32(x as f32),
@@ -562,9 +581,9 @@ pub fn as_f64(s: Scalar) -> Option<f64> {
 /// `extf` f32 -> f64; `truncf` f64 -> f32. `i1` is not a cast operand
 /// (its signed value would be -1: use `select`).
 pub fn cast_ok(op: Cast, from: &Type, to: &Type) -> bool {
-    let int = |t: &Type| matches!(t, Type::I32 | Type::I64 | Type::Index);
+    let int = |t: &Type| t.is_integer() && *t != Type::I1;
     // Signless integers of a width (not `index`), as MLIR's ext/trunc.
-    let fixed = |t: &Type| matches!(t, Type::I1 | Type::I32 | Type::I64);
+    let fixed = |t: &Type| t.is_integer() && *t != Type::Index;
     match op {
         Cast::ExtSI | Cast::ExtUI => fixed(from) && fixed(to) && width(from) < width(to),
         Cast::TruncI => fixed(from) && fixed(to) && width(from) > width(to),

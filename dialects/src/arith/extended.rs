@@ -7,7 +7,7 @@
 //! %low, %high = arith.mului_extended %a, %b : i64
 //! ```
 //!
-//! Operands are of one integer type `T` (`i1`, `i32` or `i64`; not
+//! Operands are of one integer type `T` (`i1`, `i8`, `i16`, `i32` or `i64`; not
 //! `index`, as in MLIR). `addui_extended` gives the wrapped sum and an `i1`
 //! that is true when the unsigned sum does not fit in `T` (the carry).
 //! `mulsi_extended` and `mului_extended` give the low and high halves (each
@@ -62,10 +62,8 @@ impl Extended {
 /// The bit width of an operand type (`None`: not an extended op's type).
 fn width(ty: &Type) -> Option<u32> {
     match ty {
-        Type::I1 => Some(1),
-        Type::I32 => Some(32),
-        Type::I64 => Some(64),
-        _ => None,
+        Type::Index => None,
+        t => t.int_width(),
     }
 }
 
@@ -107,7 +105,7 @@ fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
     let t = ctx.ty(a);
     if width(t).is_none() {
         return Err(format!(
-            "operands must be signless integers (i1, i32, i64), got '{t}'"
+            "operands must be signless integers (i1, i8, i16, i32, i64), got '{t}'"
         ));
     }
     if ctx.ty(b) != t {

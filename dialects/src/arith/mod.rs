@@ -63,7 +63,7 @@ type InterpResult = Result<SmallVec<[RtValue; 2]>, RunError>;
 
 // ----- verifiers -------------------------------------------------------------
 
-const INT_TYPES: &str = "integer (i1, i32, i64 or index)";
+const INT_TYPES: &str = "integer (i1, i8, i16, i32, i64 or index)";
 const FLOAT_TYPES: &str = "float (f32 or f64)";
 
 fn operand_type(ctx: &Context, op: OpId) -> &Type {
@@ -158,16 +158,16 @@ fn verify_cast<const K: u8>(ctx: &Context, op: OpId) -> Result<(), String> {
         return Ok(());
     }
     let allowed = match c {
-        Cast::SIToFP => "i32, i64 or index to f32 or f64",
-        Cast::FPToSI => "f32 or f64 to i32, i64 or index",
-        Cast::IndexCast => "index to i32 or i64, or i32 or i64 to index",
+        Cast::SIToFP => "i8, i16, i32, i64 or index to f32 or f64",
+        Cast::FPToSI => "f32 or f64 to i8, i16, i32, i64 or index",
+        Cast::IndexCast => "index to i8, i16, i32 or i64, or back",
         Cast::ExtF => "f32 to f64",
         Cast::TruncF => "f64 to f32",
-        Cast::ExtSI | Cast::ExtUI => "i1, i32 or i64 to a wider one of them",
-        Cast::TruncI => "i1, i32 or i64 to a narrower one of them",
-        Cast::UIToFP => "i1, i32, i64 or index to f32 or f64",
-        Cast::FPToUI => "f32 or f64 to i32, i64 or index",
-        Cast::IndexCastUI => "index to i32 or i64, or i32 or i64 to index",
+        Cast::ExtSI | Cast::ExtUI => "i1, i8, i16, i32 or i64 to a wider one of them",
+        Cast::TruncI => "i1, i8, i16, i32 or i64 to a narrower one of them",
+        Cast::UIToFP => "i1, i8, i16, i32, i64 or index to f32 or f64",
+        Cast::FPToUI => "f32 or f64 to i8, i16, i32, i64 or index",
+        Cast::IndexCastUI => "index to i8, i16, i32 or i64, or back",
         Cast::Bitcast => "i64 to f64, i32 to f32, or back",
     };
     Err(format!(

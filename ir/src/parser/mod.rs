@@ -1181,6 +1181,8 @@ impl<'s> Driver<'s, '_> {
         Ok(match p.as_rule() {
             Rule::scalar_type => match p.as_str() {
                 "i1" => Type::I1,
+                "i8" => Type::I8,
+                "i16" => Type::I16,
                 "i32" => Type::I32,
                 "i64" => Type::I64,
                 "index" => Type::Index,
@@ -1395,8 +1397,8 @@ const MALFORMED: &str = "malformed";
 /// character inside a lexeme, not worth naming).
 fn describe_token(t: &str) -> Option<String> {
     Some(match t {
-        "i1" | "i32" | "i64" | "index" | "f32" | "f64" | "vec" | "mat" | "arr" | "var"
-        | "struct" | "!" => "type".to_string(),
+        "i1" | "i8" | "i16" | "i32" | "i64" | "index" | "f32" | "f64" | "vec" | "mat" | "arr"
+        | "var" | "struct" | "!" => "type".to_string(),
         "true" | "false" | "unit" | "#" | "@" | "0x" | "-" => "attribute".to_string(),
         "\"" => "string literal".to_string(),
         "%" => "value name (%name)".to_string(),
@@ -1640,7 +1642,9 @@ mod fast {
             let rest = &self.b[self.i..];
             for (kw, t) in [
                 (&b"index"[..], Type::Index),
+                (b"i16", Type::I16),
                 (b"i1", Type::I1),
+                (b"i8", Type::I8),
                 (b"i32", Type::I32),
                 (b"i64", Type::I64),
                 (b"f32", Type::F32),
