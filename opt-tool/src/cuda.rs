@@ -241,9 +241,11 @@ impl Device for Cuda {
                 Type::F32 => f32s.push(a.as_f64().ok_or_else(bad)? as f32),
                 Type::I1 => u8s.push(a.as_bool().ok_or_else(bad)? as u8),
                 Type::I32 => i32s.push(a.as_int().ok_or_else(bad)? as i32),
-                Type::I8 | Type::I16 => return Err(format!(
+                Type::I8 | Type::I16 => {
+                    return Err(format!(
                     "kernel '@{name}' takes a scalar '{t}' parameter, which launches do not pass"
-                )),
+                ))
+                }
                 _ => i64s.push(a.as_int().ok_or_else(bad)?),
             }
         }

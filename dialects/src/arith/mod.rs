@@ -45,6 +45,7 @@
 pub mod eval;
 pub mod extended;
 pub mod fold;
+pub mod patterns;
 
 use smallvec::{smallvec, SmallVec};
 
@@ -1055,4 +1056,6 @@ pub fn register(r: &mut Registry) {
         Bitcast
     );
     r.materialize = Some(materialize);
+    // MLIR's canonicalization patterns, added to the ops registered above.
+    patterns::register(r);
 }
