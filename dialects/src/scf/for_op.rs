@@ -137,7 +137,9 @@ fn dead_carried(ctx: &Context, op: OpId, blk: ir::BlockId, y: OpId, i: usize) ->
 
 /// Iter_args whose yielded value is their own block argument or their init
 /// (or a constant equal to it) never change: they are removed and their
-/// result is the init. Dead iter_args ([`dead_carried`]) are removed too
+/// result is the init. An iter_arg the body never reads, yielded a value
+/// defined outside a loop that runs at least once, is removed with that
+/// value as its result. Dead iter_args ([`dead_carried`]) are removed too
 /// (their unused result is then the init).
 pub(super) fn remove_invariant_iter_args(b: &mut Builder, st: &OpState) -> Option<Values> {
     let y = body_yield(b.ctx, st)?;
@@ -146,10 +148,25 @@ pub(super) fn remove_invariant_iter_args(b: &mut Builder, st: &OpState) -> Optio
     let inits: Values = SmallVec::from_slice(&st.operands[3..]);
     let old_args: Values = SmallVec::from_slice(b.ctx.block_args(blk));
     let yielded: Values = SmallVec::from_slice(b.ctx.operands(y));
+    // A loop that runs at least once and yields a value from outside it for
+    // an iter_arg its body never reads ends with that value (MLIR's
+    // loop-invariant yields).
+    let runs = runs_at_least_once(b.ctx, st);
+    let outer_yield = |i: usize| {
+        runs && b.ctx.unused(old_args[i + 1])
+            && !b.ctx.value_block(yielded[i]).is_some_and(|vb| {
+                b.ctx.region(st.regions[0]).blocks.contains(&vb)
+                    || st.existing.is_some_and(|op| b.ctx.block_in_op(vb, op))
+            })
+    };
+    let result_of: Values = (0..n)
+        .map(|i| if outer_yield(i) { yielded[i] } else { inits[i] })
+        .collect();
     let keep: Vec<bool> = (0..n)
         .map(|i| {
             yielded[i] != old_args[i + 1]
                 && !same_value(b.ctx, yielded[i], inits[i])
+                && !outer_yield(i)
                 && !st
                     .existing
                     .is_some_and(|op| dead_carried(b.ctx, op, blk, y, i))
@@ -203,9 +220,16 @@ pub(super) fn remove_invariant_iter_args(b: &mut Builder, st: &OpState) -> Optio
     let mut it = new_results.into_iter();
     let mut out: Values = smallvec![];
     for i in 0..n {
-        out.push(if keep[i] { it.next()? } else { inits[i] });
+        out.push(if keep[i] { it.next()? } else { result_of[i] });
     }
     Some(out)
+}
+
+/// Whether the loop's bounds and step are constants with `lb < ub` and
+/// `step > 0`.
+fn runs_at_least_once(ctx: &Context, st: &OpState) -> bool {
+    let c = |k: usize| st.operands.get(k).and_then(|&v| constant_int(ctx, v));
+    matches!((c(0), c(1), c(2)), (Some(lb), Some(ub), Some(step)) if lb < ub && step > 0)
 }
 
 /// A result-less loop whose body has no effects does nothing.
