@@ -570,6 +570,15 @@ pub fn emits_to(ctx: &Context, handle: ValueId) -> Vec<OpId> {
         .map(|u| u.op)
         .collect()
 }
+/// The single unconditional emit to `handle` at the top of loop body `body`,
+/// if that is its only emit: its collect or scan then holds exactly one
+/// element per index.
+pub fn exact_emit(ctx: &Context, body: BlockId, handle: ValueId) -> Option<OpId> {
+    match emits_to(ctx, handle).as_slice() {
+        [e] if ctx.op(*e).parent == Some(body) => Some(*e),
+        _ => None,
+    }
+}
 /// The `gen.loop` owning handle `h` (a block argument), if any.
 pub fn handle_owner(ctx: &Context, h: ValueId) -> Option<OpId> {
     match ctx.value(h).def {
@@ -979,15 +988,23 @@ fn interp_loop(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
     Ok(out)
 }
 
-fn interp_emit(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
-    let ctx = it.ctx;
-    let RtValue::Opaque(h) = &args[0] else {
-        return Err(RunError::at(ctx, op, "handle is not a generator"));
+/// The generator state behind handle value `h` (an operand of `op`).
+fn gen_state<'a>(
+    ctx: &Context,
+    op: OpId,
+    h: &'a RtValue,
+) -> Result<&'a RefCell<GenState>, RunError> {
+    let not_gen = || RunError::at(ctx, op, "handle is not a generator");
+    let RtValue::Opaque(h) = h else {
+        return Err(not_gen());
     };
     let any: &dyn Any = &**h;
-    let cell = any
-        .downcast_ref::<RefCell<GenState>>()
-        .ok_or_else(|| RunError::at(ctx, op, "handle is not a generator"))?;
+    any.downcast_ref::<RefCell<GenState>>().ok_or_else(not_gen)
+}
+
+fn interp_emit(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
+    let ctx = it.ctx;
+    let cell = gen_state(ctx, op, &args[0])?;
     let mut st = cell
         .try_borrow_mut()
         .map_err(|_| RunError::at(ctx, op, "generator is busy"))?;

@@ -111,11 +111,9 @@ impl Attribute {
 /// Truncates `v` to the bit width of integer type `ty` and sign-extends it back
 /// (`i1` keeps 0 or 1). Non-integer types leave `v` unchanged.
 pub fn wrap_int(v: i64, ty: &Type) -> i64 {
-    match ty {
-        Type::I1 => v & 1,
-        Type::I8 => v as i8 as i64,
-        Type::I16 => v as i16 as i64,
-        Type::I32 => v as i32 as i64,
+    match ty.int_width() {
+        Some(1) => v & 1,
+        Some(w) if w < 64 => (v << (64 - w)) >> (64 - w),
         _ => v,
     }
 }

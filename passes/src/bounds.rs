@@ -91,10 +91,9 @@ fn exact_output_of_size(ctx: &Context, v: ValueId, size: ValueId) -> bool {
     let Some(g) = offsets.iter().position(|&o| o == k) else {
         return false;
     };
-    let body = gen::body(ctx, p);
     let h = gen::handles(ctx, p)[g];
     matches!(gens[g].kind, GenKind::Collect | GenKind::Scan(_))
-        && matches!(gen::emits_to(ctx, h).as_slice(), [e] if ctx.op(*e).parent == Some(body))
+        && gen::exact_emit(ctx, gen::body(ctx, p), h).is_some()
 }
 
 /// Marks provably in-bounds `vec.get` ops; returns how many were marked.

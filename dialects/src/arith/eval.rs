@@ -251,7 +251,8 @@ impl Cast {
 }
 
 /// `x` toward zero, saturated to the signed range of `w` bits (NaN gives
-/// 0), as Rust's `as` does at 8, 16, 32 and 64 bits.
+/// 0), as Rust's `as` does at 8, 16, 32 and 64 bits. (An `f32` widened to
+/// `f64` first converts the same: the widening is exact.)
 pub fn saturate_signed(x: f64, w: u32) -> i64 {
     match w {
         8 => x as i8 as i64,
@@ -471,10 +472,8 @@ pub fn cast(op: Cast, from: &Type, to: &Type, a: Scalar) -> Result<Scalar, &'sta
         (Cast::UIToFP, Int(v), Type::F64) => F64(zext(v, from) as f64),
         // Saturating like `fptosi`: NaN and negatives give 0, values past
         // the maximum give the all-ones maximum.
-        (Cast::FPToUI, F32(x), t) if t.is_integer() && *t != Type::I1 => {
-            Int(sext(saturate_unsigned(x as f64, width(t)) as i64, t))
-        }
-        (Cast::FPToUI, F64(x), t) if t.is_integer() && *t != Type::I1 => {
+        (Cast::FPToUI, F32(_) | F64(_), t) if t.is_integer() && *t != Type::I1 => {
+            let x = as_f64(a).ok_or(BAD_KIND)?;
             Int(sext(saturate_unsigned(x, width(t)) as i64, t))
         }
         (Cast::Bitcast, Int(v), Type::F64) => F64(f64::from_bits(v as u64)),
@@ -483,11 +482,8 @@ pub fn cast(op: Cast, from: &Type, to: &Type, a: Scalar) -> Result<Scalar, &'sta
         (Cast::Bitcast, F32(x), _) => Int(x.to_bits() as i32 as i64),
         (Cast::SIToFP, Int(v), Type::F32) => F32(v as f32),
         (Cast::SIToFP, Int(v), Type::F64) => F64(v as f64),
-        (Cast::FPToSI, F32(x), t) if t.is_integer() && *t != Type::I1 => {
-            Int(saturate_signed(x as f64, width(t)))
-        }
-        (Cast::FPToSI, F64(x), t) if t.is_integer() && *t != Type::I1 => {
-            Int(saturate_signed(x, width(t)))
+        (Cast::FPToSI, F32(_) | F64(_), t) if t.is_integer() && *t != Type::I1 => {
+            Int(saturate_signed(as_f64(a).ok_or(BAD_KIND)?, width(t)))
         }
         (Cast::IndexCast, Int(v), t) if t.is_integer() => Int(sext(v, t)),
         (Cast::ExtF, F32(x), Type::F64) => F64(x as f64),

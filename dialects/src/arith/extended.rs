@@ -30,7 +30,7 @@ use ir::spec::{Arity, FoldResult, OpSpec, OpState, Registry, Traits};
 use ir::{Builder, Context, OpId, Type, ValueId};
 
 use super::eval::{sext, zext, Scalar};
-use super::fold::constant_of;
+use super::fold::{constant_sint, constant_to_right};
 
 /// Which extended op.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -147,11 +147,10 @@ fn fold(ctx: &Context, st: &OpState) -> Option<SmallVec<[FoldResult; 1]>> {
     let k = Extended::of(ctx.registry().spec(st.kind).name)?;
     let t = ctx.ty(st.operands[0]);
     let t1 = st.result_types.get(1)?;
-    let int = |v: ValueId| match constant_of(ctx, v).and_then(|a| Scalar::from_attr(a, t)) {
-        Some(Scalar::Int(i)) => Some(i),
-        _ => None,
-    };
-    let (a, b) = (int(st.operands[0]), int(st.operands[1]));
+    let (a, b) = (
+        constant_sint(ctx, st.operands[0], t),
+        constant_sint(ctx, st.operands[1], t),
+    );
     let c = |v: i64, ty: &Type| FoldResult::Constant(Scalar::Int(v).to_attr(ty));
     if let (Some(a), Some(b)) = (a, b) {
         let (r0, r1) = eval(k, a, b, t);
@@ -172,17 +171,11 @@ fn fold(ctx: &Context, st: &OpState) -> Option<SmallVec<[FoldResult; 1]>> {
 /// A constant operand moves to the right; with the second result unused,
 /// the single-result op replaces it.
 fn rewrite(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
-    let k = Extended::of(b.ctx.registry().spec(st.kind).name)?;
-    let (x, y) = (st.operands[0], st.operands[1]);
-    let (cx, cy) = (
-        constant_of(b.ctx, x).is_some(),
-        constant_of(b.ctx, y).is_some(),
-    );
-    if cx && !cy {
-        let name = b.ctx.registry().spec(st.kind).name;
-        let r = b.op(name, &[y, x], &st.result_types, st.attrs.clone());
+    if let Some(r) = constant_to_right(b, st) {
         return Some(r);
     }
+    let k = Extended::of(b.ctx.registry().spec(st.kind).name)?;
+    let (x, y) = (st.operands[0], st.operands[1]);
     let op = st.existing?;
     if !b.ctx.unused(b.ctx.result(op, 1)) {
         return None;
@@ -277,11 +270,6 @@ pub fn register(r: &mut Registry) {
                 .custom_form(print, parse_fn),
         );
     }
-}
-
-/// Whether `name` is one of these ops (for the backends).
-pub fn is_extended(name: &str) -> bool {
-    Extended::of(name).is_some()
 }
 
 /// The kind of extended op `name`, if it is one.

@@ -46,6 +46,13 @@ fn scalar(ctx: &Context, v: ValueId, ty: &Type) -> Option<Scalar> {
     Scalar::from_attr(constant_of(ctx, v)?, ty)
 }
 
+/// The integer constant `v` at type `ty`, sign-extended from the type's
+/// width as [`eval`] carries integers (an `i1` `true` is `-1`), if `v` is
+/// one.
+pub fn constant_sint(ctx: &Context, v: ValueId, ty: &Type) -> Option<i64> {
+    scalar(ctx, v, ty)?.int()
+}
+
 fn value(v: ValueId) -> Folded {
     Some(smallvec![FoldResult::Value(v)])
 }

@@ -36,7 +36,8 @@ use ir::{Attribute, Builder, Context, ValueId};
 use ir::{OpId, Type};
 
 use super::eval;
-use super::fold::constant_of;
+use super::fold::constant_sint as int;
+use super::predicate_of as pred_of;
 
 type Rewritten = Option<SmallVec<[ValueId; 2]>>;
 
@@ -81,15 +82,6 @@ fn def(ctx: &Context, v: ValueId) -> Option<(OpId, &'static str, &[ValueId])> {
         .then(|| (op, ctx.op_name(op), ctx.operands(op)))
 }
 
-/// The integer constant `v` at type `ty`, sign-extended from its width (an
-/// `i1` `true` is `-1`).
-fn int(ctx: &Context, v: ValueId, ty: &Type) -> Option<i64> {
-    match eval::Scalar::from_attr(constant_of(ctx, v)?, ty)? {
-        eval::Scalar::Int(i) => Some(i),
-        _ => None,
-    }
-}
-
 fn name_of(b: &Builder, st: &OpState) -> &'static str {
     b.ctx.registry().spec(st.kind).name
 }
@@ -114,11 +106,6 @@ fn negated(ctx: &Context, x: ValueId) -> Option<ValueId> {
 fn not(b: &mut Builder, c: ValueId) -> ValueId {
     let t = super::const_int(b, 1, &Type::I1);
     b.op1("arith.xori", &[c, t], Type::I1, vec![])
-}
-
-/// The predicate of a `cmpi` op.
-fn pred_of(ctx: &Context, op: OpId) -> Option<&'static str> {
-    eval::predicate_name(ctx.attr(op, "predicate"), false)
 }
 
 fn cmpi_op(b: &mut Builder, pred: &str, x: ValueId, y: ValueId) -> ValueId {

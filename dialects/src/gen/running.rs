@@ -25,9 +25,7 @@ use ir::spec::{Arity, OpSpec, Registry, Traits};
 use ir::types::TypeParam;
 use ir::{Attribute, Builder, Context, OpId, Type, ValueId};
 
-use super::{handle_owner, GenData, GenState};
-use std::any::Any;
-use std::cell::RefCell;
+use super::{handle_owner, GenData};
 
 /// `gen.running`.
 pub const RUNNING: &str = "gen.running";
@@ -98,15 +96,7 @@ fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
 
 fn interp(it: &mut Interp, op: OpId, args: &[RtValue]) -> Result<SmallVec<[RtValue; 2]>, RunError> {
     let ctx = it.ctx;
-    let not_gen = || RunError::at(ctx, op, "handle is not a generator");
-    let RtValue::Opaque(h) = &args[0] else {
-        return Err(not_gen());
-    };
-    let any: &dyn Any = &**h;
-    let cell = any
-        .downcast_ref::<RefCell<GenState>>()
-        .ok_or_else(not_gen)?;
-    let st = cell
+    let st = super::gen_state(ctx, op, &args[0])?
         .try_borrow()
         .map_err(|_| RunError::at(ctx, op, "generator is busy"))?;
     match &st.data {

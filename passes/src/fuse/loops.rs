@@ -82,14 +82,8 @@ pub fn view(ctx: &Context, op: OpId) -> Option<LoopView> {
 /// The `gen.emit` ops that write to a handle.
 pub use dialects::gen::emits_to as emits;
 
-/// The single unconditional emit to `handle` at the top of `body`, if that is
-/// the only emit (then the collect yields exactly `size` values, one per index).
-pub fn exact_emit(ctx: &Context, body: BlockId, handle: ValueId) -> Option<OpId> {
-    match emits(ctx, handle).as_slice() {
-        [e] if ctx.op(*e).parent == Some(body) => Some(*e),
-        _ => None,
-    }
-}
+/// The single unconditional emit to a handle at the top of a body.
+pub use dialects::gen::exact_emit;
 
 /// The emitted value of a collect/reduce/scan emit (its last operand).
 pub fn emitted_value(ctx: &Context, emit: OpId) -> ValueId {

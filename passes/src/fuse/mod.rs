@@ -43,12 +43,8 @@ use sizes::SizeFacts;
 
 /// The pass.
 pub struct Fuse {
-    pub vertical: bool,
-    pub horizontal: bool,
-    /// Fuse consumers of scans into the scan (the fused loop reads the
-    /// running fold, so it runs sequentially: no parallel chunks or GPU
-    /// kernel for it).
-    pub scans: bool,
+    /// Which merges it may make.
+    pub rules: Rules,
     /// At most this many merges (Futhark's `--fuse=N`); `usize::MAX` for
     /// no limit. Running out is reported as the statistic `fuel-exhausted`.
     pub fuel: usize,
@@ -57,9 +53,11 @@ pub struct Fuse {
 impl Default for Fuse {
     fn default() -> Fuse {
         Fuse {
-            vertical: true,
-            horizontal: true,
-            scans: true,
+            rules: Rules {
+                vertical: true,
+                horizontal: true,
+                scans: true,
+            },
             fuel: usize::MAX,
         }
     }
@@ -70,12 +68,7 @@ impl Pass for Fuse {
         "fuse"
     }
     fn run(&mut self, ctx: &mut Context, stats: &mut PassStats) -> Result<(), Diagnostic> {
-        let rules = Rules {
-            vertical: self.vertical,
-            horizontal: self.horizontal,
-            scans: self.scans,
-        };
-        fuse(ctx, rules, self.fuel, stats);
+        fuse(ctx, self.rules, self.fuel, stats);
         Ok(())
     }
 }
@@ -580,10 +573,13 @@ pub fn remove_dead_generators(ctx: &mut Context, stats: &mut PassStats) {
         // A scan whose vector is unused but whose running fold is read
         // becomes a reduce (same accumulator, no vector).
         let mut lv = lv;
-        for k in 0..lv.gens.len() {
-            let g = &lv.gens[k];
-            let read = !dialects::gen::running::reads_of(ctx, g.handle).is_empty();
-            if g.kind == "scan" && read && ctx.unused(g.results[0]) {
+        let read: Vec<bool> = lv
+            .gens
+            .iter()
+            .map(|g| !dialects::gen::running::reads_of(ctx, g.handle).is_empty())
+            .collect();
+        for (k, &read_k) in read.iter().enumerate() {
+            if lv.gens[k].kind == "scan" && read_k && ctx.unused(lv.gens[k].results[0]) {
                 scan_to_reduce(ctx, &mut lv, k);
                 stats.add("scans-to-reduces", 1);
             }
@@ -591,10 +587,8 @@ pub fn remove_dead_generators(ctx: &mut Context, stats: &mut PassStats) {
         let dead: Vec<bool> = lv
             .gens
             .iter()
-            .map(|g| {
-                g.results.iter().all(|&r| ctx.unused(r))
-                    && dialects::gen::running::reads_of(ctx, g.handle).is_empty()
-            })
+            .zip(&read)
+            .map(|(g, &read)| !read && g.results.iter().all(|&r| ctx.unused(r)))
             .collect();
         if !dead.iter().any(|&d| d) {
             continue;
@@ -654,9 +648,11 @@ fn scan_to_reduce(ctx: &mut Context, lv: &mut LoopView, k: usize) {
 fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
     opts.check_known("fuse", &["vertical", "horizontal", "scans", "fuel"])?;
     Ok(Box::new(Fuse {
-        vertical: opts.get_bool("vertical", true)?,
-        horizontal: opts.get_bool("horizontal", true)?,
-        scans: opts.get_bool("scans", true)?,
+        rules: Rules {
+            vertical: opts.get_bool("vertical", true)?,
+            horizontal: opts.get_bool("horizontal", true)?,
+            scans: opts.get_bool("scans", true)?,
+        },
         fuel: opts.get_usize("fuel", usize::MAX)?,
     }))
 }
