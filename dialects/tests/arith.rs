@@ -1014,7 +1014,13 @@ fn generic_forms_parse_and_print_custom() {
     assert!(out.contains("%s = arith.addf %a, %k : f64"), "{out}");
     assert!(out.contains("%c = arith.cmpf olt, %s, %b : f64"), "{out}");
     let ctx = ir::build::parse_source("t.ir", text, dialects::registry()).unwrap();
-    let generic = print_module(&ctx, PrintOptions { generic: true });
+    let generic = print_module(
+        &ctx,
+        PrintOptions {
+            generic: true,
+            ..Default::default()
+        },
+    );
     assert!(
         // MLIR's generic form: the predicate as its enum integer (olt is 4).
         generic.contains("\"arith.cmpf\"(%s, %b) {predicate = 4 : i64} : (f64, f64) -> i1"),

@@ -29,7 +29,13 @@ fn verify_ok(ctx: &Context) {
         let msgs: Vec<String> = ds.iter().map(|d| d.message.clone()).collect();
         panic!(
             "verification failed: {msgs:#?}\n{}",
-            print_module(ctx, PrintOptions { generic: true })
+            print_module(
+                ctx,
+                PrintOptions {
+                    generic: true,
+                    ..Default::default()
+                }
+            )
         );
     }
 }
@@ -53,7 +59,13 @@ fn run(ctx: &Context, f: &str, args: &[RtValue]) -> Vec<RtValue> {
         Err(e) => panic!(
             "run-time error: {}\n{}",
             e.message,
-            print_module(ctx, PrintOptions { generic: true })
+            print_module(
+                ctx,
+                PrintOptions {
+                    generic: true,
+                    ..Default::default()
+                }
+            )
         ),
     }
 }
@@ -79,7 +91,13 @@ fn lower(ctx: &mut Context) {
         count(ctx, "gen."),
         0,
         "gen ops remain after lowering:\n{}",
-        print_module(ctx, PrintOptions { generic: true })
+        print_module(
+            ctx,
+            PrintOptions {
+                generic: true,
+                ..Default::default()
+            }
+        )
     );
 }
 
@@ -99,7 +117,13 @@ fn check(src: &str, f: &str, args: &[RtValue], expected: &[&str]) -> Context {
     let after = run(&ctx, f, args);
     assert_eq!(show(&after), expected, "after lowering");
     assert_eq!(before, after);
-    let text = print_module(&ctx, PrintOptions { generic: true });
+    let text = print_module(
+        &ctx,
+        PrintOptions {
+            generic: true,
+            ..Default::default()
+        },
+    );
     let again = parse(&text);
     verify_ok(&again);
     assert_eq!(

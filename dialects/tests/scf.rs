@@ -746,7 +746,13 @@ fn custom_forms_round_trip() {
     verify_ok(&again);
     assert_eq!(print(&again), text);
     // Generic form round trip.
-    let generic = print_module(&ctx, PrintOptions { generic: true });
+    let generic = print_module(
+        &ctx,
+        PrintOptions {
+            generic: true,
+            ..Default::default()
+        },
+    );
     assert!(generic.contains("\"scf.for\"("), "{generic}");
     let from_generic = parse(&generic);
     verify_ok(&from_generic);

@@ -32,7 +32,7 @@ pub fn parse(data: &[u8]) -> Option<Context> {
 #[allow(dead_code)]
 pub fn roundtrip(ctx: &Context) {
     for generic in [false, true] {
-        let text = print_module(ctx, PrintOptions { generic });
+        let text = print_module(ctx, PrintOptions { generic, ..Default::default() });
         let again = ir::build::parse_source("printed.ir", &text, dialects::registry())
             .unwrap_or_else(|d| panic!("printed IR does not parse: {}\n{text}", d.message));
         if let Err(ds) = ir::verifier::verify(&again) {

@@ -167,11 +167,17 @@ fn build_op(
                     .zip(g.operand_types.iter().cloned().map(Some))
                     .collect(),
                 result_types: g.result_types.clone(),
-                attrs: g
-                    .attrs
-                    .iter()
-                    .map(|e| (e.name.clone(), e.value.clone()))
-                    .collect(),
+                attrs: {
+                    let mut attrs: Vec<(String, Attribute)> = g
+                        .attrs
+                        .iter()
+                        .map(|e| (e.name.clone(), e.value.clone()))
+                        .collect();
+                    if let Some(f) = spec.parse_generic_attrs {
+                        f(spec.name, &mut attrs);
+                    }
+                    attrs
+                },
                 regions: g
                     .regions
                     .iter()

@@ -17,6 +17,9 @@ use crate::types::Type;
 pub struct PrintOptions {
     /// Print every op in the generic form.
     pub generic: bool,
+    /// Print an op under MLIR's name where its spec gives one
+    /// ([`crate::spec::OpSpec::mlir_name`]), e.g. `math.sqrt` for `arith.sqrt`.
+    pub mlir_names: bool,
 }
 
 /// Prints IR into a string. Custom op printers receive it to write their form.
@@ -287,13 +290,14 @@ impl<'a> Printer<'a> {
         if isolated {
             self.scopes.push((HashSet::default(), 0));
         }
+        let name = self.op_name(op);
         match (spec.print, &spec.format, self.opts.generic) {
             (Some(print), _, false) => {
-                self.out.push_str(spec.name);
+                self.out.push_str(name);
                 let _ = print(self, op);
             }
             (None, Some(f), false) if crate::format::printable(self, op, f) => {
-                self.out.push_str(spec.name);
+                self.out.push_str(name);
                 crate::format::print(self, op, f);
             }
             _ => self.generic_op(op),
@@ -303,9 +307,18 @@ impl<'a> Printer<'a> {
         }
     }
 
+    /// The name `op` is printed under (see [`PrintOptions::mlir_names`]).
+    fn op_name(&self, op: OpId) -> &'a str {
+        let ctx = self.ctx;
+        match ctx.spec(op).mlir_name {
+            Some(f) if self.opts.mlir_names => f(ctx, op),
+            _ => ctx.op_name(op),
+        }
+    }
+
     fn generic_op(&mut self, op: OpId) {
         let ctx = self.ctx;
-        let _ = write!(self.out, "\"{}\"(", ctx.op_name(op));
+        let _ = write!(self.out, "\"{}\"(", self.op_name(op));
         self.values(ctx.operands(op));
         self.out.push(')');
         let regions = ctx.regions(op).to_vec();

@@ -161,6 +161,14 @@ pub type ParseFn = fn(&mut CustomParser) -> Result<ParsedOp, crate::ast::SyntaxE
 /// The attributes the generic form prints for an op, where they differ from
 /// the stored ones (MLIR prints enum attributes as integers there).
 pub type GenericAttrsFn = fn(&Context, OpId) -> Vec<(String, Attribute)>;
+/// The name MLIR gives an op, where it differs from L0's (an op MLIR keeps
+/// in another dialect, or under a name that depends on its types).
+pub type MlirNameFn = fn(&Context, OpId) -> &'static str;
+/// The inverse of [`GenericAttrsFn`]: rewrites the attributes of an op read
+/// in the generic form (named by its first argument) into their stored form,
+/// so that `{predicate = 2 : i64}` and the custom form's `slt` are one
+/// attribute (for CSE, folds and printing), as MLIR's enum attributes are.
+pub type ParseGenericAttrsFn = fn(&str, &mut [(String, Attribute)]);
 /// Infers an op's result types from its operand types and attributes, or
 /// `None` when they do not determine them.
 pub type InferFn = fn(&[Type], &[(String, Attribute)]) -> Option<SmallVec<[Type; 2]>>;
@@ -194,6 +202,10 @@ pub struct OpSpec {
     pub same_type_form: bool,
     /// See [`GenericAttrsFn`]; `None`: the stored attributes.
     pub generic_attrs: Option<GenericAttrsFn>,
+    /// See [`ParseGenericAttrsFn`]; `None`: attributes stored as written.
+    pub parse_generic_attrs: Option<ParseGenericAttrsFn>,
+    /// See [`MlirNameFn`]; printed with `PrintOptions::mlir_names`.
+    pub mlir_name: Option<MlirNameFn>,
     /// Result types from operand types and attributes (MLIR's
     /// `InferTypeOpInterface`), for formats that do not write them.
     pub infer: Option<InferFn>,
@@ -220,6 +232,8 @@ impl OpSpec {
             infer: None,
             same_type_form: false,
             generic_attrs: None,
+            parse_generic_attrs: None,
+            mlir_name: None,
         }
     }
     /// Sets the operand arity.
@@ -268,9 +282,11 @@ impl OpSpec {
         self.parse = Some(parse);
         self
     }
-    /// Sets the attributes the generic form prints ([`GenericAttrsFn`]).
-    pub fn generic_attrs(mut self, f: GenericAttrsFn) -> Self {
-        self.generic_attrs = Some(f);
+    /// Sets the attributes the generic form prints ([`GenericAttrsFn`]) and
+    /// how it reads them back ([`ParseGenericAttrsFn`]).
+    pub fn generic_attrs(mut self, print: GenericAttrsFn, parse: ParseGenericAttrsFn) -> Self {
+        self.generic_attrs = Some(print);
+        self.parse_generic_attrs = Some(parse);
         self
     }
     /// Declares the custom form `%a, %b {attrs} : T`, parsed by

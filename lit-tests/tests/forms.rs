@@ -17,7 +17,13 @@ fn parts(text: &str) -> Vec<String> {
 }
 
 fn print(ctx: &ir::Context, generic: bool) -> String {
-    print_module(ctx, PrintOptions { generic })
+    print_module(
+        ctx,
+        PrintOptions {
+            generic,
+            ..Default::default()
+        },
+    )
 }
 
 #[test]

@@ -400,7 +400,10 @@ fn run_pipeline(
 fn roundtrip(tools: &Tools, ctx: &Context, what: &str) -> Result<String, String> {
     let mut custom = String::new();
     for generic in [false, true] {
-        let opts = PrintOptions { generic };
+        let opts = PrintOptions {
+            generic,
+            ..Default::default()
+        };
         let printed = print_module(ctx, opts);
         let form = if generic { "generic" } else { "custom" };
         let again = ir::build::parse_source("printed.ir", &printed, tools.registry.clone())

@@ -190,6 +190,11 @@ struct Cli {
     /// Print every op in the generic form.
     #[arg(long, alias = "mlir-print-op-generic")]
     print_generic: bool,
+    /// Print ops that MLIR keeps in another dialect under MLIR's names
+    /// (`arith.sqrt` as `math.sqrt`, `arith.abs` as `math.absf`/`math.absi`),
+    /// so that `mlir-opt` reads the output. Both names are always parsed.
+    #[arg(long)]
+    print_mlir_names: bool,
     /// Accept ops (in the generic form) that no dialect registered, as
     /// opaque ops with unknown effects (MLIR's flag of the same name).
     #[arg(long)]
@@ -537,6 +542,7 @@ fn process(cli: &Cli, pipeline: &str, source: &Rc<Source>) -> Result<String, Fai
     {
         let opts = PrintOptions {
             generic: cli.print_generic,
+            mlir_names: cli.print_mlir_names,
         };
         pm.instrument(Box::new(PrintIr::new(select, opts)));
     }
@@ -674,6 +680,7 @@ fn emit(cli: &Cli, ctx: &Context) -> Result<String, Failure> {
             ctx,
             PrintOptions {
                 generic: cli.print_generic,
+                mlir_names: cli.print_mlir_names,
             },
         )),
         Emit::Dot => Ok(ir::dot::to_dot(ctx)),

@@ -76,7 +76,13 @@ impl Reproducer {
 impl Instrumentation for Reproducer {
     fn before_pass(&mut self, _: &str, ctx: &Context) {
         let mut st = self.state.borrow_mut();
-        st.before = Some(print_module(ctx, PrintOptions { generic: true }));
+        st.before = Some(print_module(
+            ctx,
+            PrintOptions {
+                generic: true,
+                ..Default::default()
+            },
+        ));
         st.started += 1;
     }
     fn after_pass(

@@ -53,7 +53,7 @@ use ir::ast::{AstItemKind, SyntaxError};
 use ir::custom::{CustomParser, ParsedOp};
 use ir::interp::{Interp, RtValue, RunError};
 use ir::printer::Printer;
-use ir::spec::{Arity, FoldFn, InterpFn, OpSpec, Registry, Traits, VerifyFn};
+use ir::spec::{Arity, FoldFn, InterpFn, MlirNameFn, OpSpec, Registry, Traits, VerifyFn};
 use ir::{Attribute, Builder, Context, OpId, Type, ValueId};
 
 use crate::util;
@@ -337,6 +337,19 @@ fn cmp_generic_attrs(ctx: &Context, op: OpId) -> Vec<(String, Attribute)> {
             _ => (k.clone(), a.clone()),
         })
         .collect()
+}
+
+/// The inverse of [`cmp_generic_attrs`]: a known predicate written as MLIR's
+/// integer encoding is stored as its keyword, so that both spellings are one
+/// attribute (CSE merges them). An unknown integer stays for the verifier.
+fn cmp_parse_generic_attrs(name: &str, attrs: &mut [(String, Attribute)]) {
+    for (k, a) in attrs.iter_mut() {
+        if k == "predicate" && matches!(a, Attribute::Int(..)) {
+            if let Some(p) = eval::predicate_name(Some(a), name == "arith.cmpf") {
+                *a = Attribute::Str(p.to_string());
+            }
+        }
+    }
 }
 
 /// The predicate of `arith.cmpi`/`arith.cmpf` op `op` (string or MLIR's
@@ -955,6 +968,24 @@ pub fn register(r: &mut Registry) {
     ] {
         r.alias(alias, name);
     }
+    let mlir_names: [(&str, MlirNameFn); 7] = [
+        ("arith.sqrt", |_, _| "math.sqrt"),
+        ("arith.exp", |_, _| "math.exp"),
+        ("arith.log", |_, _| "math.log"),
+        ("arith.sin", |_, _| "math.sin"),
+        ("arith.cos", |_, _| "math.cos"),
+        ("arith.pow", |_, _| "math.powf"),
+        ("arith.abs", |ctx, op| {
+            if ctx.ty(ctx.result(op, 0)).is_float() {
+                "math.absf"
+            } else {
+                "math.absi"
+            }
+        }),
+    ];
+    for (name, f) in mlir_names {
+        r.spec_mut(name).expect("registered above").mlir_name = Some(f);
+    }
     r.register(
         spec(
             "arith.cmpi",
@@ -966,7 +997,7 @@ pub fn register(r: &mut Registry) {
             interp_cmp::<false>,
         )
         .custom_form(print_cmp, parse_cmp)
-        .generic_attrs(cmp_generic_attrs),
+        .generic_attrs(cmp_generic_attrs, cmp_parse_generic_attrs),
     );
     r.register(
         spec(
@@ -979,7 +1010,7 @@ pub fn register(r: &mut Registry) {
             interp_cmp::<true>,
         )
         .custom_form(print_cmp, parse_cmp)
-        .generic_attrs(cmp_generic_attrs),
+        .generic_attrs(cmp_generic_attrs, cmp_parse_generic_attrs),
     );
     r.register(
         spec(
