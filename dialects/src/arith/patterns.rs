@@ -10,6 +10,12 @@
 //!   sign extensions from one type compare the narrow values (every
 //!   predicate), of two zero extensions too (`eq`, `ne`, unsigned); an
 //!   `i1` compared with `true`/`false` is itself or its negation.
+//! - `cmpf`: `cmpf p (sitofp x), c` and `(uitofp x)` against a float
+//!   constant `c` is an integer comparison of `x` with `floor(c)` or
+//!   `ceil(c)`, or a constant when `c` is NaN, infinite, outside `x`'s range
+//!   or (for `eq`/`ne`) not an integer, whenever every value of `x` converts
+//!   exactly (its width at most the float's precision, 24 or 53 bits; MLIR's
+//!   `CmpFIntToFPConst`, after LLVM's InstCombine).
 //! - `xori`: `not (cmpi p x y)` is `cmpi (not p) x y`; `(a ^ b) ^ b` is `a`
 //!   (every operand order).
 //! - `andi`/`ori`: `a & (a & b)` is `a & b`, `a | (a | b)` is `a | b`, `x &
@@ -46,6 +52,7 @@ pub fn register(r: &mut Registry) {
     let table: &[(&str, RewriteFn)] = &[
         ("arith.select", select),
         ("arith.cmpi", cmpi),
+        ("arith.cmpf", cmpf_of_int),
         ("arith.xori", xori),
         ("arith.andi", and_or),
         ("arith.ori", and_or),
@@ -235,6 +242,129 @@ fn cmpi(b: &mut Builder, st: &OpState) -> Rewritten {
         _ => matches!(pred, "eq" | "ne" | "ult" | "ule" | "ugt" | "uge"),
     };
     keeps.then(|| smallvec![cmpi_op(b, pred, a, c)])
+}
+
+/// `cmpf p (sitofp|uitofp x), c` with a float constant `c` (either side).
+/// Exact because the cast is exact: for `x` of width `w`, every value has at
+/// most `w` (unsigned) or `w - 1` (signed) magnitude bits, no more than the
+/// float's precision, so `tofp(x) p c` is the comparison of the integer `x`
+/// with the real `c`, and the cast's result is never NaN.
+fn cmpf_of_int(b: &mut Builder, st: &OpState) -> Rewritten {
+    let [x, y] = st.operands[..] else {
+        return None;
+    };
+    let ctx = &*b.ctx;
+    let mut pred = eval::predicate_name(st.attr("predicate"), true)?;
+    let (cast, c) = match (
+        super::fold::constant_float(ctx, x),
+        super::fold::constant_float(ctx, y),
+    ) {
+        (None, Some(c)) => (x, c),
+        (Some(c), None) => {
+            pred = swap_pred(pred)?;
+            (y, c)
+        }
+        _ => return None,
+    };
+    let (_, name, ops) = def(ctx, cast)?;
+    let signed = match name {
+        "arith.sitofp" => true,
+        "arith.uitofp" => false,
+        _ => return None,
+    };
+    let v = ops[0];
+    let ity = ctx.ty(v).clone();
+    let w = ity.int_width()?;
+    if ity == Type::Index {
+        return None;
+    }
+    let precision = match ctx.ty(cast) {
+        Type::F32 => 24,
+        Type::F64 => 53,
+        _ => return None,
+    };
+    if (if signed { w - 1 } else { w }) > precision {
+        return None;
+    }
+    // The range of `x` as read by the cast, exact in f64 (w <= 53).
+    let (lo, hi) = if signed {
+        (-(2f64.powi(w as i32 - 1)), 2f64.powi(w as i32 - 1) - 1.0)
+    } else {
+        (0.0, 2f64.powi(w as i32) - 1.0)
+    };
+    let konst =
+        |b: &mut Builder, t: bool| Some(smallvec![super::const_int(b, t as i64, &Type::I1)]);
+    if c.is_nan() {
+        // Ordered predicates are false and unordered ones true.
+        return konst(b, pred.starts_with('u') || pred == "true");
+    }
+    let (fl, ce) = (c.floor(), c.ceil());
+    // (integer predicate, bound, result when the bound is above `hi`,
+    // result when it is below `lo`).
+    let (ip, k, above, below) = match pred {
+        "oeq" | "ueq" if fl != c || c < lo || c > hi => return konst(b, false),
+        "one" | "une" if fl != c || c < lo || c > hi => return konst(b, true),
+        "oeq" | "ueq" => ("eq", c, false, false),
+        "one" | "une" => ("ne", c, true, true),
+        // x < c  <=>  x < ceil(c)
+        "olt" | "ult" => ("lt", ce, true, false),
+        // x <= c  <=>  x <= floor(c)
+        "ole" | "ule" => ("le", fl, true, false),
+        // x > c  <=>  x > floor(c)
+        "ogt" | "ugt" => ("gt", fl, false, true),
+        // x >= c  <=>  x >= ceil(c)
+        "oge" | "uge" => ("ge", ce, false, true),
+        "ord" => return konst(b, true),
+        "uno" => return konst(b, false),
+        _ => return None,
+    };
+    // Bounds at or beyond the range decide the comparison: `x < k` with
+    // `k > hi` holds for every x, with `k <= lo` for none, and so on.
+    let decided = match ip {
+        "lt" if k > hi => Some(above),
+        "lt" if k <= lo => Some(below),
+        "le" if k >= hi => Some(above),
+        "le" if k < lo => Some(below),
+        "gt" if k >= hi => Some(above),
+        "gt" if k < lo => Some(below),
+        "ge" if k > hi => Some(above),
+        "ge" if k <= lo => Some(below),
+        _ => None,
+    };
+    if let Some(t) = decided {
+        return konst(b, t);
+    }
+    // `k` is an integer in [lo, hi] here: a constant of `x`'s type.
+    let bits = eval::sext(if signed { k as i64 } else { k as u64 as i64 }, &ity);
+    let kv = super::const_int(b, bits, &ity);
+    let ipred = match (ip, signed) {
+        ("eq" | "ne", _) => ip,
+        ("lt", true) => "slt",
+        ("le", true) => "sle",
+        ("gt", true) => "sgt",
+        ("ge", true) => "sge",
+        ("lt", false) => "ult",
+        ("le", false) => "ule",
+        ("gt", false) => "ugt",
+        _ => "uge",
+    };
+    Some(smallvec![cmpi_op(b, ipred, v, kv)])
+}
+
+/// The float predicate with its operands swapped (`c p x` as `x p' c`).
+fn swap_pred(p: &'static str) -> Option<&'static str> {
+    Some(match p {
+        "ogt" => "olt",
+        "olt" => "ogt",
+        "oge" => "ole",
+        "ole" => "oge",
+        "ugt" => "ult",
+        "ult" => "ugt",
+        "uge" => "ule",
+        "ule" => "uge",
+        "false" | "true" | "oeq" | "one" | "ord" | "ueq" | "une" | "uno" => p,
+        _ => return None,
+    })
 }
 
 // ----- xori, andi, ori -----------------------------------------------------------
