@@ -305,8 +305,8 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
                     cx.declare(&name, || format!("declare {t} @{name}({f})"));
                     cx.w.val(format!("call {t} @{name}({f} {a})"))
                 }
-                "bitcast" => cx.w.val(format!("bitcast {f} {a} to {t}")),
                 _ if from == to => a,
+                "bitcast" => cx.w.val(format!("bitcast {f} {a} to {t}")),
                 _ if from.bytes() > to.bytes() => {
                     let r = cx.w.val(format!("trunc {f} {a} to {t}"));
                     int_result(cx, &rty, r)

@@ -292,8 +292,8 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
                     cx.b.ins().fcvt_from_uint(to, a)
                 }
                 "fptoui" => float_to_int_sat(cx, a, to, false),
-                "bitcast" => cx.b.ins().bitcast(to, MemFlagsData::new(), a),
                 _ if from == to => a,
+                "bitcast" => cx.b.ins().bitcast(to, MemFlagsData::new(), a),
                 _ if from.bits() > to.bits() => {
                     let r = cx.b.ins().ireduce(to, a);
                     int_result(cx, &rty, r)

@@ -476,6 +476,7 @@ pub fn cast(op: Cast, from: &Type, to: &Type, a: Scalar) -> Result<Scalar, &'sta
             let x = as_f64(a).ok_or(BAD_KIND)?;
             Int(sext(saturate_unsigned(x, width(t)) as i64, t))
         }
+        (Cast::Bitcast, a, t) if from == t => a,
         (Cast::Bitcast, Int(v), Type::F64) => F64(f64::from_bits(v as u64)),
         (Cast::Bitcast, Int(v), Type::F32) => F32(f32::from_bits(v as u32)),
         (Cast::Bitcast, F64(x), _) => Int(x.to_bits() as i64),
@@ -588,13 +589,15 @@ pub fn cast_ok(op: Cast, from: &Type, to: &Type) -> bool {
         Cast::IndexCastUI => {
             int(from) && int(to) && ((*from == Type::Index) != (*to == Type::Index))
         }
-        Cast::Bitcast => matches!(
-            (from, to),
-            (Type::I64, Type::F64)
-                | (Type::F64, Type::I64)
-                | (Type::I32, Type::F32)
-                | (Type::F32, Type::I32)
-        ),
+        Cast::Bitcast => {
+            matches!(
+                (from, to),
+                (Type::I64, Type::F64)
+                    | (Type::F64, Type::I64)
+                    | (Type::I32, Type::F32)
+                    | (Type::F32, Type::I32)
+            ) || (from == to && (fixed(from) || *from == Type::I1 || from.is_float()))
+        }
         Cast::SIToFP => int(from) && to.is_float(),
         Cast::FPToSI => from.is_float() && int(to),
         Cast::IndexCast => int(from) && int(to) && ((*from == Type::Index) != (*to == Type::Index)),

@@ -169,7 +169,7 @@ fn verify_cast<const K: u8>(ctx: &Context, op: OpId) -> Result<(), String> {
         Cast::UIToFP => "i1, i8, i16, i32, i64 or index to f32 or f64",
         Cast::FPToUI => "f32 or f64 to i8, i16, i32, i64 or index",
         Cast::IndexCastUI => "index to i8, i16, i32 or i64, or back",
-        Cast::Bitcast => "i64 to f64, i32 to f32, or back",
+        Cast::Bitcast => "i64 to f64, i32 to f32, or back, or a type to itself",
     };
     Err(format!(
         "cannot cast '{from}' to '{to}' (expected {allowed})"

@@ -25,7 +25,8 @@
 //!   `extsi(extui x)` is `extui x`; `trunci` of an extension or of a
 //!   `trunci` takes the narrow value directly; `index_cast(extsi x)` is
 //!   `index_cast x` and `index_castui(extui x)` is `index_castui x`;
-//!   `bitcast(bitcast x)` back to `x`'s type is `x`.
+//!   `bitcast(bitcast x)` back to `x`'s type is `x`, and so is a `bitcast`
+//!   of `x` to its own type.
 //! - Constants on the left of a subtraction (integers wrap, so this is
 //!   exact): `(c1 - x) + c2` is `(c1 + c2) - x`; `(c1 - x) - c2` is
 //!   `(c1 - c2) - x`; `c2 - (c1 - x)` is `x + (c2 - c1)`; `c2 - (x - c1)`
@@ -504,6 +505,9 @@ fn bitcast_of_bitcast(b: &mut Builder, st: &OpState) -> Rewritten {
         return None;
     };
     let ty = st.result_types.first()?;
+    if b.ctx.ty(x) == ty {
+        return one(x);
+    }
     let (_, "arith.bitcast", &[src]) = def(b.ctx, x)? else {
         return None;
     };
