@@ -3,7 +3,9 @@
 
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 /// The repository root.
 pub fn root() -> PathBuf {
@@ -144,4 +146,43 @@ pub fn example_args(name: &str) -> Option<(Vec<String>, &'static str)> {
         ),
         _ => return None,
     })
+}
+
+/// `mlir-opt` 16: `$MLIR_OPT`, `/usr/lib/llvm-16/bin/mlir-opt`, or `mlir-opt-16`
+/// on the `PATH` (Debian's `mlir-16-tools`), if any.
+pub fn mlir_opt() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("MLIR_OPT") {
+        return Some(PathBuf::from(p));
+    }
+    let debian = Path::new("/usr/lib/llvm-16/bin/mlir-opt");
+    if debian.exists() {
+        return Some(debian.to_path_buf());
+    }
+    Command::new("mlir-opt-16")
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|_| PathBuf::from("mlir-opt-16"))
+}
+
+/// Runs `cmd args` with `input` on stdin; its stdout, or its stderr as the error.
+pub fn pipe(cmd: &Path, args: &[&str], input: &str) -> Result<String, String> {
+    let mut child = Command::new(cmd)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", cmd.display()))?;
+    let mut stdin = child.stdin.take().unwrap();
+    let text = input.to_string();
+    let writer = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let _ = writer.join();
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
 }
