@@ -29,6 +29,15 @@ pub fn func_name(ctx: &Context, f: OpId) -> Option<&str> {
     }
 }
 
+/// Whether `func.func` op `f` is a declaration (MLIR's external function:
+/// a signature and no body region). L0 links no external code: calling one
+/// is an error in the interpreter and in both backends, and no pass inlines
+/// it, runs loops that call it in parallel, or assumes anything about its
+/// effects.
+pub fn is_declaration(ctx: &Context, f: OpId) -> bool {
+    ctx.regions(f).is_empty()
+}
+
 fn verify_func(ctx: &Context, op: OpId) -> Result<(), String> {
     if func_name(ctx, op).is_none() {
         return Err("requires a 'sym_name' string attribute".into());
@@ -36,10 +45,23 @@ fn verify_func(ctx: &Context, op: OpId) -> Result<(), String> {
     let Some((inputs, _)) = function_type(ctx, op) else {
         return Err("requires a 'function_type' attribute of function type".into());
     };
-    let b = ctx.op_block(op, 0);
-    let args: Vec<&Type> = ctx.block_args(b).iter().map(|&a| ctx.ty(a)).collect();
-    if args.len() != inputs.len() || args.iter().zip(inputs).any(|(a, t)| *a != t) {
-        return Err("entry block argument types must match the function signature".into());
+    if is_declaration(ctx, op) {
+        // MLIR: a symbol declaration cannot have public visibility.
+        let v = ctx.attr(op, "sym_visibility").and_then(|a| a.as_str());
+        if !matches!(v, Some("private" | "nested")) {
+            return Err(
+                "a declaration without a body cannot be public: write 'func.func private'".into(),
+            );
+        }
+        if ctx.attr(op, crate::gpu::KERNEL_ATTR).is_some() {
+            return Err("a kernel needs a body".into());
+        }
+    } else {
+        let b = ctx.op_block(op, 0);
+        let args: Vec<&Type> = ctx.block_args(b).iter().map(|&a| ctx.ty(a)).collect();
+        if args.len() != inputs.len() || args.iter().zip(inputs).any(|(a, t)| *a != t) {
+            return Err("entry block argument types must match the function signature".into());
+        }
     }
     let name = func_name(ctx, op).unwrap();
     let dup = ctx
@@ -67,13 +89,23 @@ fn print_func(p: &mut Printer, op: OpId) -> std::fmt::Result {
     let results: Vec<Type> = function_type(ctx, op)
         .map(|(_, r)| r.to_vec())
         .unwrap_or_default();
-    let r = ctx.regions(op)[0];
-    let b = ctx.region_block(r);
-    for (i, &a) in ctx.block_args(b).iter().enumerate() {
-        if i > 0 {
-            p.w(", ");
+    let body = ctx.regions(op).first().copied();
+    match body {
+        Some(r) => {
+            for (i, &a) in ctx.block_args(ctx.region_block(r)).iter().enumerate() {
+                if i > 0 {
+                    p.w(", ");
+                }
+                p.arg_decl(a);
+            }
         }
-        p.arg_decl(a);
+        // A declaration: the parameter types only, as MLIR writes it.
+        None => {
+            let ins: Vec<Type> = function_type(ctx, op)
+                .map(|(i, _)| i.to_vec())
+                .unwrap_or_default();
+            p.types(&ins);
+        }
     }
     p.w(")");
     if !results.is_empty() {
@@ -94,8 +126,10 @@ fn print_func(p: &mut Printer, op: OpId) -> std::fmt::Result {
         p.w(" attributes");
     }
     p.attr_dict(op, printed);
-    p.w(" ");
-    p.region(r, false);
+    if let Some(r) = body {
+        p.w(" ");
+        p.region(r, false);
+    }
     Ok(())
 }
 
@@ -136,11 +170,20 @@ fn parse_func(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     }
     cp.optional_attr_dict(&mut attrs);
     if cp.at_end() {
-        return Err(SyntaxError {
-            offset: cp.op_loc,
-            message: format!(
-                "a function declaration without a body is not supported (L0 links no external functions); give '@{name}' a body"
-            ),
+        // A declaration: no body region.
+        if args.as_ref().is_some_and(|a| !a.is_empty()) {
+            return Err(SyntaxError {
+                offset: cp.op_loc,
+                message: format!(
+                    "the declaration '@{name}' names its parameters: write their types only, or give it a body"
+                ),
+            });
+        }
+        return Ok(ParsedOp {
+            operands: vec![],
+            result_types: vec![],
+            attrs,
+            regions: vec![],
         });
     }
     let region = cp.expect_region()?;
@@ -355,12 +398,15 @@ fn interp_func(
 /// Registers `func.func`, `func.return`, `func.call`.
 pub fn register(r: &mut Registry) {
     r.register(
-        OpSpec::new("func.func", "a function: a symbol with a body region")
-            .regions(Arity::Exactly(1))
-            .traits(Traits::ISOLATED_FROM_ABOVE | Traits::SYMBOL | Traits::REGIONS_NEED_TERMINATOR)
-            .verify(verify_func)
-            .interpret(interp_func)
-            .custom_form(print_func, parse_func),
+        OpSpec::new(
+            "func.func",
+            "a function: a symbol with a body region, or a declaration without one",
+        )
+        .regions(Arity::Between(0, 1))
+        .traits(Traits::ISOLATED_FROM_ABOVE | Traits::SYMBOL | Traits::REGIONS_NEED_TERMINATOR)
+        .verify(verify_func)
+        .interpret(interp_func)
+        .custom_form(print_func, parse_func),
     );
     r.register(
         OpSpec::new("func.return", "returns from a function")

@@ -301,7 +301,9 @@ impl<'a> Interp<'a> {
         let Some(&body) = self.ctx.regions(f).first() else {
             return Err(RunError {
                 loc: at,
-                message: format!("function '@{name}' has no body"),
+                message: format!(
+                    "function '@{name}' is a declaration without a body (L0 links no external code)"
+                ),
             });
         };
         if self.depth >= MAX_CALL_DEPTH {

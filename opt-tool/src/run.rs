@@ -137,6 +137,14 @@ pub fn parse_args(cli: &Cli, ctx: &Context, func: &str) -> Result<Vec<RtValue>, 
             "no function named '@{func}' to run"
         )));
     };
+    if ctx
+        .lookup_symbol(func)
+        .is_some_and(|f| dialects::func::is_declaration(ctx, f))
+    {
+        return Err(Failure::Usage(format!(
+            "'@{func}' is a declaration without a body: nothing to run"
+        )));
+    }
     let leaves: Vec<Type> = params.iter().flat_map(Type::leaves).collect();
     if cli.args.len() != leaves.len() {
         let per_field = if leaves.len() != params.len() {

@@ -35,7 +35,7 @@ fn callee_of(ctx: &Context, call: OpId) -> Option<&str> {
 pub fn inline(ctx: &mut Context) -> u64 {
     let funcs: Vec<OpId> = ctx
         .iter_block(ctx.top)
-        .filter(|&op| ctx.is(op, "func.func"))
+        .filter(|&op| ctx.is(op, "func.func") && !dialects::func::is_declaration(ctx, op))
         .collect();
     let mut graph: DiGraph<OpId, ()> = DiGraph::new();
     let mut node: HashMap<OpId, NodeIndex> = HashMap::new();

@@ -106,16 +106,24 @@ fn top_level(ctx: &Context, op: OpId) -> bool {
 
 /// Every write in `op` is to memory allocated in `op`, and no call can
 /// reach memory from outside (functions see only their operands, and only
-/// an `arr` operand is mutable).
+/// an `arr` operand is mutable; a declaration's code is unknown, so a call
+/// to one is never independent).
 fn iterations_independent(ctx: &Context, op: OpId) -> bool {
     let inside = |v: ValueId| ctx.value_block(v).is_some_and(|b| ctx.block_in_op(b, op));
     ctx.walk_nested(op).into_iter().all(|o| {
         let name = ctx.op_name(o);
         if name == "func.call" {
-            return ctx
-                .operands(o)
-                .iter()
-                .all(|&v| !matches!(ctx.ty(v), Type::Arr(_)));
+            // A declaration's code is unknown: it may touch global state.
+            let declared = ctx
+                .attr(o, "callee")
+                .and_then(|a| a.as_symbol())
+                .and_then(|c| ctx.lookup_symbol(c))
+                .is_none_or(|f| dialects::func::is_declaration(ctx, f));
+            return !declared
+                && ctx
+                    .operands(o)
+                    .iter()
+                    .all(|&v| !matches!(ctx.ty(v), Type::Arr(_)));
         }
         if !ctx.has_traits(o, Traits::WRITES)
             || matches!(name, "gen.emit" | "gen.end" | "scf.assert")

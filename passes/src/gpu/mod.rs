@@ -131,7 +131,11 @@ struct Plan {
 pub fn outline(ctx: &mut Context, opts: &GpuOptions) -> (u64, u64) {
     let funcs: Vec<OpId> = ctx
         .iter_block(ctx.top)
-        .filter(|&f| ctx.is(f, "func.func") && !gpu::is_kernel(ctx, f))
+        .filter(|&f| {
+            ctx.is(f, "func.func")
+                && !gpu::is_kernel(ctx, f)
+                && !dialects::func::is_declaration(ctx, f)
+        })
         .collect();
     let (mut kernels, mut host) = (0, 0);
     for f in funcs {
