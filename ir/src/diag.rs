@@ -94,7 +94,16 @@ fn display_name(source: Option<&Source>) -> &str {
 }
 
 /// The `file:line:col` prefix of `loc` (just `file` for an unknown location).
+/// An op written with an MLIR location clause (`loc("f.mlir":3:7)`, also
+/// through an alias `loc(#loc1)`) is reported at that location, as MLIR
+/// reports it ([`mlir_location`]).
 pub fn location_prefix(source: Option<&Source>, loc: Loc) -> String {
+    if let Some(l) = source
+        .zip(loc.offset())
+        .and_then(|(s, o)| mlir_location(&s.text, o))
+    {
+        return l;
+    }
     let name = display_name(source);
     match (source, loc.offset()) {
         (Some(s), Some(off)) => {
@@ -106,9 +115,109 @@ pub fn location_prefix(source: Option<&Source>, loc: Loc) -> String {
     }
 }
 
+/// The location an MLIR `loc(...)` clause gives the op whose text starts
+/// at byte `start` of `text`, as `file:line:col`: the clause written after
+/// the op (after its regions, for an op with regions), outside any bracket.
+/// `None` when `start` is not the start of a statement (only blanks before
+/// it on its line: a parse error inside an op keeps its own place), when
+/// the op has no clause, or when the clause holds no file location
+/// (`loc(unknown)`). A named, call-site or fused location gives its first
+/// file location; an alias `#name` is looked up among the `#name = loc(...)`
+/// definitions.
+pub fn mlir_location(text: &str, start: usize) -> Option<String> {
+    if !text.contains("loc(") || start > text.len() || !text.is_char_boundary(start) {
+        return None;
+    }
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    if !text[line_start..start].trim().is_empty() {
+        return None;
+    }
+    let b = text.as_bytes();
+    let (mut depth, mut i, mut clause) = (0i64, start, None);
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i + 1 < b.len() && b[i + 1] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'\n' if depth <= 0 => break,
+            b'(' | b'{' | b'[' => {
+                if depth == 0
+                    && b[..i].ends_with(b"loc")
+                    && !b[..i - 3]
+                        .last()
+                        .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+                {
+                    clause = Some(i + 1);
+                }
+                depth += 1;
+            }
+            b')' | b'}' | b']' => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    let body = &text[clause?..];
+    let body = match body.strip_prefix('#') {
+        Some(alias) => {
+            let name: String = alias
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.' | '-'))
+                .collect();
+            let def = format!("#{name} = loc(");
+            let at = text
+                .match_indices(&def)
+                .find(|(k, _)| *k == 0 || text.as_bytes()[k - 1] == b'\n')?
+                .0;
+            &text[at + def.len()..]
+        }
+        None => body,
+    };
+    file_line_col(body)
+}
+
+/// The first `"file":line:col` in `s` (before the end of its line), as
+/// `file:line:col`.
+fn file_line_col(s: &str) -> Option<String> {
+    let s = s.lines().next()?;
+    let mut rest = s;
+    while let Some(q) = rest.find('"') {
+        let after = &rest[q + 1..];
+        let end = after.find('"')?;
+        let (file, tail) = (&after[..end], &after[end + 1..]);
+        let mut nums = tail.strip_prefix(':').map(|t| t.splitn(3, ':'));
+        if let Some(parts) = nums.as_mut() {
+            let line = parts
+                .next()
+                .filter(|l| !l.is_empty() && l.bytes().all(|c| c.is_ascii_digit()));
+            let col: Option<String> = parts
+                .next()
+                .map(|c| c.chars().take_while(|c| c.is_ascii_digit()).collect())
+                .filter(|c: &String| !c.is_empty());
+            if let (Some(l), Some(c)) = (line, col) {
+                return Some(format!("{file}:{l}:{c}"));
+            }
+        }
+        rest = tail;
+    }
+    None
+}
+
 fn render_one(out: &mut String, source: Option<&Source>, loc: Loc, sev: Severity, msg: &str) {
     out.push_str(&format!("{}: {sev}: {msg}\n", location_prefix(source, loc)));
-    if let (Some(s), Some(off)) = (source, loc.offset()) {
+    // The source line under a caret, unless an MLIR location clause moved
+    // the report to another place.
+    let moved = source
+        .zip(loc.offset())
+        .is_some_and(|(s, o)| mlir_location(&s.text, o).is_some());
+    if let (Some(s), Some(off), false) = (source, loc.offset(), moved) {
         let (line, col) = line_col(s, off);
         if let Some(text) = s.text.lines().nth(line - 1) {
             // Show at most 120 characters of the line, around the column.
@@ -136,4 +245,24 @@ pub fn render(source: Option<&Source>, d: &Diagnostic) -> String {
         render_one(&mut out, source, *loc, Severity::Note, msg);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mlir_location;
+
+    #[test]
+    fn mlir_location_clauses() {
+        let text = "#a = loc(\"g.py\":4:2)\n  %0 = x.op %y : i32 loc(\"m.py\":1:7)\n  %1 = x.op : i32 loc(#a)\n  x.r {\n  } loc(fused[\"f.py\":3:3, \"h.py\":9:9])\n  %2 = x.op : i32 loc(unknown)\n  %3 = x.op : i32\n  %4 = x.op {s = \"loc(\\\"no.py\\\":1:1)\"}\n";
+        let at = |s: &str| text.find(s).unwrap();
+        assert_eq!(mlir_location(text, at("%0")).as_deref(), Some("m.py:1:7"));
+        assert_eq!(mlir_location(text, at("%1")).as_deref(), Some("g.py:4:2"));
+        assert_eq!(mlir_location(text, at("x.r")).as_deref(), Some("f.py:3:3"));
+        assert_eq!(mlir_location(text, at("%2")), None);
+        assert_eq!(mlir_location(text, at("%3")), None);
+        assert_eq!(mlir_location(text, at("%4")), None);
+        // Inside an op's text: its own place.
+        assert_eq!(mlir_location(text, at("%y")), None);
+        assert_eq!(mlir_location(text, text.len()), None);
+    }
 }

@@ -282,7 +282,8 @@ pub fn stream_region(
 /// definition `#name = loc(...)` at the start of a line replaced by spaces
 /// (line breaks kept), so that every other offset stays the same; `None`
 /// when `src` has none. L0 keeps its own locations (the op's offset in the
-/// text), so the clauses are accepted and not used.
+/// text); diagnostics read the clauses from the original text when they are
+/// rendered ([`crate::diag::mlir_location`]).
 pub fn strip_locations(src: &str) -> Option<String> {
     if !src.contains("loc(") {
         return None;
