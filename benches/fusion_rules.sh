@@ -36,6 +36,7 @@ rules=(
   "bucket (group sums)|$T/fuse/bucket.ir|group_sums|--arg=@$D/k.npy $X"
   "map of a scan|$T/fuse/scan-consumer.ir|map_scan|--arg=@$D/xi.npy"
   "sum of a scan|$T/fuse/scan-consumer.ir|sum_scan|$X"
+  "flatMap into its consumer|$T/fuse/flatmap-consumer.ir|flat_sum|$X"
 )
 printf "%-26s %7s %7s %12s %12s %8s\n" rule before after "lower ms" "fuse ms" speedup
 for r in "${rules[@]}"; do

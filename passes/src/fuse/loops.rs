@@ -14,7 +14,8 @@ pub struct Gen {
     pub kind: String,
     /// The handle block argument.
     pub handle: ValueId,
-    /// The init operand (reduce and scan).
+    /// The init operand (reduce and scan; `None` also for a reduce or scan
+    /// of a loop written without inits, which starts from the identity).
     pub init: Option<ValueId>,
     /// The loop results this generator defines (two for a bucket).
     pub results: SmallVec<[ValueId; 2]>,
@@ -48,13 +49,15 @@ pub fn view(ctx: &Context, op: OpId) -> Option<LoopView> {
     if args.len() != gens.len() + 1 {
         return None;
     }
+    // Inits are given for every reduce and scan, or for none.
+    let has_inits = ctx.operands(op).len() > 1;
     let mut inits = ctx.operands(op)[1..].iter().copied();
     let mut results = ctx.results(op).iter().copied();
     let mut out = Vec::new();
     for (k, g) in gens.iter().enumerate() {
         let d = g.as_dialect()?;
         let init = match d.name.as_str() {
-            "reduce" | "scan" => Some(inits.next()?),
+            "reduce" | "scan" if has_inits => Some(inits.next()?),
             _ => None,
         };
         let n = if d.name == "bucket" { 2 } else { 1 };
@@ -104,7 +107,19 @@ pub fn build_loop(
 ) -> OpId {
     let kind = ctx.registry().expect_kind("gen.loop");
     let mut operands = vec![size];
-    operands.extend(gens.iter().filter_map(|g| g.init));
+    // A merged loop takes inits for every reduce and scan or for none: one
+    // written without inits gets its identities (see [`inits_mergeable`]).
+    let any_init = gens.iter().any(|g| g.init.is_some());
+    for g in gens {
+        match g.init {
+            Some(i) => operands.push(i),
+            None if any_init && folds(g) => {
+                let i = identity_init(ctx, g, at).expect("checked by inits_mergeable");
+                operands.push(i);
+            }
+            None => {}
+        }
+    }
     let result_types: Vec<Type> = gens
         .iter()
         .flat_map(|g| {
@@ -152,6 +167,54 @@ pub fn build_loop(
         }
     }
     op
+}
+
+/// Whether `g` folds its values (a reduce or a scan), so takes an init.
+fn folds(g: &Gen) -> bool {
+    matches!(g.kind.as_str(), "reduce" | "scan")
+}
+
+/// The identity of reduce or scan `g`'s monoid as an `arith.constant`
+/// inserted before `at`; `None` when it has no scalar identity (a struct).
+fn identity_init(ctx: &mut Context, g: &Gen, at: OpId) -> Option<ValueId> {
+    let elem = elem_of(ctx, g)?;
+    let m = match dialects::gen::GenKind::from_attr(&g.attr).ok()? {
+        dialects::gen::GenKind::Reduce(m) | dialects::gen::GenKind::Scan(m) => m,
+        _ => return None,
+    };
+    let value = m.identity(&elem)?;
+    let mut b = ir::Builder::before(ctx, at);
+    Some(b.op1(
+        "arith.constant",
+        &[],
+        elem,
+        vec![("value".to_string(), value)],
+    ))
+}
+
+/// The folded type of reduce or scan `g`: its result, or its vector's
+/// element.
+fn elem_of(ctx: &Context, g: &Gen) -> Option<Type> {
+    let t = ctx.ty(*g.results.first()?);
+    match g.kind.as_str() {
+        "scan" => t.elem().cloned(),
+        _ => Some(t.clone()),
+    }
+}
+
+/// Whether loops with generators `a` and `b` can become one loop: their
+/// reduces and scans all have inits, or none has, or each one without has
+/// a scalar identity to start from (built by [`build_loop`]).
+pub fn inits_mergeable(ctx: &Context, a: &[Gen], b: &[Gen]) -> bool {
+    let gens = || a.iter().chain(b);
+    !gens().any(|g| g.init.is_some())
+        || gens().filter(|g| folds(g) && g.init.is_none()).all(|g| {
+            let m = match dialects::gen::GenKind::from_attr(&g.attr) {
+                Ok(dialects::gen::GenKind::Reduce(m) | dialects::gen::GenKind::Scan(m)) => m,
+                _ => return false,
+            };
+            elem_of(ctx, g).is_some_and(|t| m.identity(&t).is_some())
+        })
 }
 
 /// The ops of `body` except its terminator.

@@ -402,6 +402,9 @@ fn try_merge(
     let (Some(a), Some(b)) = (view(ctx, a_op), view(ctx, b_op)) else {
         return false;
     };
+    if !loops::inits_mergeable(ctx, &a.gens, &b.gens) {
+        return false;
+    }
     let Some(mode) = classify(ctx, &a, &b, rules.scans) else {
         return false;
     };
