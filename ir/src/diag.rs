@@ -211,13 +211,14 @@ fn file_line_col(s: &str) -> Option<String> {
 }
 
 fn render_one(out: &mut String, source: Option<&Source>, loc: Loc, sev: Severity, msg: &str) {
-    out.push_str(&format!("{}: {sev}: {msg}\n", location_prefix(source, loc)));
-    // The source line under a caret, unless an MLIR location clause moved
-    // the report to another place.
-    let moved = source
+    // An MLIR location clause moves the report to its place, without the
+    // source line under a caret.
+    let mlir = source
         .zip(loc.offset())
-        .is_some_and(|(s, o)| mlir_location(&s.text, o).is_some());
-    if let (Some(s), Some(off), false) = (source, loc.offset(), moved) {
+        .and_then(|(s, o)| mlir_location(&s.text, o));
+    let prefix = mlir.clone().unwrap_or_else(|| location_prefix(source, loc));
+    out.push_str(&format!("{prefix}: {sev}: {msg}\n"));
+    if let (Some(s), Some(off), None) = (source, loc.offset(), mlir) {
         let (line, col) = line_col(s, off);
         if let Some(text) = s.text.lines().nth(line - 1) {
             // Show at most 120 characters of the line, around the column.

@@ -174,15 +174,25 @@ fn folds(g: &Gen) -> bool {
     matches!(g.kind.as_str(), "reduce" | "scan")
 }
 
-/// The identity of reduce or scan `g`'s monoid as an `arith.constant`
-/// inserted before `at`; `None` when it has no scalar identity (a struct).
-fn identity_init(ctx: &mut Context, g: &Gen, at: OpId) -> Option<ValueId> {
-    let elem = elem_of(ctx, g)?;
-    let m = match dialects::gen::GenKind::from_attr(&g.attr).ok()? {
-        dialects::gen::GenKind::Reduce(m) | dialects::gen::GenKind::Scan(m) => m,
+/// The folded type of reduce or scan `g` (its result, or its vector's
+/// element) and its monoid's identity there; `None` when it has no scalar
+/// identity (a struct).
+fn identity_of(ctx: &Context, g: &Gen) -> Option<(Type, Attribute)> {
+    use dialects::gen::GenKind;
+    let t = ctx.ty(*g.results.first()?);
+    let (m, elem) = match GenKind::from_attr(&g.attr).ok()? {
+        GenKind::Reduce(m) => (m, t.clone()),
+        GenKind::Scan(m) => (m, t.elem()?.clone()),
         _ => return None,
     };
     let value = m.identity(&elem)?;
+    Some((elem, value))
+}
+
+/// The identity of reduce or scan `g` ([`identity_of`]) as an
+/// `arith.constant` inserted before `at`.
+fn identity_init(ctx: &mut Context, g: &Gen, at: OpId) -> Option<ValueId> {
+    let (elem, value) = identity_of(ctx, g)?;
     let mut b = ir::Builder::before(ctx, at);
     Some(b.op1(
         "arith.constant",
@@ -192,29 +202,15 @@ fn identity_init(ctx: &mut Context, g: &Gen, at: OpId) -> Option<ValueId> {
     ))
 }
 
-/// The folded type of reduce or scan `g`: its result, or its vector's
-/// element.
-fn elem_of(ctx: &Context, g: &Gen) -> Option<Type> {
-    let t = ctx.ty(*g.results.first()?);
-    match g.kind.as_str() {
-        "scan" => t.elem().cloned(),
-        _ => Some(t.clone()),
-    }
-}
-
 /// Whether loops with generators `a` and `b` can become one loop: their
 /// reduces and scans all have inits, or none has, or each one without has
 /// a scalar identity to start from (built by [`build_loop`]).
 pub fn inits_mergeable(ctx: &Context, a: &[Gen], b: &[Gen]) -> bool {
     let gens = || a.iter().chain(b);
     !gens().any(|g| g.init.is_some())
-        || gens().filter(|g| folds(g) && g.init.is_none()).all(|g| {
-            let m = match dialects::gen::GenKind::from_attr(&g.attr) {
-                Ok(dialects::gen::GenKind::Reduce(m) | dialects::gen::GenKind::Scan(m)) => m,
-                _ => return false,
-            };
-            elem_of(ctx, g).is_some_and(|t| m.identity(&t).is_some())
-        })
+        || gens()
+            .filter(|g| folds(g) && g.init.is_none())
+            .all(|g| identity_of(ctx, g).is_some())
 }
 
 /// The ops of `body` except its terminator.
