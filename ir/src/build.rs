@@ -69,7 +69,7 @@ impl Scopes {
 }
 
 fn diag(loc: Offset, msg: String) -> Diagnostic {
-    Diagnostic::error(Loc(loc as u32), msg)
+    Diagnostic::syntax(Loc(loc as u32), msg)
 }
 
 /// Builds the module `ast` into a new context over `registry`.

@@ -37,6 +37,10 @@ pub struct Diagnostic {
     pub message: String,
     /// Attached notes (`note:` lines).
     pub notes: Vec<(Loc, String)>,
+    /// A syntax error: reported at its place in the text even at an op
+    /// written with an MLIR location clause, as mlir-opt reports parse
+    /// errors ([`Diagnostic::syntax`]).
+    pub textual: bool,
 }
 
 impl Diagnostic {
@@ -47,6 +51,14 @@ impl Diagnostic {
             loc,
             message: message.into(),
             notes: Vec::new(),
+            textual: false,
+        }
+    }
+    /// A syntax error at `loc`: always reported at that place in the text.
+    pub fn syntax(loc: Loc, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            textual: true,
+            ..Diagnostic::error(loc, message)
         }
     }
     /// An error at `op`'s location.
@@ -104,6 +116,12 @@ pub fn location_prefix(source: Option<&Source>, loc: Loc) -> String {
     {
         return l;
     }
+    text_location(source, loc)
+}
+
+/// The `file:line:col` of `loc` in the text itself, whatever location
+/// clause the op has.
+fn text_location(source: Option<&Source>, loc: Loc) -> String {
     let name = display_name(source);
     match (source, loc.offset()) {
         (Some(s), Some(off)) => {
@@ -210,13 +228,21 @@ fn file_line_col(s: &str) -> Option<String> {
     None
 }
 
-fn render_one(out: &mut String, source: Option<&Source>, loc: Loc, sev: Severity, msg: &str) {
+fn render_one(
+    out: &mut String,
+    source: Option<&Source>,
+    loc: Loc,
+    sev: Severity,
+    msg: &str,
+    textual: bool,
+) {
     // An MLIR location clause moves the report to its place, without the
-    // source line under a caret.
+    // source line under a caret (not for a syntax error).
     let mlir = source
         .zip(loc.offset())
+        .filter(|_| !textual)
         .and_then(|(s, o)| mlir_location(&s.text, o));
-    let prefix = mlir.clone().unwrap_or_else(|| location_prefix(source, loc));
+    let prefix = mlir.clone().unwrap_or_else(|| text_location(source, loc));
     out.push_str(&format!("{prefix}: {sev}: {msg}\n"));
     if let (Some(s), Some(off), None) = (source, loc.offset(), mlir) {
         let (line, col) = line_col(s, off);
@@ -241,9 +267,9 @@ fn render_one(out: &mut String, source: Option<&Source>, loc: Loc, sev: Severity
 /// then each note the same way.
 pub fn render(source: Option<&Source>, d: &Diagnostic) -> String {
     let mut out = String::new();
-    render_one(&mut out, source, d.loc, d.severity, &d.message);
+    render_one(&mut out, source, d.loc, d.severity, &d.message, d.textual);
     for (loc, msg) in &d.notes {
-        render_one(&mut out, source, *loc, Severity::Note, msg);
+        render_one(&mut out, source, *loc, Severity::Note, msg, d.textual);
     }
     out
 }
