@@ -95,10 +95,7 @@ pub(crate) fn unsupported_functions(
                 .into_iter()
                 .filter(|&o| ctx.is(o, "func.call"))
             {
-                let callee = ctx
-                    .attr(op, "callee")
-                    .and_then(|a| a.as_symbol())
-                    .unwrap_or("");
+                let callee = dialects::func::callee(ctx, op).unwrap_or("");
                 let d = match bad.get(callee) {
                     Some(d) => Some(Diagnostic::clone(d)),
                     None if !cands.iter().any(|(_, n)| n == callee) => Some(Diagnostic::at_op(

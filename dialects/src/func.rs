@@ -29,6 +29,11 @@ pub fn func_name(ctx: &Context, f: OpId) -> Option<&str> {
     }
 }
 
+/// The symbol a `func.call` op calls (its `callee` attribute), if it has one.
+pub fn callee(ctx: &Context, call: OpId) -> Option<&str> {
+    ctx.attr(call, "callee").and_then(|a| a.as_symbol())
+}
+
 /// Whether `func.func` op `f` is a declaration (MLIR's external function:
 /// a signature and no body region). L0 links no external code: calling one
 /// is an error in the interpreter and in both backends, and no pass inlines
@@ -291,7 +296,7 @@ pub fn interp_terminator(
 }
 
 fn verify_call(ctx: &Context, op: OpId) -> Result<(), String> {
-    let Some(callee) = ctx.attr(op, "callee").and_then(|a| a.as_symbol()) else {
+    let Some(callee) = callee(ctx, op) else {
         return Err("requires a 'callee' symbol reference attribute".into());
     };
     let Some(f) = ctx.lookup_symbol(callee) else {
@@ -318,10 +323,7 @@ fn verify_call(ctx: &Context, op: OpId) -> Result<(), String> {
 
 fn print_call(p: &mut Printer, op: OpId) -> std::fmt::Result {
     let ctx = p.ctx();
-    let callee = ctx
-        .attr(op, "callee")
-        .and_then(|a| a.as_symbol())
-        .unwrap_or("<invalid>");
+    let callee = callee(ctx, op).unwrap_or("<invalid>");
     p.w(&format!(" @{callee}("));
     p.values(ctx.operands(op));
     p.w(")");
@@ -377,9 +379,7 @@ fn interp_call(
     args: &[RtValue],
 ) -> Result<smallvec::SmallVec<[RtValue; 2]>, RunError> {
     let ctx = it.ctx;
-    let callee = ctx
-        .attr(op, "callee")
-        .and_then(|a| a.as_symbol())
+    let callee = callee(ctx, op)
         .ok_or_else(|| RunError::at(ctx, op, "missing callee"))?
         .to_string();
     let r = it.call(&callee, args, ctx.loc(op))?;

@@ -26,10 +26,6 @@ impl Pass for Inline {
     }
 }
 
-fn callee_of(ctx: &Context, call: OpId) -> Option<&str> {
-    ctx.attr(call, "callee").and_then(|a| a.as_symbol())
-}
-
 /// Inlines every call to a non-recursive function; returns the number of
 /// call sites inlined.
 pub fn inline(ctx: &mut Context) -> u64 {
@@ -48,7 +44,8 @@ pub fn inline(ctx: &mut Context) -> u64 {
             if !ctx.is(op, "func.call") {
                 continue;
             }
-            let Some(callee) = callee_of(ctx, op).and_then(|c| ctx.lookup_symbol(c)) else {
+            let Some(callee) = dialects::func::callee(ctx, op).and_then(|c| ctx.lookup_symbol(c))
+            else {
                 continue;
             };
             if let Some(&n) = node.get(&callee) {

@@ -114,9 +114,7 @@ fn iterations_independent(ctx: &Context, op: OpId) -> bool {
         let name = ctx.op_name(o);
         if name == "func.call" {
             // A declaration's code is unknown: it may touch global state.
-            let declared = ctx
-                .attr(o, "callee")
-                .and_then(|a| a.as_symbol())
+            let declared = dialects::func::callee(ctx, o)
                 .and_then(|c| ctx.lookup_symbol(c))
                 .is_none_or(|f| dialects::func::is_declaration(ctx, f));
             return !declared

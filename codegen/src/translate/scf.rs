@@ -148,10 +148,7 @@ fn while_op(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
 /// depth + 1)` with `out` a stack slot, propagates a fault, loads the results.
 pub(super) fn call(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
     let ctx = cx.ctx;
-    let callee = ctx
-        .attr(op, "callee")
-        .and_then(|a| a.as_symbol())
-        .unwrap_or("");
+    let callee = dialects::func::callee(ctx, op).unwrap_or("");
     let funcs = cx.funcs;
     let Some(fi) = funcs.by_name.get(callee).map(|&i| &funcs.list[i]) else {
         return Err(Diagnostic::at_op(
