@@ -516,6 +516,15 @@ fn stream_region(
         Ok(b)
     };
     let mut sink = |ev: RegionEvent| -> Result<(), SyntaxError> {
+        // The text before this op has been read: a mapped input's pages
+        // can go back to the operating system.
+        let at = match &ev {
+            RegionEvent::Label(l) => l.loc,
+            RegionEvent::Op(op) => op.loc,
+            RegionEvent::Custom(line) => line.loc,
+            RegionEvent::Line(line) => line.loc,
+        };
+        source.text.release_before(at);
         let res = match ev {
             RegionEvent::Label(l) => {
                 start_block(ctx, scopes, &mut block, Some(&l), l.loc).map(|_| ())
@@ -596,7 +605,7 @@ fn stream_region(
 pub fn parse_source(name: &str, text: &str, registry: Rc<Registry>) -> Result<Context, Diagnostic> {
     let source = Rc::new(Source {
         name: name.to_string(),
-        text: text.to_string(),
+        text: text.into(),
     });
     parse(source, registry)
 }
@@ -611,7 +620,7 @@ pub fn parse(source: Rc<Source>, registry: Rc<Registry>) -> Result<Context, Diag
     let text = match crate::parser::strip_locations(&source.text) {
         Some(stripped) => Rc::new(Source {
             name: source.name.clone(),
-            text: stripped,
+            text: stripped.into(),
         }),
         None => source.clone(),
     };

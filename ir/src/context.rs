@@ -62,7 +62,8 @@ impl Loc {
 pub struct Source {
     /// File name as given on the command line (`-` prints as `<stdin>`).
     pub name: String,
-    pub text: String,
+    /// The text (owned, or a memory map of a large input file).
+    pub text: crate::source::SourceText,
 }
 
 /// Where a value comes from.

@@ -3,8 +3,9 @@
 //! source's hints where they are unique in their isolated scope (a function);
 //! other values are numbered `%0, %1, ...`.
 
-use rustc_hash::FxHashSet as HashSet;
+use hashbrown::HashTable;
 use std::fmt::{self, Write};
+use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
 use crate::attributes::Attribute;
@@ -22,20 +23,67 @@ pub struct PrintOptions {
     pub mlir_names: bool,
 }
 
-/// Prints IR into a string. Custom op printers receive it to write their form.
+/// A printed name, 4 bytes: a value id (the name is that value's source
+/// name, shared with the context) or, with [`OWNED`] set, an index into the
+/// printer's own names.
+type NameKey = u32;
+const OWNED: u32 = 1 << 31;
+/// No name yet (in [`Printer::names`]).
+const UNNAMED: u32 = u32::MAX;
+/// Output is handed to the sink in pieces of about this many bytes.
+const FLUSH_AT: usize = 1 << 16;
+
+/// Prints IR into a string, or in pieces into an [`std::io::Write`] sink.
+/// Custom op printers receive it to write their form.
+///
+/// Memory: 4 bytes per value for its printed name plus one hash-table slot
+/// per name in scope; a value printed under its source name shares the
+/// context's string.
 pub struct Printer<'a> {
     ctx: &'a Context,
     out: String,
     indent: usize,
-    names: Vec<Option<Rc<str>>>,
-    scopes: Vec<(HashSet<Rc<str>>, usize)>,
+    /// The printed name of each value ([`UNNAMED`] until defined).
+    names: Vec<NameKey>,
+    /// Names made by the printer (`x_1`, `0`, `r#1`).
+    owned: Vec<Rc<str>>,
+    /// Names taken in each isolated scope, and its next number.
+    scopes: Vec<(HashTable<NameKey>, usize)>,
     opts: PrintOptions,
+    sink: Option<&'a mut dyn std::io::Write>,
+    sink_error: Option<std::io::Error>,
+    /// The last character handed to the sink.
+    flushed_last: Option<char>,
 }
 
 fn valid_name(s: &str) -> bool {
     !s.is_empty()
         && s.bytes()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'$' | b'-'))
+}
+
+fn name_hash(s: &str) -> u64 {
+    let mut h = rustc_hash::FxHasher::default();
+    s.hash(&mut h);
+    h.finish()
+}
+
+/// The text of a name key.
+fn key_str<'s>(ctx: &'s Context, owned: &'s [Rc<str>], key: NameKey) -> &'s str {
+    if key & OWNED != 0 {
+        &owned[(key & !OWNED) as usize]
+    } else {
+        ctx.value(ValueId(key)).name.as_deref().unwrap_or("")
+    }
+}
+
+/// Where a fresh name comes from.
+enum Hint {
+    None,
+    /// The source name of a value (shared when it is free).
+    Value(ValueId),
+    /// A name made by the printer.
+    Text(Rc<str>),
 }
 
 impl<'a> Printer<'a> {
@@ -46,72 +94,141 @@ impl<'a> Printer<'a> {
             // About 40 bytes per op: reserved, the text never moves.
             out: String::with_capacity(ctx.num_ops().saturating_mul(40)),
             indent: 0,
-            names: vec![None; ctx.num_values()],
-            scopes: vec![(HashSet::default(), 0)],
+            names: vec![UNNAMED; ctx.num_values()],
+            owned: Vec::new(),
+            scopes: vec![(HashTable::new(), 0)],
             opts,
+            sink: None,
+            sink_error: None,
+            flushed_last: None,
         }
+    }
+    /// A printer that hands its text to `sink` in pieces as it goes, so the
+    /// whole text never exists at once; [`Printer::finish_to_sink`] writes
+    /// the rest.
+    pub fn to_sink(ctx: &'a Context, opts: PrintOptions, sink: &'a mut dyn std::io::Write) -> Self {
+        let mut p = Printer::new(ctx, opts);
+        p.out = String::with_capacity(2 * FLUSH_AT);
+        p.sink = Some(sink);
+        p
     }
     /// The context being printed.
     pub fn ctx(&self) -> &'a Context {
         self.ctx
     }
-    /// The text printed so far.
+    /// The text printed so far (a printer made by [`Printer::to_sink`]: the
+    /// text not yet handed over).
     pub fn finish(self) -> String {
         self.out
+    }
+    /// Hands the rest of the text to the sink. Errors: the sink's first
+    /// write error.
+    pub fn finish_to_sink(mut self) -> std::io::Result<()> {
+        self.flush(0);
+        match self.sink_error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+    /// Hands the text to the sink once it holds at least `at` bytes.
+    fn flush(&mut self, at: usize) {
+        if self.out.len() < at.max(1) {
+            return;
+        }
+        if let Some(sink) = self.sink.as_mut() {
+            if self.sink_error.is_none() {
+                if let Err(e) = sink.write_all(self.out.as_bytes()) {
+                    self.sink_error = Some(e);
+                }
+            }
+            self.flushed_last = self.out.chars().next_back();
+            self.out.clear();
+        }
     }
     /// Writes raw text.
     pub fn w(&mut self, s: &str) {
         self.out.push_str(s);
     }
 
-    /// A name for a new value, `hint` itself when it is valid and free in
+    /// Whether `name` is taken in the current scope.
+    fn taken(&self, name: &str) -> bool {
+        let (ctx, owned) = (self.ctx, &self.owned);
+        let scope = &self.scopes.last().unwrap().0;
+        scope
+            .find(name_hash(name), |&k| key_str(ctx, owned, k) == name)
+            .is_some()
+    }
+
+    /// Takes `key` in the current scope.
+    fn take(&mut self, key: NameKey) -> NameKey {
+        let (ctx, owned) = (self.ctx, &self.owned);
+        let h = name_hash(key_str(ctx, owned, key));
+        self.scopes
+            .last_mut()
+            .unwrap()
+            .0
+            .insert_unique(h, key, |&k| name_hash(key_str(ctx, owned, k)));
+        key
+    }
+
+    fn own(&mut self, name: Rc<str>) -> NameKey {
+        self.owned.push(name);
+        (self.owned.len() - 1) as u32 | OWNED
+    }
+
+    /// A name for a new value: the hint itself when it is valid and free in
     /// the current scope (shared, not copied), else `hint_1`, `hint_2`, ...
     /// or the next number.
-    fn fresh(&mut self, hint: Option<&Rc<str>>) -> Rc<str> {
-        let scope = self.scopes.last_mut().unwrap();
-        if let Some(h) = hint.filter(|h| valid_name(h)) {
-            if !scope.0.contains(&**h) {
-                scope.0.insert(h.clone());
-                return h.clone();
+    fn fresh(&mut self, hint: Hint) -> NameKey {
+        let text: Option<Rc<str>> = match &hint {
+            Hint::None => None,
+            Hint::Value(v) => self.ctx.value(*v).name.clone(),
+            Hint::Text(t) => Some(t.clone()),
+        };
+        if let Some(h) = text.filter(|h| valid_name(h)) {
+            if !self.taken(&h) {
+                let key = match hint {
+                    Hint::Value(v) if v.0 < OWNED => v.0,
+                    _ => self.own(h),
+                };
+                return self.take(key);
             }
             let mut k = 1;
             loop {
                 let cand = format!("{h}_{k}");
-                if !scope.0.contains(cand.as_str()) {
-                    let r: Rc<str> = Rc::from(cand.as_str());
-                    scope.0.insert(r.clone());
-                    return r;
+                if !self.taken(&cand) {
+                    let key = self.own(Rc::from(cand.as_str()));
+                    return self.take(key);
                 }
                 k += 1;
             }
         }
         loop {
+            let scope = self.scopes.last_mut().unwrap();
             let cand = scope.1.to_string();
             scope.1 += 1;
-            if !scope.0.contains(cand.as_str()) {
-                let r: Rc<str> = Rc::from(cand.as_str());
-                scope.0.insert(r.clone());
-                return r;
+            if !self.taken(&cand) {
+                let key = self.own(Rc::from(cand.as_str()));
+                return self.take(key);
             }
         }
     }
 
     /// Names `v` (first use of a definition).
     fn define(&mut self, v: ValueId) {
-        let hint = self.ctx.value(v).name.clone();
-        let n = self.fresh(hint.as_ref());
-        self.names[v.index()] = Some(n);
+        let n = self.fresh(Hint::Value(v));
+        self.names[v.index()] = n;
     }
 
     /// The last character written, if any.
     pub fn last_char(&self) -> Option<char> {
-        self.out.chars().next_back()
+        self.out.chars().next_back().or(self.flushed_last)
     }
     /// Writes a use of `v`.
     pub fn value(&mut self, v: ValueId) {
         self.out.push('%');
-        match self.names.get(v.index()).and_then(|n| n.clone()) {
-            Some(n) => self.out.push_str(&n),
+        match self.names.get(v.index()).copied().filter(|&k| k != UNNAMED) {
+            Some(k) => self.out.push_str(key_str(self.ctx, &self.owned, k)),
             None => self.out.push_str("<<UNKNOWN SSA VALUE>>"),
         }
     }
@@ -197,6 +314,7 @@ impl<'a> Printer<'a> {
     }
 
     fn newline(&mut self) {
+        self.flush(FLUSH_AT);
         self.out.push('\n');
         for _ in 0..self.indent {
             self.out.push_str("  ");
@@ -271,13 +389,14 @@ impl<'a> Printer<'a> {
             self.out.push_str(" = ");
             return;
         }
-        let base = hints[0]
-            .as_deref()
-            .and_then(|h| h.strip_suffix("#0"))
-            .map(Rc::<str>::from);
-        let name = self.fresh(base.as_ref());
+        let base = match hints[0].as_deref().and_then(|h| h.strip_suffix("#0")) {
+            Some(b) => Hint::Text(Rc::from(b)),
+            None => Hint::None,
+        };
+        let key = self.fresh(base);
+        let name = key_str(self.ctx, &self.owned, key).to_string();
         for (i, &r) in res.iter().enumerate() {
-            self.names[r.index()] = Some(Rc::from(format!("{name}#{i}").as_str()));
+            self.names[r.index()] = self.own(Rc::from(format!("{name}#{i}").as_str()));
         }
         let _ = write!(self.out, "%{name}:{} = ", res.len());
     }
@@ -288,7 +407,7 @@ impl<'a> Printer<'a> {
         let spec = self.ctx.spec(op);
         let isolated = spec.traits.contains(Traits::ISOLATED_FROM_ABOVE);
         if isolated {
-            self.scopes.push((HashSet::default(), 0));
+            self.scopes.push((HashTable::new(), 0));
         }
         let name = self.op_name(op);
         match (spec.print, &spec.format, self.opts.generic) {
@@ -372,6 +491,18 @@ pub fn print_module(ctx: &Context, opts: PrintOptions) -> String {
     let mut p = Printer::new(ctx, opts);
     p.module();
     p.finish()
+}
+
+/// Prints the whole module into `sink`, a piece at a time (the whole text is
+/// never held in memory). Errors: the sink's first write error.
+pub fn print_module_to(
+    ctx: &Context,
+    opts: PrintOptions,
+    sink: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let mut p = Printer::to_sink(ctx, opts, sink);
+    p.module();
+    p.finish_to_sink()
 }
 
 /// Prints a single op (with names local to this print), for debugging and messages.

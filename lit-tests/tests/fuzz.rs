@@ -338,7 +338,7 @@ fn check(tools: &Tools, bytes: &[u8]) -> Result<Outcome, String> {
     let text = String::from_utf8_lossy(bytes);
     let src = ir::Source {
         name: "fuzz.ir".into(),
-        text: text.to_string(),
+        text: text.into(),
     };
     let mut ctx = match ir::build::parse_source("fuzz.ir", &text, tools.registry.clone()) {
         Ok(c) => c,
@@ -410,7 +410,7 @@ fn roundtrip(tools: &Tools, ctx: &Context, what: &str) -> Result<String, String>
             .map_err(|d| {
                 let src = ir::Source {
                     name: "printed.ir".into(),
-                    text: printed.clone(),
+                    text: printed.clone().into(),
                 };
                 format!(
                 "{what}, printed in {form} form, does not parse:\n{}\n--- printed ---\n{printed}",
@@ -420,7 +420,7 @@ fn roundtrip(tools: &Tools, ctx: &Context, what: &str) -> Result<String, String>
         if let Err(ds) = ir::verifier::verify(&again) {
             let src = ir::Source {
                 name: "printed.ir".into(),
-                text: printed.clone(),
+                text: printed.clone().into(),
             };
             let shown: String = ds.iter().map(|d| render(Some(&src), d)).collect();
             return Err(format!(

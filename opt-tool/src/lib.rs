@@ -30,6 +30,7 @@ mod cuda;
 mod expect;
 mod mlir_compat;
 mod npy;
+mod output;
 mod reproducer;
 mod run;
 mod unregistered;
@@ -48,6 +49,7 @@ use ir::pass::{PassManager, PassRegistry, PrintIr, PrintIrOptions, Timing, Verif
 use ir::printer::{print_module, PrintOptions};
 use ir::spec::Registry;
 use ir::Context;
+use ir::SourceText;
 
 /// What a `-opt` tool is made of: its name (in `--help` and in messages)
 /// and the functions that register its dialects and passes. Plain function
@@ -313,15 +315,21 @@ pub fn opt_main(tool: Tool) -> ExitCode {
     }
 }
 
-fn read_input(path: &str) -> Result<Vec<u8>, String> {
+/// Reads the input (a large file through a memory map, see
+/// [`SourceText`]): its text, or the valid UTF-8 prefix's length and the
+/// bytes read.
+#[allow(clippy::type_complexity)]
+fn read_input(path: &str) -> Result<Result<SourceText, (usize, Vec<u8>)>, String> {
     if path == "-" {
         let mut buf = Vec::new();
         std::io::stdin()
             .read_to_end(&mut buf)
             .map_err(|e| format!("cannot read standard input: {e}"))?;
-        Ok(buf)
+        Ok(SourceText::from_bytes(buf))
     } else {
-        std::fs::read(path).map_err(|e| format!("cannot read '{path}': {e}"))
+        std::fs::File::open(path)
+            .and_then(SourceText::read_file)
+            .map_err(|e| format!("cannot read '{path}': {e}"))
     }
 }
 
@@ -346,25 +354,21 @@ fn real_main(cli: Cli) -> u8 {
         );
         return 2;
     };
-    let bytes = match read_input(&input) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("{}: error: {e}", me());
-            return 2;
-        }
-    };
-    let text = match String::from_utf8(bytes) {
-        Ok(t) => t,
-        Err(e) => {
-            let off = e.utf8_error().valid_up_to();
-            let valid = String::from_utf8_lossy(&e.as_bytes()[..off]).into_owned();
+    let text = match read_input(&input) {
+        Ok(Ok(t)) => t,
+        Ok(Err((off, bytes))) => {
+            let valid = String::from_utf8_lossy(&bytes[..off]).into_owned();
             let src = Source {
                 name: input.clone(),
-                text: valid,
+                text: valid.into(),
             };
             let d = Diagnostic::error(ir::Loc(off as u32), "invalid UTF-8 in input");
             eprint!("{}", render(Some(&src), &d));
             return 1;
+        }
+        Err(e) => {
+            eprintln!("{}: error: {e}", me());
+            return 2;
         }
     };
     let mut stages = cli.pass.clone();
@@ -392,11 +396,49 @@ fn real_main(cli: Cli) -> u8 {
         eprintln!("{}: error: {e}", me());
         return 2;
     }
-    let chunks = if cli.split_input_file {
+    let chunks: Vec<SourceText> = if cli.split_input_file {
         split_chunks(&text)
+            .into_iter()
+            .map(SourceText::from)
+            .collect()
     } else {
         vec![text]
     };
+    // The usual case (one part, IR out) is printed straight into the output.
+    let stream = !cli.split_input_file
+        && !cli.verify_diagnostics
+        && cli.run.is_none()
+        && cli.emit == Emit::Ir;
+    if stream {
+        let source = Rc::new(Source {
+            name: input.clone(),
+            text: chunks
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| String::new().into()),
+        });
+        let mut out = output::StreamedOutput::new(cli.output.as_deref());
+        let res = process(&cli, &pipeline, &source, Some(&mut out));
+        if res.is_err() {
+            out.abandon();
+        } else if let Err(msg) = out.commit() {
+            eprintln!("{}: error: {msg}", me());
+            return 2;
+        }
+        return match res {
+            Ok(_) => 0,
+            Err(Failure::Usage(msg)) => {
+                eprintln!("{}: error: {msg}", me());
+                2
+            }
+            Err(Failure::Diags(diags)) => {
+                for d in &diags {
+                    eprint!("{}", render(Some(&source), d));
+                }
+                1
+            }
+        };
+    }
     let mut outputs = Vec::new();
     let mut ok = true;
     for chunk in chunks {
@@ -404,7 +446,7 @@ fn real_main(cli: Cli) -> u8 {
             name: input.clone(),
             text: chunk,
         });
-        match process(&cli, &pipeline, &source) {
+        match process(&cli, &pipeline, &source, None) {
             Ok(out) => outputs.push(out),
             Err(Failure::Usage(msg)) => {
                 eprintln!("{}: error: {msg}", me());
@@ -436,7 +478,12 @@ fn real_main(cli: Cli) -> u8 {
             ok &= problems.is_empty();
         }
     }
-    let joined = outputs.join("// -----\n");
+    // One part (the usual case) is written as it is: joining would copy it.
+    let joined = if outputs.len() == 1 {
+        outputs.pop().unwrap_or_default()
+    } else {
+        outputs.join("// -----\n")
+    };
     // A failed part leaves no output file behind (the parts that worked go
     // to standard output, as mlir-opt prints them).
     let to_file = cli.run.is_none() && cli.output.as_deref().is_some_and(|p| p != Path::new("-"));
@@ -507,7 +554,14 @@ fn write_output(path: Option<&Path>, data: &[u8]) -> Result<(), String> {
     }
 }
 
-fn process(cli: &Cli, pipeline: &str, source: &Rc<Source>) -> Result<String, Failure> {
+/// Parses, verifies, runs the pipeline and emits. The IR is printed into
+/// `sink` when one is given and IR is emitted (the result is then empty).
+fn process(
+    cli: &Cli,
+    pipeline: &str,
+    source: &Rc<Source>,
+    sink: Option<&mut output::StreamedOutput>,
+) -> Result<String, Failure> {
     codegen::proofs::set_keep_all_checks(cli.keep_all_checks);
     let t0 = Instant::now();
     let mut registry = Registry::new();
@@ -518,6 +572,7 @@ fn process(cli: &Cli, pipeline: &str, source: &Rc<Source>) -> Result<String, Fai
     let mut ctx: Context = ir::build::parse(source.clone(), Rc::new(registry))?;
     ir::verifier::verify(&ctx).map_err(Failure::Diags)?;
     let parse_time = t0.elapsed();
+    let parse_rss = if cli.timing { peak_rss_kib() } else { None };
 
     let passes = tool()
         .pass_registry(ctx.registry())
@@ -597,6 +652,7 @@ fn process(cli: &Cli, pipeline: &str, source: &Rc<Source>) -> Result<String, Fai
         }
     }
 
+    let passes_rss = if cli.timing { peak_rss_kib() } else { None };
     let t1 = Instant::now();
     let out = if let Some(func) = &cli.run {
         run::run(cli, &mut ctx, func)?;
@@ -614,11 +670,23 @@ fn process(cli: &Cli, pipeline: &str, source: &Rc<Source>) -> Result<String, Fai
             };
             run::lower_for_native(&mut ctx, backend, cli.fuse_before_lowering())?;
         }
-        emit(cli, &ctx)?
+        match sink {
+            Some(sink) if cli.emit == Emit::Ir => {
+                let opts = PrintOptions {
+                    generic: cli.print_generic,
+                    mlir_names: cli.print_mlir_names,
+                };
+                ir::printer::print_module_to(&ctx, opts, sink)
+                    .map_err(|e| Failure::Usage(sink.describe(&e)))?;
+                String::new()
+            }
+            _ => emit(cli, &ctx)?,
+        }
     };
     let out_time = t1.elapsed();
     if cli.timing {
         report_timing(parse_time, &timing.borrow(), out_time, cli.run.is_some());
+        report_memory(&[("parse + verify", parse_rss), ("passes", passes_rss)]);
     }
     if !cli.split_input_file {
         // The process ends right after the output is written: freeing a
@@ -661,6 +729,19 @@ fn report_timing(parse: Duration, t: &Timing, out: Duration, ran: bool) {
         if ran { "run" } else { "output" }
     );
     eprintln!("  {:>10.3} ms  total", ms(total));
+}
+
+/// The timing report's memory lines: the peak resident set size after each
+/// phase in `phases` (as far as it could be read) and now.
+fn report_memory(phases: &[(&str, Option<u64>)]) {
+    for (name, kib) in phases {
+        if let Some(kib) = kib {
+            eprintln!(
+                "  {:>10.1} MiB peak resident memory after {name}",
+                *kib as f64 / 1024.0
+            );
+        }
+    }
     if let Some(kib) = peak_rss_kib() {
         eprintln!("  {:>10.1} MiB peak resident memory", kib as f64 / 1024.0);
     }
