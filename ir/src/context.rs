@@ -9,6 +9,7 @@
 use std::rc::Rc;
 
 use smallvec::SmallVec;
+pub use thin_vec::ThinVec;
 
 use crate::attributes::Attribute;
 use crate::spec::{OpKind, OpSpec, Registry, Traits};
@@ -82,17 +83,57 @@ pub struct Use {
     pub index: u32,
 }
 
-/// Operation storage.
+/// The operands of an op, with each operand's position in its value's use
+/// list (so a use is removed in O(1)), in one small vector
+/// `[v0, .., vn-1, p0, .., pn-1]` (positions carried as ids): an op with up to
+/// two operands needs no allocation. Dereferences to the operand values.
+#[derive(Clone, Debug, Default)]
+pub struct OperandList(SmallVec<[ValueId; 4]>);
+
+impl OperandList {
+    fn new(values: &[ValueId]) -> OperandList {
+        let mut v = SmallVec::with_capacity(2 * values.len());
+        v.extend_from_slice(values);
+        v.extend(std::iter::repeat_n(ValueId(0), values.len()));
+        OperandList(v)
+    }
+    /// The operand values.
+    pub fn values(&self) -> &[ValueId] {
+        &self.0[..self.0.len() / 2]
+    }
+    /// Operand `i`'s position in its value's use list.
+    pub fn use_pos(&self, i: usize) -> u32 {
+        self.0[self.0.len() / 2 + i].0
+    }
+    fn set_use_pos(&mut self, i: usize, p: u32) {
+        let n = self.0.len() / 2;
+        self.0[n + i] = ValueId(p);
+    }
+    fn set(&mut self, i: usize, v: ValueId) {
+        self.0[i] = v;
+    }
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+impl std::ops::Deref for OperandList {
+    type Target = [ValueId];
+    fn deref(&self) -> &[ValueId] {
+        self.values()
+    }
+}
+
+/// Operation storage (112 bytes: issue 14 measures it).
 #[derive(Clone, Debug)]
 pub struct OpData {
     pub kind: OpKind,
-    pub operands: SmallVec<[ValueId; 3]>,
-    /// For operand `i`, its position in the operand value's use list (so a
-    /// use is removed in O(1)).
-    pub use_pos: SmallVec<[u32; 3]>,
+    pub operands: OperandList,
     pub results: SmallVec<[ValueId; 1]>,
-    pub regions: SmallVec<[RegionId; 1]>,
-    pub attrs: Vec<(String, Attribute)>,
+    /// No allocation when empty (most ops).
+    pub regions: ThinVec<RegionId>,
+    /// No allocation when empty.
+    pub attrs: ThinVec<(String, Attribute)>,
     pub loc: Loc,
     pub parent: Option<BlockId>,
     pub prev: Option<OpId>,
@@ -484,10 +525,10 @@ impl Context {
         for (i, t) in result_types.iter().enumerate() {
             results.push(self.new_value(t.clone(), ValueDef::Result(id, i as u32), None));
         }
-        let mut use_pos = SmallVec::with_capacity(operands.len());
+        let mut list = OperandList::new(operands);
         for (i, &v) in operands.iter().enumerate() {
             let uses = &mut self.values[v.index()].uses;
-            use_pos.push(uses.len() as u32);
+            list.set_use_pos(i, uses.len() as u32);
             uses.push(Use {
                 op: id,
                 index: i as u32,
@@ -498,11 +539,10 @@ impl Context {
         }
         self.ops.push(OpData {
             kind,
-            operands: SmallVec::from_slice(operands),
-            use_pos,
+            operands: list,
             results,
-            regions: SmallVec::from_slice(regions),
-            attrs,
+            regions: ThinVec::from(regions),
+            attrs: ThinVec::from(attrs),
             loc,
             parent: None,
             prev: None,
@@ -590,7 +630,7 @@ impl Context {
     /// Removes operand `index` of `op` from the use list of value `v` in O(1)
     /// (swap-remove, then fix the moved use's back-index).
     fn remove_use(&mut self, v: ValueId, op: OpId, index: usize) {
-        let p = self.ops[op.index()].use_pos[index] as usize;
+        let p = self.ops[op.index()].operands.use_pos(index) as usize;
         let uses = &mut self.values[v.index()].uses;
         debug_assert!(
             uses[p]
@@ -602,13 +642,17 @@ impl Context {
         uses.swap_remove(p);
         if p < uses.len() {
             let moved = uses[p];
-            self.ops[moved.op.index()].use_pos[moved.index as usize] = p as u32;
+            self.ops[moved.op.index()]
+                .operands
+                .set_use_pos(moved.index as usize, p as u32);
         }
     }
 
     fn add_use(&mut self, v: ValueId, op: OpId, index: usize) {
         let uses = &mut self.values[v.index()].uses;
-        self.ops[op.index()].use_pos[index] = uses.len() as u32;
+        self.ops[op.index()]
+            .operands
+            .set_use_pos(index, uses.len() as u32);
         uses.push(Use {
             op,
             index: index as u32,
@@ -622,7 +666,7 @@ impl Context {
             return;
         }
         self.remove_use(old, op, index);
-        self.ops[op.index()].operands[index] = v;
+        self.ops[op.index()].operands.set(index, v);
         self.add_use(v, op, index);
     }
 
@@ -632,8 +676,7 @@ impl Context {
         for (i, &v) in old.iter().enumerate() {
             self.remove_use(v, op, i);
         }
-        self.ops[op.index()].operands = SmallVec::from_slice(operands);
-        self.ops[op.index()].use_pos = smallvec::smallvec![0; operands.len()];
+        self.ops[op.index()].operands = OperandList::new(operands);
         for (i, &v) in operands.iter().enumerate() {
             self.add_use(v, op, i);
         }
@@ -648,8 +691,8 @@ impl Context {
         let base = self.values[to.index()].uses.len();
         for (k, u) in uses.iter().enumerate() {
             let d = &mut self.ops[u.op.index()];
-            d.operands[u.index as usize] = to;
-            d.use_pos[u.index as usize] = (base + k) as u32;
+            d.operands.set(u.index as usize, to);
+            d.operands.set_use_pos(u.index as usize, (base + k) as u32);
         }
         self.values[to.index()].uses.extend(uses);
         if self.values[to.index()].name.is_none() {
@@ -696,7 +739,6 @@ impl Context {
             }
             let d = &mut self.ops[o.index()];
             d.operands.clear();
-            d.use_pos.clear();
             d.alive = false;
         }
     }

@@ -119,7 +119,7 @@ impl OpState {
             kind: d.kind,
             operands: SmallVec::from_slice(&d.operands),
             result_types: d.results.iter().map(|&r| ctx.ty(r).clone()).collect(),
-            attrs: d.attrs.clone(),
+            attrs: d.attrs.to_vec(),
             regions: SmallVec::from_slice(&d.regions),
             loc: d.loc,
             existing: Some(op),

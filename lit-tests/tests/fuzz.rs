@@ -338,7 +338,7 @@ fn check(tools: &Tools, bytes: &[u8]) -> Result<Outcome, String> {
     let text = String::from_utf8_lossy(bytes);
     let src = ir::Source {
         name: "fuzz.ir".into(),
-        text: text.into(),
+        text: text.to_string().into(),
     };
     let mut ctx = match ir::build::parse_source("fuzz.ir", &text, tools.registry.clone()) {
         Ok(c) => c,

@@ -32,6 +32,7 @@ mod mlir_compat;
 mod npy;
 mod output;
 mod reproducer;
+pub mod resident;
 mod run;
 mod unregistered;
 

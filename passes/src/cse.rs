@@ -140,7 +140,7 @@ fn pure_eq(ctx: &Context, a: ir::OpId, b: ir::OpId) -> bool {
     {
         return false;
     }
-    let same_operands = if da.operands == db.operands {
+    let same_operands = if da.operands.values() == db.operands.values() {
         true
     } else if ctx.spec(a).traits.contains(Traits::COMMUTATIVE) {
         let mut x: SmallVec<[ValueId; 4]> = SmallVec::from_slice(&da.operands);

@@ -173,7 +173,7 @@ impl Promote {
         types.extend_from_slice(extra_types);
         let regions = ctx.regions(op).to_vec();
         ctx.op_mut(op).regions.clear();
-        let attrs = ctx.op(op).attrs.clone();
+        let attrs = ctx.op(op).attrs.to_vec();
         let (kind, loc) = (ctx.op(op).kind, ctx.loc(op));
         let new = ctx.create_op(kind, &operands, &types, attrs, &regions, loc);
         let block = ctx.op(op).parent.expect("a placed op");

@@ -472,7 +472,7 @@ impl Split {
                         });
                     }
                 }
-                let mut attrs = ctx.op(op).attrs.clone();
+                let mut attrs = ctx.op(op).attrs.to_vec();
                 for (k, a) in attrs.iter_mut() {
                     if k == "gens" {
                         *a = gens_attr(&new_gens);
@@ -483,7 +483,7 @@ impl Split {
             "scf.if" | "scf.for" | "scf.while" | "scf.yield" | "scf.condition" | "func.return"
             | "func.call" => {
                 let operands = self.flat(ctx.operands(op));
-                let attrs = ctx.op(op).attrs.clone();
+                let attrs = ctx.op(op).attrs.to_vec();
                 self.rebuild(ctx, op, operands, attrs)?;
             }
             _ => {

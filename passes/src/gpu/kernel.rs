@@ -194,7 +194,7 @@ pub(super) fn vec_reads_to_arr(ctx: &mut Context, k: OpId) {
             continue;
         }
         let ops = ctx.operands(op).to_vec();
-        let attrs = ctx.op(op).attrs.clone();
+        let attrs = ctx.op(op).attrs.to_vec();
         let t = ctx.ty(ctx.result(op, 0)).clone();
         let mut b = Builder::before(ctx, op);
         let new = if name == "vec.get" {

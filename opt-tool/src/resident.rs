@@ -1,0 +1,52 @@
+//! Resident memory at start-up (issue 14).
+//!
+//! `l0-opt` links LLVM (libLLVM-14, for `--backend=llvm`, `--emit=llvm/asm/obj`
+//! and PTX), and loading it makes about 40 MiB of the library resident: its
+//! static initializers run code across the whole library. Most runs never
+//! call LLVM. [`release_llvm_pages`] asks the kernel to reclaim those pages
+//! (`MADV_PAGEOUT`, Linux 5.4+): for the library's clean pages that only
+//! drops them from this process, and a run that does use LLVM faults back in
+//! what it needs from the page cache. The advice never changes what memory
+//! holds, so it is safe for any mapping; where it is not supported nothing
+//! happens.
+
+/// Advises the kernel to reclaim the resident pages of libLLVM's read-only
+/// mappings. Returns the number of mappings advised (0 off Linux).
+pub fn release_llvm_pages() -> usize {
+    #[cfg(target_os = "linux")]
+    {
+        let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+            return 0;
+        };
+        let mut n = 0;
+        for line in maps.lines() {
+            // start-end perms offset dev inode path
+            let mut f = line.split_whitespace();
+            let (Some(range), Some(perms)) = (f.next(), f.next()) else {
+                continue;
+            };
+            let path = f.nth(3).unwrap_or("");
+            let file = path.rsplit('/').next().unwrap_or("");
+            if !file.starts_with("libLLVM") || perms.contains('w') {
+                continue;
+            }
+            let Some((a, b)) = range.split_once('-') else {
+                continue;
+            };
+            let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
+            else {
+                continue;
+            };
+            // SAFETY: MADV_PAGEOUT is advice: it reclaims pages without
+            // changing their contents (dirty private pages are swapped or
+            // kept), on a mapping this process owns.
+            let r = unsafe { libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_PAGEOUT) };
+            if r == 0 {
+                n += 1;
+            }
+        }
+        n
+    }
+    #[cfg(not(target_os = "linux"))]
+    0
+}
