@@ -32,7 +32,7 @@ fn name_hash(name: &str) -> u64 {
 }
 
 fn name_of(ctx: &Context, v: ValueId) -> &str {
-    ctx.value(v).name.as_deref().unwrap_or("")
+    ctx.value_name(v).unwrap_or("")
 }
 
 impl Scopes {
@@ -87,6 +87,7 @@ pub fn build_module(
         // is 50-70): reserving up front saves the copies of arena growth, and
         // untouched capacity costs address space, not memory.
         ctx.reserve(s.text.len() / 40, s.text.len() / 40);
+        ctx.reserve_names(s.text.len() / 40, s.text.len() / 8);
     }
     ctx.source = source;
     let mut scopes = Scopes {
@@ -291,12 +292,11 @@ fn finish_op(
         for i in 0..r.count {
             let v = ctx.result(id, k);
             k += 1;
-            let name: Rc<str> = if r.count == 1 {
-                Rc::from(r.name.as_str())
+            if r.count == 1 {
+                ctx.set_name(v, Some(&r.name));
             } else {
-                Rc::from(format!("{}#{i}", r.name).as_str())
-            };
-            ctx.set_name(v, Some(name.clone()));
+                ctx.set_name(v, Some(&format!("{}#{i}", r.name)));
+            }
             scopes.define(ctx, v, r.loc)?;
         }
     }
@@ -337,8 +337,7 @@ fn build_region(
             _ => &ab.args,
         };
         for a in args {
-            let name: Rc<str> = Rc::from(a.name.as_str());
-            let v = ctx.add_block_arg(b, a.ty.clone(), Some(name.clone()));
+            let v = ctx.add_block_arg(b, a.ty.clone(), Some(&a.name));
             scopes.define(ctx, v, a.loc)?;
         }
         for op in &ab.ops {
@@ -447,7 +446,7 @@ fn build_plain<'t>(
     ctx.insert_op(id, block, None);
     for (k, &(name, loc)) in results.iter().enumerate() {
         let v = ctx.result(id, k);
-        ctx.set_name(v, Some(Rc::from(name)));
+        ctx.set_name(v, Some(name));
         if let Err(d) = scopes.define(ctx, v, loc) {
             return Some(Err(d));
         }
@@ -509,8 +508,7 @@ fn stream_region(
             (None, None) => &[],
         };
         for a in args {
-            let name: Rc<str> = Rc::from(a.name.as_str());
-            let v = ctx.add_block_arg(b, a.ty.clone(), Some(name.clone()));
+            let v = ctx.add_block_arg(b, a.ty.clone(), Some(&a.name));
             scopes.define(ctx, v, a.loc)?;
         }
         Ok(b)

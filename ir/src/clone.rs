@@ -70,9 +70,8 @@ pub fn clone_op_into(
     let olds: SmallVec<[ValueId; 2]> = SmallVec::from_slice(b.ctx.results(op));
     let news = b.create(st);
     for (&o, &n) in olds.iter().zip(news.iter()) {
-        if b.ctx.value(n).name.is_none() {
-            let name = b.ctx.value(o).name.clone();
-            b.ctx.set_name(n, name);
+        if b.ctx.value_name(n).is_none() {
+            b.ctx.copy_name(o, n);
         }
         map.insert(o, n);
     }
@@ -91,8 +90,8 @@ pub fn clone_region(b: &mut Builder, r: RegionId, map: &mut ValueMap) -> RegionI
         b.ctx.push_block(nr, nb);
         for a in b.ctx.block_args(blk).to_vec() {
             let ty = b.ctx.ty(a).clone();
-            let name = b.ctx.value(a).name.clone();
-            let na = b.ctx.add_block_arg(nb, ty, name);
+            let na = b.ctx.add_block_arg(nb, ty, None);
+            b.ctx.copy_name(a, na);
             map.insert(a, na);
         }
         b.set_end(nb);

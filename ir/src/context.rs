@@ -12,6 +12,7 @@ use smallvec::SmallVec;
 pub use thin_vec::ThinVec;
 
 use crate::attributes::Attribute;
+use crate::names::{Name, Names};
 use crate::spec::{OpKind, OpSpec, Registry, Traits};
 use crate::types::Type;
 
@@ -149,8 +150,9 @@ pub struct ValueData {
     pub ty: Type,
     pub def: ValueDef,
     pub uses: SmallVec<[Use; 2]>,
-    /// The name the source gave this value (without `%`), kept for printing.
-    pub name: Option<Rc<str>>,
+    /// The name the source gave this value (without `%`), kept for printing
+    /// ([`Context::value_name`]).
+    pub(crate) name: Option<Name>,
 }
 
 /// Block storage.
@@ -185,6 +187,7 @@ pub struct Context {
     /// The source text, for diagnostics.
     pub source: Option<Rc<Source>>,
     pub(crate) gvn: crate::builder::GvnTable,
+    names: Names,
 }
 
 impl Context {
@@ -199,6 +202,7 @@ impl Context {
             top: BlockId(0),
             source: None,
             gvn: Default::default(),
+            names: Names::default(),
         };
         ctx.top = ctx.new_block();
         ctx
@@ -328,9 +332,24 @@ impl Context {
             ValueDef::BlockArg(b, _) => Some(b),
         }
     }
-    /// Sets the printed name hint of `v`.
-    pub fn set_name(&mut self, v: ValueId, name: Option<Rc<str>>) {
-        self.values[v.index()].name = name;
+    /// The printed name hint of `v` (its source name without `%`).
+    pub fn value_name(&self, v: ValueId) -> Option<&str> {
+        self.values[v.index()].name.map(|n| self.names.get(n))
+    }
+    /// Sets (or with `None` clears) the printed name hint of `v`.
+    pub fn set_name(&mut self, v: ValueId, name: Option<&str>) {
+        self.values[v.index()].name = name.map(|s| self.names.intern(s));
+    }
+    /// Gives `to` the name hint of `from`, if `from` has one (no copy of
+    /// the text).
+    pub fn copy_name(&mut self, from: ValueId, to: ValueId) {
+        if let Some(n) = self.values[from.index()].name {
+            self.values[to.index()].name = Some(n);
+        }
+    }
+    /// Reserves room for about `names` value names of `bytes` bytes in all.
+    pub fn reserve_names(&mut self, names: usize, bytes: usize) {
+        self.names.reserve(names, bytes);
     }
     /// The block argument list.
     pub fn block_args(&self, b: BlockId) -> &[ValueId] {
@@ -459,8 +478,9 @@ impl Context {
         id
     }
     /// Adds an argument of type `ty` to block `b`.
-    pub fn add_block_arg(&mut self, b: BlockId, ty: Type, name: Option<Rc<str>>) -> ValueId {
+    pub fn add_block_arg(&mut self, b: BlockId, ty: Type, name: Option<&str>) -> ValueId {
         let idx = self.blocks[b.index()].args.len() as u32;
+        let name = name.map(|s| self.names.intern(s));
         let v = self.new_value(ty, ValueDef::BlockArg(b, idx), name);
         self.blocks[b.index()].args.push(v);
         v
@@ -497,7 +517,7 @@ impl Context {
         self.blocks[b.index()].parent = Some(r);
     }
 
-    fn new_value(&mut self, ty: Type, def: ValueDef, name: Option<Rc<str>>) -> ValueId {
+    fn new_value(&mut self, ty: Type, def: ValueDef, name: Option<Name>) -> ValueId {
         let id = ValueId(self.values.len() as u32);
         self.values.push(ValueData {
             ty,
@@ -696,7 +716,7 @@ impl Context {
         }
         self.values[to.index()].uses.extend(uses);
         if self.values[to.index()].name.is_none() {
-            self.values[to.index()].name = self.values[from.index()].name.clone();
+            self.values[to.index()].name = self.values[from.index()].name;
         }
     }
 

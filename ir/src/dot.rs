@@ -19,7 +19,7 @@ fn arg_node(v: ValueId) -> String {
 
 /// `%name` of `v` (its source name, or its number).
 fn value_label(ctx: &Context, v: ValueId) -> String {
-    match &ctx.value(v).name {
+    match ctx.value_name(v) {
         Some(n) => format!("%{n}"),
         None => format!("%{}", v.0),
     }

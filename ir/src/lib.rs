@@ -14,6 +14,7 @@ pub mod diag;
 pub mod dot;
 pub mod format;
 pub mod interp;
+pub mod names;
 pub mod parser;
 pub mod pass;
 pub mod printer;

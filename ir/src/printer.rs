@@ -73,7 +73,7 @@ fn key_str<'s>(ctx: &'s Context, owned: &'s [Rc<str>], key: NameKey) -> &'s str 
     if key & OWNED != 0 {
         &owned[(key & !OWNED) as usize]
     } else {
-        ctx.value(ValueId(key)).name.as_deref().unwrap_or("")
+        ctx.value_name(ValueId(key)).unwrap_or("")
     }
 }
 
@@ -180,16 +180,17 @@ impl<'a> Printer<'a> {
     /// the current scope (shared, not copied), else `hint_1`, `hint_2`, ...
     /// or the next number.
     fn fresh(&mut self, hint: Hint) -> NameKey {
-        let text: Option<Rc<str>> = match &hint {
+        let ctx = self.ctx;
+        let text: Option<&str> = match &hint {
             Hint::None => None,
-            Hint::Value(v) => self.ctx.value(*v).name.clone(),
-            Hint::Text(t) => Some(t.clone()),
+            Hint::Value(v) => ctx.value_name(*v),
+            Hint::Text(t) => Some(t),
         };
         if let Some(h) = text.filter(|h| valid_name(h)) {
-            if !self.taken(&h) {
-                let key = match hint {
+            if !self.taken(h) {
+                let key = match &hint {
                     Hint::Value(v) if v.0 < OWNED => v.0,
-                    _ => self.own(h),
+                    _ => self.own(Rc::from(h)),
                 };
                 return self.take(key);
             }
@@ -373,11 +374,9 @@ impl<'a> Printer<'a> {
             self.out.push_str(" = ");
             return;
         }
-        let hints: Vec<Option<Rc<str>>> = res
-            .iter()
-            .map(|&r| self.ctx.value(r).name.clone())
-            .collect();
-        let plain = hints.iter().all(|h| h.as_deref().is_some_and(valid_name));
+        let ctx = self.ctx;
+        let hints: Vec<Option<&str>> = res.iter().map(|&r| ctx.value_name(r)).collect();
+        let plain = hints.iter().all(|h| h.is_some_and(valid_name));
         if plain {
             for (i, &r) in res.iter().enumerate() {
                 if i > 0 {
@@ -389,7 +388,7 @@ impl<'a> Printer<'a> {
             self.out.push_str(" = ");
             return;
         }
-        let base = match hints[0].as_deref().and_then(|h| h.strip_suffix("#0")) {
+        let base = match hints[0].and_then(|h| h.strip_suffix("#0")) {
             Some(b) => Hint::Text(Rc::from(b)),
             None => Hint::None,
         };

@@ -180,9 +180,7 @@ impl Promote {
         ctx.insert_op(new, block, Some(op));
         let results = ctx.results(new).to_vec();
         for (i, &r) in old_results.iter().enumerate() {
-            if let Some(name) = ctx.value(r).name.clone() {
-                ctx.set_name(results[i], Some(name));
-            }
+            ctx.copy_name(r, results[i]);
             ctx.replace_all_uses(r, results[i]);
         }
         ctx.erase_op(op);
@@ -378,9 +376,7 @@ pub fn vars_to_arrays(ctx: &mut Context) -> u64 {
                 let a = b.op1("arr.alloc", &[one], Type::arr(t), vec![]);
                 b.op("arr.store", &[a, zero, x], &[], in_bounds());
                 let r = ctx.result(op, 0);
-                if let Some(name) = ctx.value(r).name.clone() {
-                    ctx.set_name(a, Some(name));
-                }
+                ctx.copy_name(r, a);
                 ctx.replace_all_uses(r, a);
             }
             "var.get" => {

@@ -236,11 +236,10 @@ impl Split {
     /// Records `leaves` as standing for `old`: the field values of a struct
     /// value, or the one replacement of any other.
     fn bind(&mut self, ctx: &mut Context, old: ValueId, leaves: &[ValueId], paths: &[String]) {
-        let name = ctx.value(old).name.clone();
-        if let Some(n) = name {
+        if let Some(n) = ctx.value_name(old).map(str::to_string) {
             for (&l, p) in leaves.iter().zip(paths) {
-                if ctx.value(l).name.is_none() {
-                    ctx.set_name(l, Some(format!("{n}{p}").into()));
+                if ctx.value_name(l).is_none() {
+                    ctx.set_name(l, Some(&format!("{n}{p}")));
                 }
             }
         }

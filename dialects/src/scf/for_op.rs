@@ -194,15 +194,11 @@ pub(super) fn remove_invariant_iter_args(b: &mut Builder, st: &OpState) -> Optio
             inits[i]
         };
         b.ctx.replace_uses_where(old_args[i + 1], to, |_, _| true);
-        if let Some(name) = b.ctx.value(old_args[i + 1]).name.clone() {
-            if keep[i] {
-                b.ctx.set_name(to, Some(name));
-            }
+        if keep[i] {
+            b.ctx.copy_name(old_args[i + 1], to);
         }
     }
-    if let Some(name) = b.ctx.value(old_args[0]).name.clone() {
-        b.ctx.set_name(new_args[0], Some(name));
-    }
+    b.ctx.copy_name(old_args[0], new_args[0]);
     b.ctx.splice_block(blk, nb, None);
     let kept_yield: Values = (0..n)
         .filter(|&i| keep[i])

@@ -1641,24 +1641,26 @@ mod fast {
         }
         fn ty(&mut self, depth: usize) -> Option<Type> {
             let rest = &self.b[self.i..];
-            for (kw, t) in [
-                (&b"index"[..], Type::Index),
-                (b"i16", Type::I16),
-                (b"i1", Type::I1),
-                (b"i8", Type::I8),
-                (b"i32", Type::I32),
-                (b"i64", Type::I64),
-                (b"f32", Type::F32),
-                (b"f64", Type::F64),
-            ] {
-                if rest.starts_with(kw) {
-                    let next = rest.get(kw.len()).copied();
-                    if next.is_some_and(super::is_ident_cont) {
-                        return None;
-                    }
-                    self.i += kw.len();
-                    return Some(t);
+            // A scalar keyword, told apart by its first bytes (one
+            // comparison, not one per keyword: this runs for every type of
+            // every generic op).
+            let scalar = match rest {
+                [b'f', b'6', b'4', ..] => Some((3, Type::F64)),
+                [b'f', b'3', b'2', ..] => Some((3, Type::F32)),
+                [b'i', b'6', b'4', ..] => Some((3, Type::I64)),
+                [b'i', b'3', b'2', ..] => Some((3, Type::I32)),
+                [b'i', b'1', b'6', ..] => Some((3, Type::I16)),
+                [b'i', b'8', ..] => Some((2, Type::I8)),
+                [b'i', b'1', ..] => Some((2, Type::I1)),
+                [b'i', b'n', b'd', b'e', b'x', ..] => Some((5, Type::Index)),
+                _ => None,
+            };
+            if let Some((len, t)) = scalar {
+                if rest.get(len).copied().is_some_and(super::is_ident_cont) {
+                    return None;
                 }
+                self.i += len;
+                return Some(t);
             }
             if depth > super::MAX_NESTING {
                 return None;

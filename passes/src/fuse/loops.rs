@@ -133,8 +133,7 @@ pub fn build_loop(
     arg_types.extend(gens.iter().map(|g| ctx.ty(g.handle).clone()));
     let (region, block) = ctx.new_region_with_block(&arg_types);
     let new_args = ctx.block_args(block).to_vec();
-    let idx_name = ctx.value(old_index[0]).name.clone();
-    ctx.set_name(new_args[0], idx_name);
+    ctx.copy_name(old_index[0], new_args[0]);
     for &i in old_index {
         ctx.replace_all_uses(i, new_args[0]);
     }
@@ -160,8 +159,7 @@ pub fn build_loop(
     for g in gens {
         for &r in &g.results {
             let nr = ctx.result(op, k);
-            let name = ctx.value(r).name.clone();
-            ctx.set_name(nr, name);
+            ctx.copy_name(r, nr);
             ctx.replace_all_uses(r, nr);
             k += 1;
         }
