@@ -12,17 +12,19 @@ use crate::attributes::Attribute;
 use crate::context::{BlockId, Context, Loc, RegionId, Source, ValueId};
 use crate::custom::{CustomParser, ParsedOp, ParsedRegion};
 use crate::diag::Diagnostic;
+use crate::names::Name;
 use crate::parser::{CustomLine, GenericLine, RegionEvent};
 use crate::spec::{OpKind, OpState, Registry, Traits};
 use crate::types::Type;
 use smallvec::SmallVec;
 
 /// Value names in scope: one table per block, and whether the block's op is
-/// isolated from above. A table holds value ids only (4 bytes an entry),
-/// hashed and compared through the value's own name, which is always the
-/// name it was defined under.
+/// isolated from above. An entry is a value and its interned name (8
+/// bytes), hashed and compared through the name, which is always the name
+/// the value was defined under: a lookup reads the table and the name's
+/// text, not the value's record.
 struct Scopes {
-    frames: Vec<(HashTable<ValueId>, bool)>,
+    frames: Vec<(HashTable<(Name, ValueId)>, bool)>,
 }
 
 fn name_hash(name: &str) -> u64 {
@@ -31,19 +33,15 @@ fn name_hash(name: &str) -> u64 {
     h.finish()
 }
 
-fn name_of(ctx: &Context, v: ValueId) -> &str {
-    ctx.value_name(v).unwrap_or("")
-}
-
 impl Scopes {
     /// A table for about `n` names.
-    fn table(n: usize) -> HashTable<ValueId> {
+    fn table(n: usize) -> HashTable<(Name, ValueId)> {
         HashTable::with_capacity(n)
     }
     fn lookup(&self, ctx: &Context, name: &str) -> Option<ValueId> {
         let h = name_hash(name);
         for (map, isolated) in self.frames.iter().rev() {
-            if let Some(&v) = map.find(h, |&u| name_of(ctx, u) == name) {
+            if let Some(&(_, v)) = map.find(h, |&(n, _)| ctx.name_text(n) == name) {
                 return Some(v);
             }
             if *isolated {
@@ -54,7 +52,13 @@ impl Scopes {
     }
     /// Puts `v` in scope under its name.
     fn define(&mut self, ctx: &Context, v: ValueId, loc: Offset) -> Result<(), Diagnostic> {
-        let name = name_of(ctx, v);
+        let Some(n) = ctx.value(v).name else {
+            return Err(diag(
+                loc,
+                "internal error: a defined value without a name".into(),
+            ));
+        };
+        let name = ctx.name_text(n);
         if self.lookup(ctx, name).is_some() {
             return Err(diag(loc, format!("redefinition of SSA value '%{name}'")));
         }
@@ -63,7 +67,7 @@ impl Scopes {
             .last_mut()
             .unwrap()
             .0
-            .insert_unique(h, v, |&u| name_hash(name_of(ctx, u)));
+            .insert_unique(h, (n, v), |&(m, _)| name_hash(ctx.name_text(m)));
         Ok(())
     }
 }
@@ -87,7 +91,7 @@ pub fn build_module(
         // is 50-70): reserving up front saves the copies of arena growth, and
         // untouched capacity costs address space, not memory.
         ctx.reserve(s.text.len() / 40, s.text.len() / 40);
-        ctx.reserve_names(s.text.len() / 40, s.text.len() / 8);
+        ctx.reserve_names(s.text.len() / 6);
     }
     ctx.source = source;
     let mut scopes = Scopes {

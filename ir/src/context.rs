@@ -336,6 +336,10 @@ impl Context {
     pub fn value_name(&self, v: ValueId) -> Option<&str> {
         self.values[v.index()].name.map(|n| self.names.get(n))
     }
+    /// The text of a name of this context.
+    pub(crate) fn name_text(&self, n: Name) -> &str {
+        self.names.get(n)
+    }
     /// Sets (or with `None` clears) the printed name hint of `v`.
     pub fn set_name(&mut self, v: ValueId, name: Option<&str>) {
         self.values[v.index()].name = name.map(|s| self.names.intern(s));
@@ -347,9 +351,9 @@ impl Context {
             self.values[to.index()].name = Some(n);
         }
     }
-    /// Reserves room for about `names` value names of `bytes` bytes in all.
-    pub fn reserve_names(&mut self, names: usize, bytes: usize) {
-        self.names.reserve(names, bytes);
+    /// Reserves room for value names of about `bytes` bytes in all.
+    pub fn reserve_names(&mut self, bytes: usize) {
+        self.names.reserve(bytes);
     }
     /// The block argument list.
     pub fn block_args(&self, b: BlockId) -> &[ValueId] {

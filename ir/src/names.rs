@@ -11,39 +11,70 @@ use std::num::NonZeroU32;
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub struct Name(NonZeroU32);
 
-/// The names of one context: all their text in one buffer, and where each
-/// ends. Name `k` (1-based) is `text[ends[k - 2]..ends[k - 1]]`.
+impl Name {
+    /// The name's 32-bit id (never 0).
+    pub(crate) fn raw(self) -> u32 {
+        self.0.get()
+    }
+    /// The name with id `raw`, if not 0.
+    pub(crate) fn from_raw(raw: u32) -> Option<Name> {
+        NonZeroU32::new(raw).map(Name)
+    }
+}
+
+/// The names of one context, all in one string: each name is its length
+/// followed by its text, and a [`Name`] is the offset of its length plus
+/// one. The length is written in ASCII digits of 6 bits, lowest first, 0x40
+/// marking that another follows (one byte below 64), so the buffer stays
+/// UTF-8 and a name is read without validation. Reading a name touches one
+/// place in memory, which matters to the parser: it compares names on every
+/// use of a value.
 ///
-/// Limits: 4 GiB of name text and 2^32 - 1 names (as [`crate::Loc`] limits
-/// a source to 4 GiB).
+/// Limit: 4 GiB of names (as [`crate::Loc`] limits a source to 4 GiB); a
+/// name past it reads as the empty name.
 #[derive(Clone, Debug, Default)]
 pub struct Names {
     text: String,
-    ends: Vec<u32>,
 }
 
 impl Names {
     /// Stores `s` and returns its name (no deduplication: most names are
     /// distinct, and a copy is made by copying the [`Name`]).
     pub fn intern(&mut self, s: &str) -> Name {
+        let at = self.text.len();
+        let mut n = s.len();
+        loop {
+            let digit = (n & 0x3f) as u8;
+            n >>= 6;
+            if n == 0 {
+                self.text.push(digit as char);
+                break;
+            }
+            self.text.push((digit | 0x40) as char);
+        }
         self.text.push_str(s);
-        self.ends
-            .push(u32::try_from(self.text.len()).unwrap_or(u32::MAX));
-        // `ends` has at least one entry now, so the id is at least 1.
-        Name(NonZeroU32::new(self.ends.len() as u32).unwrap_or(NonZeroU32::MIN))
+        let id = u32::try_from(at + 1).unwrap_or(0);
+        Name(NonZeroU32::new(id).unwrap_or(NonZeroU32::MAX))
     }
 
     /// The text of `n`.
     pub fn get(&self, n: Name) -> &str {
-        let k = n.0.get() as usize - 1;
-        let start = if k == 0 { 0 } else { self.ends[k - 1] as usize };
-        let end = self.ends[k] as usize;
-        self.text.get(start..end).unwrap_or("")
+        let bytes = self.text.as_bytes();
+        let mut at = n.0.get() as usize - 1;
+        let (mut len, mut shift) = (0usize, 0);
+        while let Some(&b) = bytes.get(at) {
+            at += 1;
+            len |= ((b & 0x3f) as usize) << shift;
+            shift += 6;
+            if b & 0x40 == 0 || shift > 30 {
+                break;
+            }
+        }
+        self.text.get(at..at.saturating_add(len)).unwrap_or("")
     }
 
-    /// Reserves room for about `names` names of `bytes` bytes in all.
-    pub fn reserve(&mut self, names: usize, bytes: usize) {
-        self.ends.reserve(names);
+    /// Reserves room for names of about `bytes` bytes in all.
+    pub fn reserve(&mut self, bytes: usize) {
         self.text.reserve(bytes);
     }
 }
@@ -58,7 +89,11 @@ mod tests {
         let a = t.intern("x");
         let e = t.intern("");
         let b = t.intern("long_name#1");
+        let long = "y".repeat(300);
+        let l = t.intern(&long);
+        let c = t.intern("\u{e9}t\u{e9}");
         assert_eq!((t.get(a), t.get(e), t.get(b)), ("x", "", "long_name#1"));
+        assert_eq!((t.get(l), t.get(c)), (long.as_str(), "\u{e9}t\u{e9}"));
         assert_eq!(std::mem::size_of::<Option<Name>>(), 4);
     }
 }

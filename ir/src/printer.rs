@@ -10,6 +10,7 @@ use std::rc::Rc;
 
 use crate::attributes::Attribute;
 use crate::context::{BlockId, Context, OpId, RegionId, ValueId};
+use crate::names::Name;
 use crate::spec::Traits;
 use crate::types::Type;
 
@@ -23,9 +24,9 @@ pub struct PrintOptions {
     pub mlir_names: bool,
 }
 
-/// A printed name, 4 bytes: a value id (the name is that value's source
-/// name, shared with the context) or, with [`OWNED`] set, an index into the
-/// printer's own names.
+/// A printed name, 4 bytes: a context's interned [`Name`] (a value's source
+/// name, shared) or, with [`OWNED`] set, an index into the printer's own
+/// names.
 type NameKey = u32;
 const OWNED: u32 = 1 << 31;
 /// No name yet (in [`Printer::names`]).
@@ -73,7 +74,7 @@ fn key_str<'s>(ctx: &'s Context, owned: &'s [Rc<str>], key: NameKey) -> &'s str 
     if key & OWNED != 0 {
         &owned[(key & !OWNED) as usize]
     } else {
-        ctx.value_name(ValueId(key)).unwrap_or("")
+        Name::from_raw(key).map_or("", |n| ctx.name_text(n))
     }
 }
 
@@ -188,9 +189,13 @@ impl<'a> Printer<'a> {
         };
         if let Some(h) = text.filter(|h| valid_name(h)) {
             if !self.taken(h) {
-                let key = match &hint {
-                    Hint::Value(v) if v.0 < OWNED => v.0,
-                    _ => self.own(Rc::from(h)),
+                let shared = match &hint {
+                    Hint::Value(v) => ctx.value(*v).name.filter(|n| n.raw() < OWNED),
+                    _ => None,
+                };
+                let key = match shared {
+                    Some(n) => n.raw(),
+                    None => self.own(Rc::from(h)),
                 };
                 return self.take(key);
             }
@@ -406,7 +411,19 @@ impl<'a> Printer<'a> {
         let spec = self.ctx.spec(op);
         let isolated = spec.traits.contains(Traits::ISOLATED_FROM_ABOVE);
         if isolated {
-            self.scopes.push((HashTable::new(), 0));
+            // Sized for every value defined inside, so a large function's
+            // table never rehashes.
+            let ctx = self.ctx;
+            let nested = ctx.walk_nested(op);
+            let values: usize = nested.iter().map(|&o| ctx.results(o).len()).sum();
+            let args: usize = ctx
+                .regions(op)
+                .iter()
+                .flat_map(|&r| ctx.region(r).blocks.iter())
+                .map(|&b| ctx.block_args(b).len())
+                .sum();
+            self.scopes
+                .push((HashTable::with_capacity(values + args), 0));
         }
         let name = self.op_name(op);
         match (spec.print, &spec.format, self.opts.generic) {

@@ -341,15 +341,36 @@ pub fn strip_locations(src: &str) -> Option<String> {
 /// string literals and `//` comments as the grammar does; `None` when the
 /// input ends first or a string is not closed on its line (the parser then
 /// reports the error).
+/// A table of the bytes in `stops`, for the scans over the whole text.
+const fn stop_table(stops: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut k = 0;
+    while k < stops.len() {
+        t[stops[k] as usize] = true;
+        k += 1;
+    }
+    t
+}
+static NESTING_STOPS: [bool; 256] = stop_table(b"/\"([{<)]}>");
+static BRACE_STOPS: [bool; 256] = stop_table(b"/\"{}");
+static PAREN_STOPS: [bool; 256] = stop_table(b"/\"()");
+
 fn matching_close(b: &[u8], open: Offset) -> Option<Offset> {
-    let (opener, closer) = match b.get(open)? {
-        b'(' => (b'(', b')'),
-        _ => (b'{', b'}'),
+    let (opener, closer, stops) = match b.get(open)? {
+        b'(' => (b'(', b')', &PAREN_STOPS),
+        _ => (b'{', b'}', &BRACE_STOPS),
     };
     let mut depth = 0usize;
     let mut i = open;
     while i < b.len() {
-        match b[i] {
+        // Skip the bytes the match below ignores (most of the text).
+        while i < b.len() && !stops[b[i] as usize] {
+            i += 1;
+        }
+        let Some(&c) = b.get(i) else {
+            break;
+        };
+        match c {
             c if c == opener => depth += 1,
             c if c == closer => {
                 depth -= 1;
@@ -411,7 +432,14 @@ pub fn check_nesting(src: &str) -> Result<(), SyntaxError> {
     let mut depth = 0usize;
     let mut i = 0;
     while i < b.len() {
-        match b[i] {
+        // Skip the bytes the match below ignores (most of the text).
+        while i < b.len() && !NESTING_STOPS[b[i] as usize] {
+            i += 1;
+        }
+        let Some(&c) = b.get(i) else {
+            break;
+        };
+        match c {
             b'/' if b.get(i + 1) == Some(&b'/') => {
                 while i < b.len() && b[i] != b'\n' {
                     i += 1;
