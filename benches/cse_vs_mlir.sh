@@ -67,7 +67,7 @@ phases() {
     awk '/ Parser$/ {p=$1} / Verifier$/ {v+=$1} / Output$/ {o=$1} END {printf "parse+verify_s=%.3f print_s=%.3f", p+v, o}' "$f"
   else
     # l0-opt --timing: "  3985.596 ms  parse + verify"
-    awk '/parse \+ verify/ {p=$1} / output$/ {o=$1} END {printf "parse+verify_s=%.3f print_s=%.3f", p/1000, o/1000}' "$f"
+    awk '/ ms  parse \+ verify$/ {p=$1} / ms  output$/ {o=$1} END {printf "parse+verify_s=%.3f print_s=%.3f", p/1000, o/1000}' "$f"
   fi
 }
 

@@ -442,6 +442,65 @@ fn output_file_is_written_atomically() {
     assert_eq!(listing(&d), ["bad.ir", "faults.ir", "out.ir", "s.ir"]);
 }
 
+/// A function of `n` chained adds, about 40 bytes an op (`n` = 120000: over
+/// the 4 MiB at which l0-opt maps its input).
+fn long_chain(n: usize, last: &str) -> String {
+    let mut s = String::from("func.func @f(%x: f64) -> f64 {\n  %v0 = arith.addf %x, %x : f64\n");
+    for k in 1..n {
+        s.push_str(&format!("  %v{k} = arith.addf %v{}, %x : f64\n", k - 1));
+    }
+    s.push_str(&format!("  func.return {last} : f64\n}}\n"));
+    s
+}
+
+#[test]
+fn large_inputs_are_mapped_and_outputs_streamed() {
+    let d = scratch("large");
+    let n = 120_000;
+    let text = long_chain(n, &format!("%v{}", n - 1));
+    assert!(text.len() > 4 << 20, "{} bytes", text.len());
+    let f = write(&d, "big.ir", &text);
+    // Mapped input, output streamed into a file; the same text from stdin
+    // (read onto the heap), output streamed to stdout: identical.
+    let to_file = l0_in(&d, &["--pass=canonicalize", "-o", "out.ir", &f], None);
+    assert_ok(&to_file);
+    let from_stdin = l0_in(&d, &["--pass=canonicalize", "-"], Some(text.as_bytes()));
+    assert_ok(&from_stdin);
+    let written = std::fs::read_to_string(d.join("out.ir")).unwrap();
+    assert_eq!(written, from_stdin.stdout);
+    assert!(written.len() > 1 << 20 && written.contains(&format!("%v{}", n - 1)));
+    assert_eq!(listing(&d), ["big.ir", "out.ir"], "no temporary file left");
+
+    // An error at the end of a mapped input: its line is read back for the
+    // diagnostic after the parser gave the pages back.
+    let bad = write(&d, "bad.ir", long_chain(n, "%nope"));
+    let out = l0_in(&d, &["-o", "bad-out.ir", &bad], None);
+    let line = n + 2;
+    assert_diag(
+        &out,
+        &format!("bad.ir:{line}:15: error: "),
+        "use of undeclared SSA value '%nope'",
+    );
+    assert!(out.stderr.contains("func.return %nope : f64"), "{out:?}");
+    assert!(!d.join("bad-out.ir").exists());
+
+    // Invalid UTF-8 far into a mapped input.
+    let mut bytes = text.clone().into_bytes();
+    let at = bytes.len() - 10;
+    bytes[at] = 0xff;
+    let enc = write(&d, "enc.ir", &bytes);
+    let out = l0_in(&d, &[&enc], None);
+    assert_diag(
+        &out,
+        &format!("enc.ir:{}:", n + 2),
+        "invalid UTF-8 in input",
+    );
+
+    // An output file that cannot be created: exit 2, nothing left behind.
+    let out = l0_in(&d, &["-o", "no-such-dir/out.ir", &f], None);
+    assert_usage(&out, "cannot write 'no-such-dir/out.ir'");
+}
+
 // ---------------------------------------------------------------------------------------
 // .npy inputs and outputs
 
