@@ -334,6 +334,10 @@ fn read_input(path: &str) -> Result<Result<SourceText, (usize, Vec<u8>)>, String
     }
 }
 
+/// An input of at least this many bytes is large (4 MiB: the size at which
+/// [`SourceText`] maps a file).
+const LARGE_INPUT: usize = 1 << 22;
+
 fn real_main(cli: Cli) -> u8 {
     let pass_registry = tool().pass_registry(&tool().registry());
     if let Some(n) = cli.threads {
@@ -372,6 +376,13 @@ fn real_main(cli: Cli) -> u8 {
             return 2;
         }
     };
+    // For a large input, the pages that loading libLLVM made resident
+    // (about 40 MiB) go back until the run uses LLVM. Not for small ones: the
+    // kernel may drop those pages from its cache too, and the next short
+    // run would read them again from disk.
+    if text.len() >= LARGE_INPUT {
+        resident::release_llvm_pages();
+    }
     let mut stages = cli.pass.clone();
     if let Some(p) = &cli.pass_pipeline {
         match mlir_compat::pipeline(p) {

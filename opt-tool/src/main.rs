@@ -19,8 +19,5 @@ fn main() -> ExitCode {
     unsafe {
         libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }
-    // LLVM's pages made resident by loading it (about 40 MiB) go back until
-    // a run uses the LLVM backend.
-    opt_tool::resident::release_llvm_pages();
     opt_tool::opt_main(opt_tool::Tool::l0())
 }

@@ -3,7 +3,8 @@
 //! `l0-opt` links LLVM (libLLVM-14, for `--backend=llvm`, `--emit=llvm/asm/obj`
 //! and PTX), and loading it makes about 40 MiB of the library resident: its
 //! static initializers run code across the whole library. Most runs never
-//! call LLVM. [`release_llvm_pages`] asks the kernel to reclaim those pages
+//! call LLVM. For a large input (where the IR, not the tool, should decide
+//! the peak), [`release_llvm_pages`] asks the kernel to reclaim those pages
 //! (`MADV_PAGEOUT`, Linux 5.4+): for the library's clean pages that only
 //! drops them from this process, and a run that does use LLVM faults back in
 //! what it needs from the page cache. The advice never changes what memory
