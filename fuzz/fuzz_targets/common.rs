@@ -10,7 +10,7 @@ pub fn parse(data: &[u8]) -> Option<Context> {
     let text = String::from_utf8_lossy(data);
     let src = ir::Source {
         name: "fuzz.ir".into(),
-        text: text.to_string(),
+        text: text.to_string().into(),
     };
     let ctx = match ir::build::parse_source("fuzz.ir", &text, dialects::registry()) {
         Ok(c) => c,
