@@ -31,8 +31,7 @@ enum Inner {
     Owned(String),
     Mapped {
         map: memmap2::Mmap,
-        /// Bytes before this offset have been given back (page-aligned)
-        /// since the parser started reading.
+        /// Bytes before this offset have been given back (page-aligned).
         released: Cell<usize>,
     },
 }
@@ -41,8 +40,9 @@ impl SourceText {
     /// Reads `file`: mapped when it is at least 4 MiB, otherwise read onto
     /// the heap.
     ///
-    /// Errors: an I/O error, or `Ok(Err(off))` when the text is not UTF-8
-    /// (`off` = the length of the valid prefix).
+    /// Errors: an I/O error, or `Ok(Err((off, bytes)))` when the text is not
+    /// UTF-8 (`off` = the length of the valid prefix; `bytes` holds at least
+    /// that prefix).
     pub fn read_file(mut file: File) -> std::io::Result<Result<SourceText, (usize, Vec<u8>)>> {
         let len = file.metadata()?.len() as usize;
         if len < MAP_THRESHOLD {
