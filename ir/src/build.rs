@@ -4,7 +4,6 @@
 //! printed IR is what was written).
 
 use hashbrown::HashTable;
-use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
 use crate::ast::*;
@@ -12,7 +11,7 @@ use crate::attributes::Attribute;
 use crate::context::{BlockId, Context, Loc, RegionId, Source, ValueId};
 use crate::custom::{CustomParser, ParsedOp, ParsedRegion};
 use crate::diag::Diagnostic;
-use crate::names::Name;
+use crate::names::{name_hash, Name};
 use crate::parser::{CustomLine, GenericLine, RegionEvent};
 use crate::spec::{OpKind, OpState, Registry, Traits};
 use crate::types::Type;
@@ -25,12 +24,6 @@ use smallvec::SmallVec;
 /// text, not the value's record.
 struct Scopes {
     frames: Vec<(HashTable<(Name, ValueId)>, bool)>,
-}
-
-fn name_hash(name: &str) -> u64 {
-    let mut h = rustc_hash::FxHasher::default();
-    name.hash(&mut h);
-    h.finish()
 }
 
 impl Scopes {

@@ -11,6 +11,15 @@ use std::num::NonZeroU32;
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub struct Name(NonZeroU32);
 
+/// The hash of a name's text, as the parser's scope tables and the printer's
+/// name tables use it.
+pub(crate) fn name_hash(s: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    s.hash(&mut h);
+    h.finish()
+}
+
 impl Name {
     /// The name's 32-bit id (never 0).
     pub(crate) fn raw(self) -> u32 {

@@ -5,12 +5,11 @@
 
 use hashbrown::HashTable;
 use std::fmt::{self, Write};
-use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
 use crate::attributes::Attribute;
 use crate::context::{BlockId, Context, OpId, RegionId, ValueId};
-use crate::names::Name;
+use crate::names::{name_hash, Name};
 use crate::spec::Traits;
 use crate::types::Type;
 
@@ -63,12 +62,6 @@ fn valid_name(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'$' | b'-'))
 }
 
-fn name_hash(s: &str) -> u64 {
-    let mut h = rustc_hash::FxHasher::default();
-    s.hash(&mut h);
-    h.finish()
-}
-
 /// The text of a name key.
 fn key_str<'s>(ctx: &'s Context, owned: &'s [Rc<str>], key: NameKey) -> &'s str {
     if key & OWNED != 0 {
@@ -90,10 +83,13 @@ enum Hint {
 impl<'a> Printer<'a> {
     /// A printer for `ctx`.
     pub fn new(ctx: &'a Context, opts: PrintOptions) -> Self {
+        // About 40 bytes per op: reserved, the text never moves.
+        Printer::with_buffer(ctx, opts, ctx.num_ops().saturating_mul(40))
+    }
+    fn with_buffer(ctx: &'a Context, opts: PrintOptions, capacity: usize) -> Self {
         Printer {
             ctx,
-            // About 40 bytes per op: reserved, the text never moves.
-            out: String::with_capacity(ctx.num_ops().saturating_mul(40)),
+            out: String::with_capacity(capacity),
             indent: 0,
             names: vec![UNNAMED; ctx.num_values()],
             owned: Vec::new(),
@@ -108,8 +104,7 @@ impl<'a> Printer<'a> {
     /// whole text never exists at once; [`Printer::finish_to_sink`] writes
     /// the rest.
     pub fn to_sink(ctx: &'a Context, opts: PrintOptions, sink: &'a mut dyn std::io::Write) -> Self {
-        let mut p = Printer::new(ctx, opts);
-        p.out = String::with_capacity(2 * FLUSH_AT);
+        let mut p = Printer::with_buffer(ctx, opts, 2 * FLUSH_AT);
         p.sink = Some(sink);
         p
     }

@@ -12,8 +12,9 @@ use std::fmt;
 use std::fs::File;
 use std::ops::Deref;
 
-/// Inputs below this size are read onto the heap: mapping them saves nothing.
-const MAP_THRESHOLD: usize = 1 << 22;
+/// Inputs below this size (4 MiB) are read onto the heap: mapping them saves
+/// nothing.
+pub const MAP_THRESHOLD: usize = 1 << 22;
 /// Pages are given back in steps of at least this many bytes.
 const RELEASE_STEP: usize = 1 << 22;
 

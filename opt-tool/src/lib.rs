@@ -334,10 +334,6 @@ fn read_input(path: &str) -> Result<Result<SourceText, (usize, Vec<u8>)>, String
     }
 }
 
-/// An input of at least this many bytes is large (4 MiB: the size at which
-/// [`SourceText`] maps a file).
-const LARGE_INPUT: usize = 1 << 22;
-
 fn real_main(cli: Cli) -> u8 {
     let pass_registry = tool().pass_registry(&tool().registry());
     if let Some(n) = cli.threads {
@@ -380,7 +376,7 @@ fn real_main(cli: Cli) -> u8 {
     // (about 40 MiB) go back until the run uses LLVM. Not for small ones: the
     // kernel may drop those pages from its cache too, and the next short
     // run would read them again from disk.
-    if text.len() >= LARGE_INPUT {
+    if text.len() >= ir::source::MAP_THRESHOLD {
         resident::release_llvm_pages();
     }
     let mut stages = cli.pass.clone();
@@ -607,11 +603,7 @@ fn process(
         || select.after_change
         || select.after_failure
     {
-        let opts = PrintOptions {
-            generic: cli.print_generic,
-            mlir_names: cli.print_mlir_names,
-        };
-        pm.instrument(Box::new(PrintIr::new(select, opts)));
+        pm.instrument(Box::new(PrintIr::new(select, cli.print_options())));
     }
     let timing = Rc::new(std::cell::RefCell::new(Timing::default()));
     pm.instrument(Box::new(SharedTiming(timing.clone())));
@@ -684,11 +676,7 @@ fn process(
         }
         match sink {
             Some(sink) if cli.emit == Emit::Ir => {
-                let opts = PrintOptions {
-                    generic: cli.print_generic,
-                    mlir_names: cli.print_mlir_names,
-                };
-                ir::printer::print_module_to(&ctx, opts, sink)
+                ir::printer::print_module_to(&ctx, cli.print_options(), sink)
                     .map_err(|e| Failure::Usage(sink.describe(&e)))?;
                 String::new()
             }
@@ -767,15 +755,19 @@ fn peak_rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+impl Cli {
+    /// How `--print-generic` and `--print-mlir-names` ask the IR to be printed.
+    fn print_options(&self) -> PrintOptions {
+        PrintOptions {
+            generic: self.print_generic,
+            mlir_names: self.print_mlir_names,
+        }
+    }
+}
+
 fn emit(cli: &Cli, ctx: &Context) -> Result<String, Failure> {
     match cli.emit {
-        Emit::Ir => Ok(print_module(
-            ctx,
-            PrintOptions {
-                generic: cli.print_generic,
-                mlir_names: cli.print_mlir_names,
-            },
-        )),
+        Emit::Ir => Ok(print_module(ctx, cli.print_options())),
         Emit::Dot => Ok(ir::dot::to_dot(ctx)),
         Emit::Obj => {
             if cli.target != Target::Native {
