@@ -22,6 +22,10 @@
 #   CHECK     1 (default) compares each GPU result with the CPU result; 0 skips that
 #   TOL       relative tolerance of that comparison (default 1e-9)
 #   ARCHS     architectures for the ptxas table (default "sm_80 sm_90")
+#   NVCC_ARCH -arch of the hand-written CUDA baseline (default native); the baseline
+#             (benches/gpu/baseline.cu) is built and timed where nvcc is installed,
+#             unless L0_CUDA_BASELINE=0
+#   L0_PTXAS  ptxas to use (default: the one .ci/ptxas.sh installs)
 #   WORK      scratch directory for inputs, PTX and logs (default /tmp/l0-gpu-bench)
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
@@ -88,7 +92,11 @@ detect_gpu() {
 # bytes per kernel.
 ptxas_table() {
   local ptxas prog ptx arch plog rows="$WORK/ptxas_rows.tsv"
-  ptxas="$(bash "$ROOT/.ci/ptxas.sh")" || die "could not make ptxas available (.ci/ptxas.sh failed, see above)"
+  if [ -n "${L0_PTXAS:-}" ] && [ -x "$L0_PTXAS" ]; then
+    ptxas="$L0_PTXAS"
+  else
+    ptxas="$(bash "$ROOT/.ci/ptxas.sh")" || die "could not make ptxas available (.ci/ptxas.sh failed, see above)"
+  fi
   [ -x "$ptxas" ] || die ".ci/ptxas.sh printed '$ptxas', which is not an executable"
   # libdevice (for exp/log in kernels) ships next to ptxas; l0-opt finds it through L0_PTXAS.
   export L0_PTXAS="$ptxas"
@@ -183,10 +191,24 @@ gpu_bench() {
   gen_input "$x" -1.0 1.0
   gen_input "$s" 50.0 150.0
 
+  # The hand-written CUDA baseline (benches/gpu/baseline.cu), where nvcc is installed.
+  local nvcc baseline="" cuda_ns cuda_res vs
+  nvcc="$(command -v nvcc || true)"
+  [ -n "$nvcc" ] || [ ! -x /usr/local/cuda/bin/nvcc ] || nvcc=/usr/local/cuda/bin/nvcc
+  [ "${L0_CUDA_BASELINE:-1}" != 0 ] || nvcc=""
+  if [ -n "$nvcc" ]; then
+    baseline="$WORK/baseline"
+    "$nvcc" -O3 -arch="${NVCC_ARCH:-native}" -o "$baseline" benches/gpu/baseline.cu ||
+      die "nvcc could not build benches/gpu/baseline.cu"
+  else
+    log "no nvcc: the hand-written CUDA baseline is left out"
+  fi
+
   echo
   echo "== GPU: median of --bench=$REPS, N = $N f64 per input, peak ${PEAK_GBS} GB/s"
-  echo "(GB/s from kernel_ns: time inside the kernels; median_ns also counts the host part and the copies)"
-  printf '%-14s %14s %14s %10s %8s  %-24s %s\n' program median_ns kernel_ns GB/s %peak result check
+  echo "(GB/s from kernel_ns: time inside the kernels; median_ns also counts the host part and the copies;"
+  echo " cuda_ns: the hand-written CUDA kernels of benches/gpu/baseline.cu, median of $REPS, same input)"
+  printf '%-14s %14s %14s %10s %8s %12s %8s  %-24s %s\n' program median_ns kernel_ns GB/s %peak cuda_ns l0/cuda result check
   for prog in "${PROGS[@]}"; do
     case "$prog" in
       sumsq) input="$x" ;;
@@ -222,7 +244,21 @@ gpu_bench() {
         bench_status=1
       fi
     fi
-    printf '%-14s %14s %14s %10s %7s%%  %-24s %s\n' "$prog" "$median" "$kernel" "$gbs" "$pct" "$result" "$status"
+    cuda_ns="-"
+    vs="-"
+    if [ -n "$baseline" ]; then
+      cuda_res="$("$baseline" "$prog" "$input" "$REPS" 2>"$WORK/$prog.cuda.err")" ||
+        { cat "$WORK/$prog.cuda.err" >&2; die "the CUDA baseline failed for $prog"; }
+      cuda_ns="$(sed -n 's/^baseline_ns=\([0-9][0-9]*\)$/\1/p' "$WORK/$prog.cuda.err")"
+      [ -n "$cuda_ns" ] && [ "$cuda_ns" -gt 0 ] || die "no baseline_ns= from the CUDA baseline for $prog"
+      vs="$(awk -v a="$kernel" -v b="$cuda_ns" 'BEGIN { printf "%.2f", a / b }')"
+      rel="$(python3 -c 'import sys; g, c = float(sys.argv[1]), float(sys.argv[2]); print("%.2e" % (abs(g - c) / max(abs(c), 1e-300)))' "$result" "$cuda_res")"
+      if ! python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) <= float(sys.argv[2]) else 1)' "$rel" "$TOL"; then
+        status="$status; CUDA baseline MISMATCH ($cuda_res, rel $rel)"
+        bench_status=1
+      fi
+    fi
+    printf '%-14s %14s %14s %10s %7s%% %12s %8s  %-24s %s\n' "$prog" "$median" "$kernel" "$gbs" "$pct" "$cuda_ns" "$vs" "$result" "$status"
   done
 }
 

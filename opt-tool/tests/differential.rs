@@ -430,6 +430,80 @@ fn gpu_level_agrees_at_every_size() {
     );
 }
 
+/// The configurations of [`nvptx_agrees_with_the_interpreter`]: the kernels run on a real
+/// GPU through the CUDA driver (`--target=nvptx`), with the default block and grid, and
+/// with small blocks and a capped grid so that threads take several indices each.
+const NVPTX_COLUMNS: &[&[&str]] = &[
+    &["--pass=fuse,lower{target=gpu}", "--target=nvptx"],
+    &[
+        "--pass=fuse,lower{target=gpu,block=32,max-grid=2}",
+        "--target=nvptx",
+    ],
+];
+
+/// On a machine with an NVIDIA GPU and its driver, every program (the examples with their
+/// inputs, the lit programs with generated inputs, and the lit programs over vectors at
+/// every length of [`GPU_SIZES`]) gives the interpreter's results, or its fault, when
+/// its kernels run on the GPU. Without a GPU it is skipped, unless `L0_REQUIRE_GPU=1`
+/// (then it fails). The runs go to one thread per core: each is its own process with
+/// its own CUDA context.
+#[test]
+fn nvptx_agrees_with_the_interpreter() {
+    if !common::nvptx_available(env!("CARGO_BIN_EXE_l0-opt").as_ref()) {
+        return;
+    }
+    let (cases, _) = cases();
+    let sized = sized_cases(&cases, GPU_SIZES);
+    let jobs: Vec<(&Case, Option<usize>)> = cases
+        .iter()
+        .map(|c| (c, None))
+        .chain(sized.iter().map(|(c, n)| (c, Some(*n))))
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failures = std::sync::Mutex::new(Vec::new());
+    let compared = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&(case, len)) = jobs.get(k) else {
+                    return;
+                };
+                let reference = run(case, &["--backend=interp"]);
+                for cfg in NVPTX_COLUMNS {
+                    let got = run(case, cfg);
+                    compared.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if let Err(why) = agree(&reference, &got, &case.results) {
+                        failures.lock().unwrap().push(format!(
+                            "{} (length {len:?}, args {:?}): {cfg:?} diverges from the interpreter: {why}\n--- interp ---\n{}{}--- nvptx ---\n{}{}",
+                            case.file.display(),
+                            case.args,
+                            reference.stdout,
+                            reference.stderr,
+                            got.stdout,
+                            got.stderr
+                        ));
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    let compared = compared.into_inner();
+    eprintln!(
+        "nvptx: {compared} GPU runs over {} programs compared with the interpreter",
+        cases.len()
+    );
+    assert!(compared >= 100, "too few GPU comparisons: {compared}");
+    assert!(
+        failures.is_empty(),
+        "{} divergence(s):\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
 /// The lit programs (not the examples) whose `@main` takes a vector, with generated
 /// inputs of every length in `sizes`.
 fn sized_cases(cases: &[Case], sizes: &[usize]) -> Vec<(Case, usize)> {

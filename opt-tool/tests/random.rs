@@ -23,7 +23,9 @@
 //!
 //! `cargo test` runs `RANDOM_PROGRAMS` programs (default 80) from seed
 //! `RANDOM_SEED` (default 1); `benches/random-programs.sh N` runs N of them and
-//! reports programs per minute.
+//! reports programs per minute. Where a GPU is present the kernels also run on it
+//! ([`NVPTX_CONFIG`]); `RANDOM_ONLY=NAME` keeps only the configurations whose name
+//! contains `NAME`.
 
 use std::path::Path;
 use std::process::Command;
@@ -89,6 +91,34 @@ const CONFIGS: &[(&str, &[&str])] = &[
         ],
     ),
 ];
+
+/// The configuration added where a GPU and its driver are present
+/// ([`common::nvptx_available`]): the kernels run on the GPU.
+const NVPTX_CONFIG: (&str, &[&str]) = (
+    "fuse,lower{target=gpu}/nvptx",
+    &[
+        "--pass=fuse,lower{target=gpu,block=32,max-grid=2}",
+        "--target=nvptx",
+    ],
+);
+
+/// The configurations this run compares: [`CONFIGS`], plus [`NVPTX_CONFIG`] where a GPU
+/// is present, restricted to those whose name contains `$RANDOM_ONLY` when it is set
+/// (e.g. `RANDOM_ONLY=nvptx` on a GPU machine).
+fn configs() -> &'static [(&'static str, &'static [&'static str])] {
+    static ALL: std::sync::OnceLock<Vec<(&str, &[&str])>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all = CONFIGS.to_vec();
+        if common::nvptx_available(env!("CARGO_BIN_EXE_l0-opt").as_ref()) {
+            all.push(NVPTX_CONFIG);
+        }
+        if let Ok(only) = std::env::var("RANDOM_ONLY") {
+            all.retain(|(name, _)| name.contains(only.as_str()));
+            assert!(!all.is_empty(), "RANDOM_ONLY={only} matches no configuration");
+        }
+        all
+    })
+}
 
 /// SplitMix64: a small deterministic generator (no dependency, stable across versions).
 struct Rng(u64);
@@ -1006,7 +1036,7 @@ fn disagreement(
             format!("exit 1 without a diagnostic: {}", reference.stderr),
         ));
     }
-    for (name, extra) in CONFIGS {
+    for (name, extra) in configs() {
         if only.is_some_and(|o| o != *name) {
             continue;
         }
@@ -1116,7 +1146,7 @@ fn random_programs_agree_everywhere() {
     let (mut faulted, mut runs, mut records, mut buffers) = (0, 0, 0, 0);
     for seed in first..first + count {
         let (p, args) = generate(seed);
-        runs += 1 + CONFIGS.len();
+        runs += 1 + configs().len();
         records += p.text().contains("struct.new") as u32;
         buffers += p.text().contains("arr.from_vec") as u32;
         if let Some((config, why)) = disagreement(&p, &args, &file, None) {
@@ -1133,7 +1163,7 @@ fn random_programs_agree_everywhere() {
                 .map(|(_, w)| w)
                 .unwrap_or(why);
             // A native backend: is it a wrong in-bounds proof or a wrong translation?
-            let verdict = CONFIGS
+            let verdict = configs()
                 .iter()
                 .find(|(n, _)| *n == config && (n.contains("cranelift") || n.contains("llvm")))
                 .map(|(_, extra)| {

@@ -186,3 +186,27 @@ pub fn pipe(cmd: &Path, args: &[&str], input: &str) -> Result<String, String> {
         Err(String::from_utf8_lossy(&out.stderr).into_owned())
     }
 }
+
+/// Whether `--target=nvptx --run` works here: a CUDA driver and a device, probed
+/// by running `examples/sumsq.ir` on three elements. Without them the GPU tests
+/// skip, except that `L0_REQUIRE_GPU=1` (set where a GPU is known to be present)
+/// turns a missing GPU into a failure.
+pub fn nvptx_available(l0_opt: &Path) -> bool {
+    let probe = Command::new(l0_opt)
+        .current_dir(root())
+        .args(["examples/sumsq.ir", "--target=nvptx", "--run=main"])
+        .arg("--arg=[1, 2, 3]")
+        .output()
+        .expect("cannot run l0-opt");
+    let ok = probe.status.success() && String::from_utf8_lossy(&probe.stdout).trim() == "14";
+    if !ok {
+        let why = String::from_utf8_lossy(&probe.stderr);
+        assert!(
+            std::env::var_os("L0_REQUIRE_GPU").is_none(),
+            "L0_REQUIRE_GPU is set but --target=nvptx cannot run: {why}"
+        );
+        let first = why.lines().next().unwrap_or("").trim();
+        eprintln!("no GPU here (--target=nvptx: {first}): skipped");
+    }
+    ok
+}
