@@ -79,7 +79,8 @@ fn native_calls(
 }
 
 /// `--run` with `--target=nvptx`: the host part in the interpreter, the
-/// kernels on the GPU ([`crate::cuda`]). `--bench` prints `median_ns=`
+/// kernels on the GPU ([`crate::cuda`]). A program in which no loop became
+/// a kernel is all host code and needs no GPU. `--bench` prints `median_ns=`
 /// (whole calls, copies included) and `kernel_ns=` (median time in kernels).
 fn run_on_gpu(
     cli: &Cli,
@@ -93,12 +94,18 @@ fn run_on_gpu(
         .map(|f| ctx.loc(f))
         .unwrap_or(Loc::UNKNOWN);
     let diag = move |m: String| Failure::Diags(vec![ir::Diagnostic::error(at, m)]);
-    if !crate::cuda::driver_present() {
-        return Err(diag(crate::cuda::NO_DRIVER.into()));
-    }
     lower_for_gpu(ctx, cli.fuse_before_lowering())?;
     let args = &assemble(ctx, func, args)?[..];
     let ctx: &Context = ctx;
+    if codegen::llvm::ptx::kernels(ctx).is_empty() {
+        // No loop became a kernel (nothing parallel, or only loops a kernel
+        // cannot run): the whole program is host code, and runs in the
+        // interpreter as it would with kernels beside it.
+        return native_calls(cli, || Interp::new(ctx).call(func, args, Loc::UNKNOWN));
+    }
+    if !crate::cuda::driver_present() {
+        return Err(diag(crate::cuda::NO_DRIVER.into()));
+    }
     let ptx = codegen::llvm::ptx::emit_ptx(ctx)?;
     let cuda = std::rc::Rc::new(crate::cuda::Cuda::open(&ptx).map_err(diag)?);
     let device: std::rc::Rc<dyn dialects::gpu::sim::Device> = cuda.clone();

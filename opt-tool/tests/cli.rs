@@ -796,3 +796,44 @@ fn emit_dot() {
     }
     assert!(edges >= 4, "{out:?}");
 }
+
+/// `--run --target=nvptx` of a program in which no loop becomes a kernel (found on
+/// a GPU, where it used to fail with "no 'gpu.kernel' functions to compile"): the
+/// program is all host code, runs in the interpreter and needs no GPU.
+#[test]
+fn nvptx_run_without_kernels_is_host_code() {
+    let dir = scratch("nvptx-no-kernels");
+    let f = write(
+        &dir,
+        "scalar.ir",
+        "func.func @main(%a: i64, %b: i64) -> i64 {\n  %s = arith.muli %a, %b : i64\n  func.return %s : i64\n}\n",
+    );
+    for extra in [&[][..], &["--bench=2"][..]] {
+        let mut args = vec![
+            f.as_str(),
+            "--target=nvptx",
+            "--run=main",
+            "--arg=6",
+            "--arg=7",
+        ];
+        args.extend_from_slice(extra);
+        let out = l0_in(&dir, &args, None);
+        assert_ok(&out);
+        assert_eq!(out.stdout.trim(), "42");
+    }
+    // A program with a kernel still needs the GPU (or says that it cannot run).
+    let sumsq = write(&dir, "sumsq.ir", SUMSQ);
+    let out = l0_in(
+        &dir,
+        &[&sumsq, "--target=nvptx", "--run=main", "--arg=[1, 2, 3]"],
+        None,
+    );
+    assert!(
+        (out.code == 0 && out.stdout.trim() == "14")
+            || (out.code == 1 && out.stderr.contains("cannot run here")),
+        "exit {}: {}{}",
+        out.code,
+        out.stdout,
+        out.stderr
+    );
+}

@@ -114,7 +114,10 @@ fn configs() -> &'static [(&'static str, &'static [&'static str])] {
         }
         if let Ok(only) = std::env::var("RANDOM_ONLY") {
             all.retain(|(name, _)| name.contains(only.as_str()));
-            assert!(!all.is_empty(), "RANDOM_ONLY={only} matches no configuration");
+            assert!(
+                !all.is_empty(),
+                "RANDOM_ONLY={only} matches no configuration"
+            );
         }
         all
     })

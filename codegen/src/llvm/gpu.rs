@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `gpu.thread_id/block_id/block_dim/grid_dim` | `llvm.nvvm.read.ptx.sreg.{tid,ctaid,ntid,nctaid}.{x,y,z}`, zero-extended to `i64` |
 //! | `gpu.barrier` | `llvm.nvvm.barrier0` (`bar.sync 0`) |
-//! | `gpu.shuffle` | `llvm.nvvm.shfl.sync.{down,bfly,idx}.i32p` over the full warp mask; 64-bit values as two halves, `i1`/`f32` through `i32` |
+//! | `gpu.shuffle` | `llvm.nvvm.shfl.sync.idx.i32` from a source lane computed as the interpreter does, over the lanes of the warp that exist; 64-bit values as two halves, `i1`/`f32` through `i32` |
 //! | `gpu.workgroup_alloc` | an `addrspace(3)` (shared) global per op, seen through a stack header like any `arr` |
 //! | `gpu.atomic_rmw` | `atomicrmw add/fadd/min/max` (bounds-checked like `arr.store`) |
 //!
@@ -141,45 +141,96 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
     Ok(())
 }
 
-/// `gpu.shuffle` through the 32-bit `shfl.sync` intrinsics.
+/// The calling thread's lane and the lanes of its warp that exist, as
+/// `i32` values `(member mask, lane, existing lanes)`.
+///
+/// A block whose size is not a multiple of 32 ends in a partial warp, whose
+/// missing lanes must be neither named in the member mask nor read: on the
+/// hardware such a read gives an undefined value with the valid flag set.
+fn warp_lanes(cx: &mut FnCx) -> (String, String, String) {
+    let sreg = |cx: &mut FnCx, reg: &str| {
+        let f = format!("llvm.nvvm.read.ptx.sreg.{reg}");
+        cx.declare(&f, || format!("declare i32 @{f}()"));
+        cx.w.val(format!("call i32 @{f}()"))
+    };
+    let (tx, ty, tz) = (sreg(cx, "tid.x"), sreg(cx, "tid.y"), sreg(cx, "tid.z"));
+    let (nx, ny, nz) = (sreg(cx, "ntid.x"), sreg(cx, "ntid.y"), sreg(cx, "ntid.z"));
+    // The thread's linear index in its block, and the block's size.
+    let l = cx.w.val(format!("mul i32 {ny}, {tz}"));
+    let l = cx.w.val(format!("add i32 {l}, {ty}"));
+    let l = cx.w.val(format!("mul i32 {nx}, {l}"));
+    let lin = cx.w.val(format!("add i32 {l}, {tx}"));
+    let n = cx.w.val(format!("mul i32 {nx}, {ny}"));
+    let n = cx.w.val(format!("mul i32 {n}, {nz}"));
+    // Lanes of this warp that exist: min(32, n - warp base), at least 1.
+    let base = cx.w.val(format!("and i32 {lin}, -32"));
+    let left = cx.w.val(format!("sub i32 {n}, {base}"));
+    let full = cx.w.val(format!("icmp uge i32 {left}, 32"));
+    let exist = cx.w.val(format!("select i1 {full}, i32 32, i32 {left}"));
+    let bits = cx.w.val(format!("shl i32 1, {exist}"));
+    let bits = cx.w.val(format!("sub i32 {bits}, 1"));
+    let mask = cx.w.val(format!("select i1 {full}, i32 -1, i32 {bits}"));
+    let lane = cx.w.val(format!("and i32 {lin}, 31"));
+    (mask, lane, exist)
+}
+
+/// `gpu.shuffle` through `shfl.sync.idx`: the source lane and the valid
+/// flag are computed as the interpreter computes them
+/// ([`dialects::gpu::shuffle_source`]: segments of any width clamped to
+/// `1..=32`, a negative offset, a lane outside the segment or past the last
+/// thread of the block give the thread's own value and `false`), so the
+/// hardware only moves the value. PTX's own `down`/`bfly` modes would
+/// disagree for widths that are not powers of two, offsets of 32 or more
+/// (only their low 5 bits count) and the missing lanes of a partial warp.
 fn shuffle(cx: &mut FnCx, op: OpId) {
     let ctx = cx.ctx;
     let ops = ctx.operands(op);
-    let mode = match ctx.attr(op, "mode").and_then(|a| a.as_str()) {
-        Some("down") => "down",
-        Some("xor") => "bfly",
-        _ => "idx",
-    };
+    let mode = ctx
+        .attr(op, "mode")
+        .and_then(|a| a.as_str())
+        .unwrap_or("idx");
     let (x, off, width) = (cx.get1(ops[0]), cx.get1(ops[1]), cx.get1(ops[2]));
-    // c = ((32 - width) << 8) | 31: the segment mask and the clamp lane.
-    let w = cx.w.val(format!("sub i32 32, {width}"));
-    let w = cx.w.val(format!("shl i32 {w}, 8"));
-    let c = cx.w.val(format!("or i32 {w}, 31"));
-    let f = format!("llvm.nvvm.shfl.sync.{mode}.i32p");
-    cx.declare(&f, || {
-        format!("declare {{i32, i1}} @{f}(i32, i32, i32, i32)")
-    });
-    let one = |cx: &mut FnCx, v: &str| -> (String, String) {
-        let r = cx.w.val(format!(
-            "call {{i32, i1}} @{f}(i32 -1, i32 {v}, i32 {off}, i32 {c})"
-        ));
-        (
-            cx.w.val(format!("extractvalue {{i32, i1}} {r}, 0")),
-            cx.w.val(format!("extractvalue {{i32, i1}} {r}, 1")),
-        )
+    let (mask, lane, exist) = warp_lanes(cx);
+    let lo = cx.w.val(format!("icmp slt i32 {width}, 1"));
+    let w = cx.w.val(format!("select i1 {lo}, i32 1, i32 {width}"));
+    let hi = cx.w.val(format!("icmp sgt i32 {w}, 32"));
+    let w = cx.w.val(format!("select i1 {hi}, i32 32, i32 {w}"));
+    let r = cx.w.val(format!("urem i32 {lane}, {w}"));
+    let base = cx.w.val(format!("sub i32 {lane}, {r}"));
+    // Offsets far out of range wrap in i32, to a lane below the segment.
+    let src = match mode {
+        "down" => cx.w.val(format!("add i32 {lane}, {off}")),
+        "xor" => cx.w.val(format!("xor i32 {lane}, {off}")),
+        _ => cx.w.val(format!("add i32 {base}, {off}")),
+    };
+    let end = cx.w.val(format!("add i32 {base}, {w}"));
+    let c1 = cx.w.val(format!("icmp sge i32 {off}, 0"));
+    let c2 = cx.w.val(format!("icmp sge i32 {src}, {base}"));
+    let c3 = cx.w.val(format!("icmp slt i32 {src}, {end}"));
+    let c4 = cx.w.val(format!("icmp slt i32 {src}, {exist}"));
+    let ok = cx.w.val(format!("and i1 {c1}, {c2}"));
+    let ok = cx.w.val(format!("and i1 {ok}, {c3}"));
+    let ok = cx.w.val(format!("and i1 {ok}, {c4}"));
+    let from = cx.w.val(format!("select i1 {ok}, i32 {src}, i32 {lane}"));
+    let f = "llvm.nvvm.shfl.sync.idx.i32";
+    cx.declare(f, || format!("declare i32 @{f}(i32, i32, i32, i32)"));
+    let one = |cx: &mut FnCx, v: &str| -> String {
+        cx.w.val(format!(
+            "call i32 @{f}(i32 {mask}, i32 {v}, i32 {from}, i32 31)"
+        ))
     };
     let t = scalar(ctx.ty(ops[0])).unwrap_or(Ty::I32);
-    let (v, ok) = match t {
+    let v = match t {
         Ty::I32 => one(cx, &x),
         Ty::I8 => {
             let z = cx.w.val(format!("zext i8 {x} to i32"));
-            let (r, ok) = one(cx, &z);
-            (cx.w.val(format!("trunc i32 {r} to i8")), ok)
+            let r = one(cx, &z);
+            cx.w.val(format!("trunc i32 {r} to i8"))
         }
         Ty::F32 => {
             let z = cx.w.val(format!("bitcast float {x} to i32"));
-            let (r, ok) = one(cx, &z);
-            (cx.w.val(format!("bitcast i32 {r} to float")), ok)
+            let r = one(cx, &z);
+            cx.w.val(format!("bitcast i32 {r} to float"))
         }
         _ => {
             let bits = if t == Ty::F64 {
@@ -190,18 +241,17 @@ fn shuffle(cx: &mut FnCx, op: OpId) {
             let lo = cx.w.val(format!("trunc i64 {bits} to i32"));
             let hi = cx.w.val(format!("lshr i64 {bits}, 32"));
             let hi = cx.w.val(format!("trunc i64 {hi} to i32"));
-            let (rl, ok) = one(cx, &lo);
-            let (rh, _) = one(cx, &hi);
+            let rl = one(cx, &lo);
+            let rh = one(cx, &hi);
             let rl = cx.w.val(format!("zext i32 {rl} to i64"));
             let rh = cx.w.val(format!("zext i32 {rh} to i64"));
             let rh = cx.w.val(format!("shl i64 {rh}, 32"));
             let r = cx.w.val(format!("or i64 {rh}, {rl}"));
-            let r = if t == Ty::F64 {
+            if t == Ty::F64 {
                 cx.w.val(format!("bitcast i64 {r} to double"))
             } else {
                 r
-            };
-            (r, ok)
+            }
         }
     };
     let ok8 = cx.bool8(&ok);
