@@ -314,7 +314,8 @@ impl<'a> Printer<'a> {
         self.out.push('}');
     }
 
-    fn newline(&mut self) {
+    /// Starts a new line at the current indentation.
+    pub fn newline(&mut self) {
         self.flush(FLUSH_AT);
         self.out.push('\n');
         for _ in 0..self.indent {

@@ -69,6 +69,7 @@
 mod for_op;
 mod forall_op;
 mod if_op;
+mod switch_op;
 mod terminators;
 mod while_op;
 
@@ -322,7 +323,7 @@ pub fn build_assert(b: &mut Builder, cond: ValueId, msg: &str) {
 
 // ----- registration -------------------------------------------------------------
 
-/// Registers `scf.if`, `scf.for`, `scf.forall`, `scf.while`, `scf.yield`, `scf.condition`, `scf.assert`.
+/// Registers `scf.if`, `scf.index_switch`, `scf.for`, `scf.forall`, `scf.while`, `scf.yield`, `scf.condition`, `scf.assert`.
 pub fn register(r: &mut Registry) {
     r.register(
         OpSpec::new(
@@ -371,6 +372,22 @@ pub fn register(r: &mut Registry) {
         .rewrite(forall_op::remove_dead)
         .interpret(forall_op::interpret)
         .custom_form(forall_op::print, forall_op::parse),
+    );
+    r.register(
+        OpSpec::new(
+            "scf.index_switch",
+            "runs the region of the case equal to an index, or the default region",
+        )
+        .operands(Arity::Exactly(1))
+        .results(Arity::AtLeast(0))
+        .regions(Arity::AtLeast(1))
+        .traits(Traits::RECURSIVELY_PURE | Traits::REGIONS_NEED_TERMINATOR)
+        .verify(switch_op::verify)
+        .rewrite(switch_op::fold_constant)
+        .lowering("gen", switch_op::lower_to_ifs)
+        .interpret(switch_op::interpret)
+        .generic_attrs(switch_op::generic_attrs, switch_op::parse_generic_attrs)
+        .custom_form(switch_op::print, switch_op::parse),
     );
     r.register(
         OpSpec::new(

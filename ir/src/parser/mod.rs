@@ -1341,6 +1341,22 @@ impl<'s> Driver<'s, '_> {
                 }
                 Attribute::Array(items)
             }
+            Rule::dense_array => {
+                let mut inner = p.into_inner();
+                let ty = self.ty(inner.next().ok_or_else(|| internal(loc))?)?;
+                if !ty.is_integer() {
+                    return Err(error(
+                        loc,
+                        format!("a dense array holds integers, not '{ty}'"),
+                    ));
+                }
+                let mut items = Vec::new();
+                for q in inner {
+                    let at = Self::at(self.pos, &q);
+                    items.push(number_attr(q.as_str(), Some(ty.clone()), at)?);
+                }
+                Attribute::Array(items)
+            }
             Rule::dialect_attr => {
                 let mut inner = p.into_inner();
                 let name = inner.next().ok_or_else(|| internal(loc))?;

@@ -521,6 +521,16 @@ fn types() {
 
 #[test]
 fn attributes() {
+    // MLIR's dense arrays read as arrays of typed integers.
+    assert_eq!(
+        attr("array<i64: 1, -2>"),
+        Attribute::Array(vec![
+            Attribute::Int(1, Type::I64),
+            Attribute::Int(-2, Type::I64)
+        ])
+    );
+    assert_eq!(attr("array<i32>"), Attribute::Array(vec![]));
+    assert!(parse_attribute("array<f64: 1.0>").is_err());
     assert_eq!(attr("42 : i64"), Attribute::Int(42, Type::I64));
     assert_eq!(attr("42"), Attribute::Int(42, Type::I64));
     assert_eq!(attr("-3 : i32"), Attribute::Int(-3, Type::I32));
