@@ -6,7 +6,7 @@
 //! | `gpu.thread_id/block_id/block_dim/grid_dim` | `llvm.nvvm.read.ptx.sreg.{tid,ctaid,ntid,nctaid}.{x,y,z}`, zero-extended to `i64` |
 //! | `gpu.barrier` | `llvm.nvvm.barrier0` (`bar.sync 0`) |
 //! | `gpu.shuffle` | `llvm.nvvm.shfl.sync.idx.i32` from a source lane computed as the interpreter does, over the lanes of the warp that exist; 64-bit values as two halves, `i1`/`f32` through `i32` |
-//! | `gpu.workgroup_alloc` | an `addrspace(3)` (shared) global per op, seen through a stack header like any `arr` |
+//! | `gpu.workgroup_alloc` | an `addrspace(3)` (shared) global per op, seen through a stack header like any `arr`; the block's threads zero it, then `bar.sync 0` |
 //! | `gpu.atomic_rmw` | `atomicrmw add/fadd/min/max` (bounds-checked like `arr.store`) |
 //!
 //! The host-side ops (`gpu.launch_func`, `gpu.alloc`, ...) are not
@@ -103,6 +103,7 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             let data = cx.w.val(format!(
                 "addrspacecast i8 addrspace(3)* bitcast ([{n} x {tn}] addrspace(3)* {g} to i8 addrspace(3)*) to i8*"
             ));
+            zero_shared(cx, &data, t, n);
             let len = ctx
                 .attr(op, "size")
                 .and_then(|a| a.as_int())
@@ -141,13 +142,9 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
     Ok(())
 }
 
-/// The calling thread's lane and the lanes of its warp that exist, as
-/// `i32` values `(member mask, lane, existing lanes)`.
-///
-/// A block whose size is not a multiple of 32 ends in a partial warp, whose
-/// missing lanes must be neither named in the member mask nor read: on the
-/// hardware such a read gives an undefined value with the valid flag set.
-fn warp_lanes(cx: &mut FnCx) -> (String, String, String) {
+/// The calling thread's linear index in its block and the block's size in
+/// threads, as `i32` values.
+fn block_thread(cx: &mut FnCx) -> (String, String) {
     let sreg = |cx: &mut FnCx, reg: &str| {
         let f = format!("llvm.nvvm.read.ptx.sreg.{reg}");
         cx.declare(&f, || format!("declare i32 @{f}()"));
@@ -155,13 +152,56 @@ fn warp_lanes(cx: &mut FnCx) -> (String, String, String) {
     };
     let (tx, ty, tz) = (sreg(cx, "tid.x"), sreg(cx, "tid.y"), sreg(cx, "tid.z"));
     let (nx, ny, nz) = (sreg(cx, "ntid.x"), sreg(cx, "ntid.y"), sreg(cx, "ntid.z"));
-    // The thread's linear index in its block, and the block's size.
     let l = cx.w.val(format!("mul i32 {ny}, {tz}"));
     let l = cx.w.val(format!("add i32 {l}, {ty}"));
     let l = cx.w.val(format!("mul i32 {nx}, {l}"));
     let lin = cx.w.val(format!("add i32 {l}, {tx}"));
     let n = cx.w.val(format!("mul i32 {nx}, {ny}"));
     let n = cx.w.val(format!("mul i32 {n}, {nz}"));
+    (lin, n)
+}
+
+/// Zeroes the `len` elements of type `t` of a `gpu.workgroup_alloc` buffer
+/// at `data`, the block's threads taking every `n`-th element, then waits
+/// at a barrier: shared memory starts undefined on the hardware, and the
+/// op's buffer starts zeroed (as in the interpreter). The op stands
+/// directly in the kernel's body, so every thread of the block reaches
+/// this barrier.
+fn zero_shared(cx: &mut FnCx, data: &str, t: Ty, len: i64) {
+    let (lin, n) = block_thread(cx);
+    let head = cx.w.block(&[Ty::I32]);
+    let body = cx.w.block(&[]);
+    let done = cx.w.block(&[]);
+    cx.w.jump(&head, &[lin]);
+    let k = cx.w.start(&head).remove(0);
+    let more = cx.w.val(format!("icmp ult i32 {k}, {len}"));
+    cx.w.brif(&more, &body, &[], &done, &[]);
+    cx.w.start(&body);
+    let k64 = cx.w.val(format!("zext i32 {k} to i64"));
+    let a = cx.w.elem_addr(data, &k64, t.bytes(), Some(t));
+    let tn = t.name();
+    let p = cx.w.val(format!("bitcast i8* {a} to {tn}*"));
+    cx.w.line(format!(
+        "store {tn} zeroinitializer, {tn}* {p}, align {}",
+        t.bytes()
+    ));
+    let next = cx.w.val(format!("add i32 {k}, {n}"));
+    cx.w.jump(&head, &[next]);
+    cx.w.start(&done);
+    cx.declare("llvm.nvvm.barrier0", || {
+        "declare void @llvm.nvvm.barrier0()".into()
+    });
+    cx.w.line("call void @llvm.nvvm.barrier0()");
+}
+
+/// The calling thread's lane and the lanes of its warp that exist, as
+/// `i32` values `(member mask, lane, existing lanes)`.
+///
+/// A block whose size is not a multiple of 32 ends in a partial warp, whose
+/// missing lanes must be neither named in the member mask nor read: on the
+/// hardware such a read gives an undefined value with the valid flag set.
+fn warp_lanes(cx: &mut FnCx) -> (String, String, String) {
+    let (lin, n) = block_thread(cx);
     // Lanes of this warp that exist: min(32, n - warp base), at least 1.
     let base = cx.w.val(format!("and i32 {lin}, -32"));
     let left = cx.w.val(format!("sub i32 {n}, {base}"));
