@@ -144,15 +144,21 @@ impl Device for Cuda {
         };
         match (dev(dst), dev(src)) {
             (Some(d), None) => {
-                let items: Vec<RtValue> = match src {
-                    RtValue::Vec(v) => v.as_ref().clone(),
-                    RtValue::Arr(a) => a.borrow().clone(),
+                // Encoded straight from the host values: a copy of them first
+                // (24 bytes an element) cost more than the transfer itself.
+                let host;
+                let items: &[RtValue] = match src {
+                    RtValue::Vec(v) => v,
+                    RtValue::Arr(a) => {
+                        host = a.borrow();
+                        &host
+                    }
                     _ => return Err("source is not a buffer or vector".into()),
                 };
                 if items.len() != d.len {
                     return Err(mismatch(d.len, items.len()));
                 }
-                let bytes = encode(&items, elem)?;
+                let bytes = encode(items, elem)?;
                 let mut slot = d.data.borrow_mut();
                 let s = slot.as_mut().ok_or("use of a released device buffer")?;
                 self.stream
