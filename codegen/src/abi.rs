@@ -44,7 +44,8 @@ pub const HDR_CAP: i32 = 16;
 /// The Cranelift type of a scalar L0 type.
 pub fn scalar(t: &Type) -> Option<CType> {
     Some(match t {
-        Type::I1 | Type::I8 => types::I8,
+        // `i0` is carried in a byte that always holds 0.
+        Type::I0 | Type::I1 | Type::I8 => types::I8,
         Type::I16 => types::I16,
         Type::I32 => types::I32,
         Type::I64 | Type::Index => types::I64,

@@ -17,6 +17,7 @@ use crate::runtime;
 fn scalar_word(v: &RtValue, t: &Type) -> Option<u64> {
     Some(match (t, v) {
         (Type::I1, RtValue::Bool(b)) => *b as u64,
+        (Type::I0, RtValue::Int(_)) => 0,
         (Type::I8 | Type::I16 | Type::I32 | Type::I64 | Type::Index, RtValue::Int(i)) => *i as u64,
         (Type::F32, RtValue::F32(x)) => x.to_bits() as u64,
         (Type::F64, RtValue::F64(x)) => x.to_bits(),
@@ -83,6 +84,7 @@ pub fn marshal(
 /// `p` must be readable for the scalar's size.
 unsafe fn read_scalar(p: *const u8, t: &Type) -> RtValue {
     match t {
+        Type::I0 => RtValue::Int(0),
         Type::I1 => RtValue::Bool(p.read() != 0),
         Type::I8 => RtValue::Int((p as *const i8).read() as i64),
         Type::I16 => RtValue::Int((p as *const i16).read_unaligned() as i64),

@@ -112,6 +112,7 @@ impl Attribute {
 /// (`i1` keeps 0 or 1). Non-integer types leave `v` unchanged.
 pub fn wrap_int(v: i64, ty: &Type) -> i64 {
     match ty.int_width() {
+        Some(0) => 0,
         Some(1) => v & 1,
         Some(w) if w < 64 => (v << (64 - w)) >> (64 - w),
         _ => v,

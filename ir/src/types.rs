@@ -15,6 +15,8 @@ use crate::attributes::Attribute;
 /// [`Type::Dialect`], so the core never names a dialect.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub enum Type {
+    /// MLIR's zero-width integer: its only value is 0.
+    I0,
     /// 1-bit boolean.
     I1,
     /// 8-bit two's-complement integer (wrapping).
@@ -177,11 +179,11 @@ impl Type {
             params,
         }))
     }
-    /// True for `i1`, `i8`, `i16`, `i32`, `i64`, `index`.
+    /// True for `i0`, `i1`, `i8`, `i16`, `i32`, `i64`, `index`.
     pub fn is_integer(&self) -> bool {
         matches!(
             self,
-            Type::I1 | Type::I8 | Type::I16 | Type::I32 | Type::I64 | Type::Index
+            Type::I0 | Type::I1 | Type::I8 | Type::I16 | Type::I32 | Type::I64 | Type::Index
         )
     }
     /// True for `f32`, `f64`.
@@ -195,6 +197,7 @@ impl Type {
     /// Bit width of an integer type (`index` is 64).
     pub fn int_width(&self) -> Option<u32> {
         match self {
+            Type::I0 => Some(0),
             Type::I1 => Some(1),
             Type::I8 => Some(8),
             Type::I16 => Some(16),
@@ -222,6 +225,7 @@ impl Type {
 impl fmt::Display for Type {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Type::I0 => f.write_str("i0"),
             Type::I1 => f.write_str("i1"),
             Type::I8 => f.write_str("i8"),
             Type::I16 => f.write_str("i16"),

@@ -57,6 +57,10 @@ fn parse_scalar(t: &str, ty: &Type) -> Result<RtValue, String> {
             "false" | "0" => Ok(RtValue::Bool(false)),
             _ => Err(bad()),
         },
+        Type::I0 => match t {
+            "0" => Ok(RtValue::Int(0)),
+            _ => Err(bad()),
+        },
         Type::I8 => t
             .parse::<i8>()
             .map(|v| RtValue::Int(v as i64))

@@ -41,7 +41,7 @@ pub struct Cuda {
 /// Bytes per element of scalar `t` (as the kernels store it).
 fn elem_size(t: &Type) -> usize {
     match t {
-        Type::I1 | Type::I8 => 1,
+        Type::I0 | Type::I1 | Type::I8 => 1,
         Type::I16 => 2,
         Type::I32 | Type::F32 => 4,
         _ => 8,
@@ -52,6 +52,7 @@ fn encode(items: &[RtValue], t: &Type) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(items.len() * elem_size(t));
     for x in items {
         match (t, x) {
+            (Type::I0, _) => out.push(0),
             (Type::I1, v) => out.push(v.as_bool().ok_or("expected a boolean")? as u8),
             (Type::I8, v) => out.push(v.as_int().ok_or("expected an integer")? as u8),
             (Type::I16, v) => {
@@ -73,6 +74,7 @@ fn decode(bytes: &[u8], t: &Type) -> Vec<RtValue> {
     bytes
         .chunks_exact(n)
         .map(|c| match t {
+            Type::I0 => RtValue::Int(0),
             Type::I1 => RtValue::Bool(c[0] != 0),
             Type::I8 => RtValue::Int(c[0] as i8 as i64),
             Type::I16 => RtValue::Int(i16::from_le_bytes(c.try_into().unwrap()) as i64),
@@ -247,7 +249,7 @@ impl Device for Cuda {
                 Type::F32 => f32s.push(a.as_f64().ok_or_else(bad)? as f32),
                 Type::I1 => u8s.push(a.as_bool().ok_or_else(bad)? as u8),
                 Type::I32 => i32s.push(a.as_int().ok_or_else(bad)? as i32),
-                Type::I8 | Type::I16 => {
+                Type::I0 | Type::I8 | Type::I16 => {
                     return Err(format!(
                     "kernel '@{name}' takes a scalar '{t}' parameter, which launches do not pass"
                 ))

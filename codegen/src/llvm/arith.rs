@@ -448,6 +448,7 @@ fn int_result(cx: &mut FnCx, ty: &Type, r: String) -> String {
 fn constant(cx: &mut FnCx, op: OpId, ty: &Type) -> Result<String, Diagnostic> {
     let a = cx.ctx.attr(op, "value").cloned();
     Ok(match (ty, a) {
+        (Type::I0, Some(Attribute::Int(..))) => "0".to_string(),
         (Type::I1, Some(Attribute::Bool(b))) => (b as i64).to_string(),
         (Type::I1, Some(Attribute::Int(v, _))) => (v & 1).to_string(),
         (Type::I8, Some(Attribute::Int(v, _))) => (v as i8).to_string(),

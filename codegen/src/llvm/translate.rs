@@ -37,7 +37,8 @@ pub(crate) fn parts(t: &Type) -> SmallVec<[Ty; 3]> {
 /// The LLVM type of a scalar L0 type.
 pub(crate) fn scalar(t: &Type) -> Option<Ty> {
     Some(match t {
-        Type::I1 | Type::I8 => Ty::I8,
+        // `i0` is carried in a byte that always holds 0.
+        Type::I0 | Type::I1 | Type::I8 => Ty::I8,
         Type::I16 => Ty::I16,
         Type::I32 => Ty::I32,
         Type::I64 | Type::Index => Ty::I64,
@@ -466,7 +467,15 @@ impl<'a> FnCx<'a> {
             "func" if name == "func.call" => super::scf::call(self, op),
             "vec" | "mat" | "arr" => super::mem::emit(self, op, name),
             _ => Err(self.unsupported(op)),
+        }?;
+        // An `i0` result is 0, whatever the op computed in its carrier byte
+        // (a truncation to `i0`, say); the op still ran, so its faults stay.
+        for &r in self.ctx.results(op) {
+            if *self.ctx.ty(r) == Type::I0 {
+                self.set(r, &["0".to_string()]);
+            }
         }
+        Ok(())
     }
 
     // ----- buffers -------------------------------------------------------

@@ -451,6 +451,7 @@ fn int_result(cx: &mut FnCx, ty: &Type, r: Value) -> Value {
 fn constant(cx: &mut FnCx, op: OpId, ty: &Type) -> Result<Value, Diagnostic> {
     let a = cx.ctx.attr(op, "value").cloned();
     Ok(match (ty, a) {
+        (Type::I0, Some(Attribute::Int(..))) => cx.iconst(I8, 0),
         (Type::I1, Some(Attribute::Bool(b))) => cx.iconst(I8, b as i64),
         (Type::I1, Some(Attribute::Int(v, _))) => cx.iconst(I8, v & 1),
         (Type::I8, Some(Attribute::Int(v, _))) => cx.iconst(I8, v),

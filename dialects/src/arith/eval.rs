@@ -22,6 +22,7 @@ pub enum Scalar {
 /// (`i1`: `0` or `-1`). Other types leave `v` unchanged.
 pub fn sext(v: i64, ty: &Type) -> i64 {
     match ty.int_width() {
+        Some(0) => 0,
         Some(w) if w < 64 => (v << (64 - w)) >> (64 - w),
         _ => v,
     }
@@ -30,6 +31,7 @@ pub fn sext(v: i64, ty: &Type) -> i64 {
 /// `v` as an unsigned number of the width of `ty`.
 pub fn zext(v: i64, ty: &Type) -> u64 {
     match ty.int_width() {
+        Some(0) => 0,
         Some(w) if w < 64 => (v as u64) & ((1u64 << w) - 1),
         _ => v as u64,
     }
@@ -255,6 +257,7 @@ impl Cast {
 /// `f64` first converts the same: the widening is exact.)
 pub fn saturate_signed(x: f64, w: u32) -> i64 {
     match w {
+        0 => 0,
         8 => x as i8 as i64,
         16 => x as i16 as i64,
         32 => x as i32 as i64,
@@ -265,6 +268,7 @@ pub fn saturate_signed(x: f64, w: u32) -> i64 {
 /// `x` toward zero, saturated to `[0, 2^w - 1]` (NaN gives 0).
 pub fn saturate_unsigned(x: f64, w: u32) -> u64 {
     match w {
+        0 => 0,
         8 => x as u8 as u64,
         16 => x as u16 as u64,
         32 => x as u32 as u64,

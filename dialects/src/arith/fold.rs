@@ -81,9 +81,10 @@ pub fn fold_binary<const K: u8>(ctx: &Context, st: &OpState) -> Folded {
     let (a, b) = (scalar(ctx, x, ty), scalar(ctx, y, ty));
     let shift = matches!(op, Bin::ShLI | Bin::ShRSI | Bin::ShRUI);
     if let (Some(a), Some(b)) = (a, b) {
-        // A shift by the width or more is undefined in MLIR: not folded.
+        // A shift by the width or more is undefined in MLIR: not folded,
+        // except at `i0`, where every value, shifted or not, is 0.
         let amount = b.int().map(|v| eval::zext(v, ty));
-        if shift && amount.is_none_or(|n| n >= eval::width(ty) as u64) {
+        if shift && *ty != Type::I0 && amount.is_none_or(|n| n >= eval::width(ty) as u64) {
             return None;
         }
         return eval::binary(op, ty, a, b)

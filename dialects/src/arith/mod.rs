@@ -480,6 +480,10 @@ fn print_constant(p: &mut Printer, op: OpId) -> std::fmt::Result {
 /// for hex literals or widths below 64 also the unsigned one.
 fn int_literal(v: i128, ty: &Type) -> Option<i64> {
     let w = ty.int_width()?;
+    if w == 0 {
+        // `i0`'s only value.
+        return (v == 0).then_some(0);
+    }
     let min = -(1i128 << (w - 1));
     let max = (1i128 << w) - 1;
     (min..=max)

@@ -276,7 +276,7 @@ fn cmpf_of_int(b: &mut Builder, st: &OpState) -> Rewritten {
     let v = ops[0];
     let ity = ctx.ty(v).clone();
     let w = ity.int_width()?;
-    if ity == Type::Index {
+    if ity == Type::Index || w == 0 {
         return None;
     }
     let precision = match ctx.ty(cast) {
@@ -603,6 +603,9 @@ fn bounds(b: &mut Builder, st: &OpState) -> Rewritten {
     }
     let k = int(b.ctx, y, ty)?;
     let w = eval::width(ty);
+    if w == 0 {
+        return None;
+    }
     let smax = eval::sext((1i64 << (w - 1)).wrapping_sub(1), ty);
     let smin = eval::sext(1i64.wrapping_shl(w - 1), ty);
     let (umax, umin) = (-1i64, 0i64);

@@ -1209,6 +1209,7 @@ impl<'s> Driver<'s, '_> {
         let loc = Self::at(self.pos, &p);
         Ok(match p.as_rule() {
             Rule::scalar_type => match p.as_str() {
+                "i0" => Type::I0,
                 "i1" => Type::I1,
                 "i8" => Type::I8,
                 "i16" => Type::I16,
@@ -1615,6 +1616,14 @@ fn number_attr(text: &str, ty: Option<Type>, loc: Offset) -> PResult<Attribute> 
         }
         None => text.parse().map_err(|_| error(loc, OUT_OF_RANGE))?,
     };
+    if width == 0 {
+        // `i0`: 0 is its only value.
+        return if v == 0 {
+            Ok(Attribute::Int(0, ty))
+        } else {
+            Err(error(loc, OUT_OF_RANGE))
+        };
+    }
     // Decimal: signed range (i32 and i1 also accept their unsigned range);
     // hex: any bit pattern of the width.
     let min = -(1i128 << (width - 1));
@@ -1696,6 +1705,7 @@ mod fast {
                 [b'i', b'1', b'6', ..] => Some((3, Type::I16)),
                 [b'i', b'8', ..] => Some((2, Type::I8)),
                 [b'i', b'1', ..] => Some((2, Type::I1)),
+                [b'i', b'0', ..] => Some((2, Type::I0)),
                 [b'i', b'n', b'd', b'e', b'x', ..] => Some((5, Type::Index)),
                 _ => None,
             };
