@@ -10,7 +10,14 @@
 //! and compute each entry as a left fold from zero of the products, in order
 //! of the inner index (as `vec.dot`).
 //!
+//! `mat.get(m, i, j) {transposed}` is entry `(i, j)` of `transpose(m)`,
+//! that is `m[j][i]`, with the faults of reading the transpose: the row
+//! index `i` is checked first, against `cols(m)`, then the column index `j`
+//! against `rows(m)`, with the same messages.
+//!
 //! Construction-time rewrites: `transpose(transpose(m)) -> m`;
+//! `get(transpose(m), i, j) -> get(m, i, j) {transposed}` (and the
+//! reverse), so reading an entry of a transpose never builds it;
 //! `rows(from(v, r, c)) -> r`, `cols(from(v, r, c)) -> c` (these assume the
 //! `mat.from` is well formed: like deleting an unused pure op, they can
 //! remove its shape fault); `rows(transpose(m)) -> cols(m)`,
@@ -159,9 +166,19 @@ fn interp_cols(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunErro
     Ok(smallvec![RtValue::Int(m.cols as i64)])
 }
 
+/// Whether a `mat.get` reads its matrix transposed (see the module doc).
+pub fn get_is_transposed(ctx: &Context, op: OpId) -> bool {
+    ctx.attr(op, "transposed").is_some()
+}
+
 fn interp_get(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
     let ctx = it.ctx;
     let m = as_mat(ctx, op, &a[0])?;
+    if get_is_transposed(ctx, op) {
+        let i = as_index(ctx, op, &a[1], m.cols, "row index")?;
+        let j = as_index(ctx, op, &a[2], m.rows, "column index")?;
+        return Ok(smallvec![m.data[j * m.cols + i].clone()]);
+    }
     let i = as_index(ctx, op, &a[1], m.rows, "row index")?;
     let j = as_index(ctx, op, &a[2], m.cols, "column index")?;
     Ok(smallvec![m.data[i * m.cols + j].clone()])
@@ -267,6 +284,31 @@ fn rw_transpose(b: &mut Builder, st: &OpState) -> Repl {
     let d = b.ctx.def_op_named(m, "mat.transpose")?;
     let inner = b.ctx.operand(d, 0);
     (Some(b.ctx.ty(inner)) == st.result_types.first()).then(|| smallvec![inner])
+}
+
+/// `get(transpose(m), i, j)` reads `m` transposed: the same entry and the
+/// same faults (the `transposed` flag flips), and no copy of `m`.
+fn rw_get(b: &mut Builder, st: &OpState) -> Repl {
+    let [m, i, j] = st.operands[..] else {
+        return None;
+    };
+    let d = b.ctx.def_op_named(m, "mat.transpose")?;
+    let inner = b.ctx.operand(d, 0);
+    let mut attrs: Vec<(String, ir::Attribute)> = st
+        .attrs
+        .iter()
+        .filter(|(k, _)| k != "transposed")
+        .cloned()
+        .collect();
+    if st.attr("transposed").is_none() {
+        attrs.push(("transposed".into(), ir::Attribute::Unit));
+    }
+    Some(smallvec![b.op1(
+        "mat.get",
+        &[inner, i, j],
+        st.result_types.first()?.clone(),
+        attrs
+    )])
 }
 
 fn rw_dim(b: &mut Builder, st: &OpState, from_operand: usize, other: &str) -> Repl {
@@ -423,7 +465,8 @@ pub fn register(r: &mut Registry) {
             .assembly_format("operands attr-dict : type(first)")
             .infer(crate::util::infer_elem)
             .verify(verify_get)
-            .interpret(interp_get),
+            .interpret(interp_get)
+            .rewrite(rw_get),
     );
     r.register(
         pure("mat.row", "row i as a vector (faults out of bounds)", 2)

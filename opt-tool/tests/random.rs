@@ -663,7 +663,16 @@ impl Gen {
         let from = |r: &str, c: &str| {
             format!("  {d}m = \"mat.from\"({v}, {r}, {c}) : (vec<f64>, index, index) -> mat<f64>\n  {d}t = \"mat.transpose\"({d}m) : (mat<f64>) -> mat<f64>\n")
         };
-        match self.rng.below(3) {
+        match self.rng.below(4) {
+            3 => {
+                // An entry of the transpose (read in place after canonicalize),
+                // out of bounds when %n >= len(v).
+                let t = format!(
+                    "{head}{}  {d}z = \"arith.constant\"() {{value = 0 : index}} : () -> index\n  {d} = \"mat.get\"({d}t, {d}z, %n) : (mat<f64>, index, index) -> f64\n",
+                    from(&format!("{d}n"), &format!("{d}one"))
+                );
+                self.push(d, Ty::F64, t, &[&v]);
+            }
             0 => {
                 let t = format!(
                     "{head}{}  {d}p = \"mat.mul\"({d}t, {d}m) : (mat<f64>, mat<f64>) -> mat<f64>\n  {d}z = \"arith.constant\"() {{value = 0 : index}} : () -> index\n  {d} = \"mat.get\"({d}p, {d}z, {d}z) : (mat<f64>, index, index) -> f64\n",

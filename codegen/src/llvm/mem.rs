@@ -136,20 +136,24 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
         ("mat.get", Some(r)) => {
             let m = cx.get(ops[0]);
             let (i, j) = (cx.get1(ops[1]), cx.get1(ops[2]));
+            // Transposed: entry (i, j) of transpose(m), checked as such.
+            let t = dialects::mat::get_is_transposed(ctx, op);
+            let (rows, cols) = if t { (&m[2], &m[1]) } else { (&m[1], &m[2]) };
             bounds(
                 cx,
                 op,
                 &i,
-                &m[1],
+                rows,
                 "row index {0} out of bounds for length {1}",
             );
             bounds(
                 cx,
                 op,
                 &j,
-                &m[2],
+                cols,
                 "column index {0} out of bounds for length {1}",
             );
+            let (i, j) = if t { (j, i) } else { (i, j) };
             let row = cx.w.val(format!("mul i64 {i}, {}", m[2]));
             let k = cx.w.val(format!("add i64 {row}, {j}"));
             let x = load_elem(cx, &elem_of(ctx.ty(ops[0])), &m[0], &k);
