@@ -18,6 +18,10 @@ pub struct AstModule {
     pub ops: Vec<AstOp>,
     /// Offset of the `module` keyword, or 0 when the wrapper was omitted.
     pub loc: Offset,
+    /// The wrapper's symbol name (`module @name { ... }`), if any.
+    pub name: Option<String>,
+    /// The wrapper's attributes (`module attributes {...} { ... }`).
+    pub attrs: Vec<AstAttrEntry>,
 }
 
 /// One result group on the left of `=`: `%a` (count 1) or `%a:2` (count 2).

@@ -87,6 +87,8 @@ pub fn build_module(
         ctx.reserve_names(s.text.len() / 6);
     }
     ctx.source = source;
+    ctx.module_name = ast.name.clone();
+    ctx.module_attrs = attrs_of(&ast.attrs);
     let mut scopes = Scopes {
         frames: vec![(Scopes::table(0), true)],
     };

@@ -184,6 +184,10 @@ pub struct Context {
     registry: Rc<Registry>,
     /// The module's body block (top-level operations).
     pub top: BlockId,
+    /// The module's symbol name (`module @name`), printed back.
+    pub module_name: Option<String>,
+    /// The module's attributes (`module attributes {...}`), printed back.
+    pub module_attrs: Vec<(String, crate::Attribute)>,
     /// The source text, for diagnostics.
     pub source: Option<Rc<Source>>,
     pub(crate) gvn: crate::builder::GvnTable,
@@ -200,6 +204,8 @@ impl Context {
             regions: Vec::new(),
             registry,
             top: BlockId(0),
+            module_name: None,
+            module_attrs: Vec::new(),
             source: None,
             gvn: Default::default(),
             names: Names::default(),

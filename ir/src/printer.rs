@@ -487,7 +487,19 @@ impl<'a> Printer<'a> {
 
     /// Writes the whole module: `module { ... }`.
     pub fn module(&mut self) {
-        self.out.push_str("module {");
+        self.out.push_str("module ");
+        if let Some(n) = &self.ctx.module_name {
+            self.out.push('@');
+            self.out.push_str(n);
+            self.out.push(' ');
+        }
+        if !self.ctx.module_attrs.is_empty() {
+            self.out.push_str("attributes");
+            let attrs = self.ctx.module_attrs.clone();
+            self.attr_list(&attrs);
+            self.out.push(' ');
+        }
+        self.out.push('{');
         self.indent += 1;
         for op in self.ctx.iter_block(self.ctx.top) {
             self.newline();

@@ -658,11 +658,29 @@ impl<'s> Driver<'s, '_> {
         self.skip_ws();
         let mut loc = 0;
         let mut module = false;
+        let (mut name, mut attrs) = (None, Vec::new());
         let rest = &self.src.as_bytes()[self.pos..];
         if rest.starts_with(b"module") && !rest.get(6).is_some_and(|&c| is_ident_cont(c)) {
             loc = self.pos;
             self.pos += 6;
             self.skip_ws();
+            // MLIR's `module @name attributes {...} {`.
+            if self.peek() == Some(b'@') {
+                let p = self.run(Rule::symbol)?;
+                name = Some(p.as_str()[1..].to_string());
+                self.pos += p.as_span().end();
+                self.skip_ws();
+            }
+            let rest = &self.src.as_bytes()[self.pos..];
+            if rest.starts_with(b"attributes") && !rest.get(10).is_some_and(|&c| is_ident_cont(c)) {
+                self.pos += 10;
+                self.skip_ws();
+                let base = self.pos;
+                let p = self.run(Rule::attr_dict)?;
+                self.pos += p.as_span().end();
+                attrs = self.attr_dict(base, p)?;
+                self.skip_ws();
+            }
             if self.peek() != Some(b'{') {
                 return Err(self.expected("'{' after 'module'"));
             }
@@ -674,7 +692,12 @@ impl<'s> Driver<'s, '_> {
             module,
         }];
         match self.drive(stack)? {
-            Done::Module(m) => Ok(AstModule { loc, ..m }),
+            Done::Module(m) => Ok(AstModule {
+                loc,
+                name,
+                attrs,
+                ..m
+            }),
             Done::Region => Err(internal(self.pos)),
         }
     }
@@ -695,6 +718,8 @@ impl<'s> Driver<'s, '_> {
                                 return Ok(Done::Module(AstModule {
                                     ops: std::mem::take(ops),
                                     loc: 0,
+                                    name: None,
+                                    attrs: Vec::new(),
                                 }));
                             }
                             return Err(self.expected("'}'"));
@@ -710,7 +735,12 @@ impl<'s> Driver<'s, '_> {
                                 if self.peek().is_some() {
                                     return Err(self.expected("end of input after module"));
                                 }
-                                return Ok(Done::Module(AstModule { ops, loc: 0 }));
+                                return Ok(Done::Module(AstModule {
+                                    ops,
+                                    loc: 0,
+                                    name: None,
+                                    attrs: Vec::new(),
+                                }));
                             }
                             self.pos += 1;
                             let Some(Frame::Region {
