@@ -468,8 +468,13 @@ pub fn check_nesting(src: &str) -> Result<(), SyntaxError> {
 
 /// What an op list is currently collecting into.
 enum Frame {
-    /// The file's top level (`module` tells whether a `module {` wrapper is open).
-    Top { ops: Vec<AstOp>, module: bool },
+    /// The file's top level (`module` tells whether a `module {` wrapper is
+    /// open; `generic`, whether it is MLIR's `"builtin.module"() ({`).
+    Top {
+        ops: Vec<AstOp>,
+        module: bool,
+        generic: bool,
+    },
     /// The blocks of a region being read (`stream`: the region
     /// [`stream_region`] reads, whose ops and labels go to the sink).
     Region {
@@ -658,9 +663,23 @@ impl<'s> Driver<'s, '_> {
         self.skip_ws();
         let mut loc = 0;
         let mut module = false;
+        let mut generic = false;
         let (mut name, mut attrs) = (None, Vec::new());
         let rest = &self.src.as_bytes()[self.pos..];
-        if rest.starts_with(b"module") && !rest.get(6).is_some_and(|&c| is_ident_cont(c)) {
+        if rest.starts_with(b"\"builtin.module\"") {
+            // MLIR's generic form: `"builtin.module"() ({ ... }) {attrs} : () -> ()`.
+            loc = self.pos;
+            self.pos += "\"builtin.module\"".len();
+            for p in [b'(', b')', b'(', b'{'] {
+                self.skip_ws();
+                if self.peek() != Some(p) {
+                    return Err(self.expected(&format!("'{}'", p as char)));
+                }
+                self.pos += 1;
+            }
+            module = true;
+            generic = true;
+        } else if rest.starts_with(b"module") && !rest.get(6).is_some_and(|&c| is_ident_cont(c)) {
             loc = self.pos;
             self.pos += 6;
             self.skip_ws();
@@ -690,16 +709,57 @@ impl<'s> Driver<'s, '_> {
         let stack = vec![Frame::Top {
             ops: Vec::new(),
             module,
+            generic,
         }];
         match self.drive(stack)? {
-            Done::Module(m) => Ok(AstModule {
-                loc,
-                name,
-                attrs,
-                ..m
-            }),
+            Done::Module(mut m) => {
+                if generic {
+                    // The generic form's attributes: `sym_name` is the name.
+                    let sym = m.attrs.iter().position(|e| e.name == "sym_name");
+                    if let Some(k) = sym {
+                        match m.attrs.remove(k).value {
+                            Attribute::Str(s) => name = Some(s),
+                            _ => return Err(error(loc, "'sym_name' of a module must be a string")),
+                        }
+                    }
+                    attrs = std::mem::take(&mut m.attrs);
+                }
+                Ok(AstModule {
+                    loc,
+                    name,
+                    attrs,
+                    ..m
+                })
+            }
             Done::Region => Err(internal(self.pos)),
         }
+    }
+
+    /// The rest of MLIR's generic module after its region's `}`:
+    /// `) {attrs} : () -> ()`; returns the attributes.
+    fn generic_module_tail(&mut self) -> PResult<Vec<AstAttrEntry>> {
+        self.skip_ws();
+        if self.peek() != Some(b')') {
+            return Err(self.expected("')'"));
+        }
+        self.pos += 1;
+        self.skip_ws();
+        let mut attrs = Vec::new();
+        if self.peek() == Some(b'{') {
+            let base = self.pos;
+            let p = self.run(Rule::attr_dict)?;
+            self.pos += p.as_span().end();
+            attrs = self.attr_dict(base, p)?;
+            self.skip_ws();
+        }
+        for tok in [":", "(", ")", "->", "(", ")"] {
+            self.skip_ws();
+            if !self.src.as_bytes()[self.pos..].starts_with(tok.as_bytes()) {
+                return Err(self.expected(&format!("'{tok}'")));
+            }
+            self.pos += tok.len();
+        }
+        Ok(attrs)
     }
 
     /// Runs the op-list state machine on `stack` until its bottom frame ends.
@@ -714,7 +774,10 @@ impl<'s> Driver<'s, '_> {
                     let in_region = matches!(frame, Frame::Region { .. });
                     match self.peek() {
                         None => {
-                            if let Frame::Top { ops, module: false } = frame {
+                            if let Frame::Top {
+                                ops, module: false, ..
+                            } = frame
+                            {
                                 return Ok(Done::Module(AstModule {
                                     ops: std::mem::take(ops),
                                     loc: 0,
@@ -725,12 +788,22 @@ impl<'s> Driver<'s, '_> {
                             return Err(self.expected("'}'"));
                         }
                         Some(b'}') => {
-                            if let Frame::Top { ops, module } = frame {
+                            if let Frame::Top {
+                                ops,
+                                module,
+                                generic,
+                            } = frame
+                            {
                                 if !*module {
                                     return Err(error(self.pos, "unexpected '}'"));
                                 }
-                                let ops = std::mem::take(ops);
+                                let (ops, generic) = (std::mem::take(ops), *generic);
                                 self.pos += 1;
+                                let attrs = if generic {
+                                    self.generic_module_tail()?
+                                } else {
+                                    Vec::new()
+                                };
                                 self.skip_ws();
                                 if self.peek().is_some() {
                                     return Err(self.expected("end of input after module"));
@@ -739,7 +812,7 @@ impl<'s> Driver<'s, '_> {
                                     ops,
                                     loc: 0,
                                     name: None,
-                                    attrs: Vec::new(),
+                                    attrs,
                                 }));
                             }
                             self.pos += 1;
