@@ -98,6 +98,10 @@ pub struct AstRegion {
     /// An op the builder appends to the region's last block unless that block
     /// already ends in one (MLIR's implicit terminator, e.g. `scf.yield`).
     pub implicit_terminator: Option<&'static str>,
+    /// An op the builder puts in a region written without any block
+    /// (`{}`), which would otherwise be one empty block
+    /// ([`crate::spec::OpSpec::empty_region_terminator`]).
+    pub empty_terminator: Option<&'static str>,
 }
 
 impl AstRegion {
@@ -108,6 +112,7 @@ impl AstRegion {
             loc,
             lazy_end: None,
             implicit_terminator: None,
+            empty_terminator: None,
         }
     }
 }

@@ -181,9 +181,15 @@ fn build_op(
                 regions: g
                     .regions
                     .iter()
-                    .map(|r| ParsedRegion {
-                        region: r.clone(),
-                        entry_args: None,
+                    .map(|r| {
+                        let mut region = r.clone();
+                        if g.result_types.is_empty() {
+                            region.empty_terminator = spec.empty_region_terminator;
+                        }
+                        ParsedRegion {
+                            region,
+                            entry_args: None,
+                        }
                     })
                     .collect(),
             }
@@ -346,9 +352,21 @@ fn build_region(
     }
     if pr.region.blocks.is_empty() {
         // `{}`: a region with one empty block, so that the verifier reports a
-        // missing terminator at the op instead of failing elsewhere.
+        // missing terminator at the op instead of failing elsewhere; or,
+        // where the op's spec gives one, a block holding its terminator.
         let b = ctx.new_block();
         ctx.push_block(r, b);
+        if let Some(term) = pr.region.empty_terminator {
+            let op = AstOp {
+                results: vec![],
+                name: term.to_string(),
+                loc: pr.region.loc,
+                body: AstOpBody::Custom(vec![]),
+            };
+            scopes.frames.push((Scopes::table(0), isolated));
+            build_op(ctx, scopes, &op, b)?;
+            scopes.frames.pop();
+        }
     }
     Ok(r)
 }
@@ -564,12 +582,26 @@ fn stream_region(
     parsed.map_err(|e| diag(e.offset, e.message))?;
     let _ = end;
     match (block, pr.region.implicit_terminator) {
-        (None, None) => {
+        (None, None) => match pr.region.empty_terminator {
+            // `{}` where the op's spec gives a terminator: a block with it.
+            Some(term) => {
+                let b = start_block(ctx, scopes, &mut block, None, pr.region.loc)?;
+                let op = AstOp {
+                    results: vec![],
+                    name: term.to_string(),
+                    loc: pr.region.loc,
+                    body: AstOpBody::Custom(vec![]),
+                };
+                build_op(ctx, scopes, &op, b)?;
+                scopes.frames.pop();
+            }
             // `{}`: one empty block (the verifier then reports the missing
             // terminator at the op).
-            let b = ctx.new_block();
-            ctx.push_block(r, b);
-        }
+            None => {
+                let b = ctx.new_block();
+                ctx.push_block(r, b);
+            }
+        },
         (b, Some(term)) => {
             let b = match b {
                 Some(b) => b,

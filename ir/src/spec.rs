@@ -209,6 +209,12 @@ pub struct OpSpec {
     /// Result types from operand types and attributes (MLIR's
     /// `InferTypeOpInterface`), for formats that do not write them.
     pub infer: Option<InferFn>,
+    /// MLIR's `SingleBlockImplicitTerminator` as its generic form uses it:
+    /// a region written without any block (`{}`) in the generic form of an
+    /// op without results gets one block holding just this terminator (an
+    /// `scf.if` without an else, as `mlir-opt --mlir-print-op-generic`
+    /// writes it).
+    pub empty_region_terminator: Option<&'static str>,
 }
 
 impl OpSpec {
@@ -234,7 +240,13 @@ impl OpSpec {
             generic_attrs: None,
             parse_generic_attrs: None,
             mlir_name: None,
+            empty_region_terminator: None,
         }
+    }
+    /// Sets [`OpSpec::empty_region_terminator`].
+    pub fn empty_region_terminator(mut self, term: &'static str) -> Self {
+        self.empty_region_terminator = Some(term);
+        self
     }
     /// Sets the operand arity.
     pub fn operands(mut self, a: Arity) -> Self {

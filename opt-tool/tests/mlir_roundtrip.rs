@@ -142,6 +142,15 @@ fn mlir_opt_reads_l0_output_and_l0_reads_it_back() {
                     }
                 }
             }
+            // mlir-opt's generic form too, module wrapper included.
+            let args = ["--split-input-file", "--mlir-print-op-generic"];
+            if let Ok(back) = pipe(&mlir, &args, text) {
+                if let Err(e) = pipe(&l0, &["-", "--split-input-file"], &back) {
+                    failures.push(format!(
+                        "{rel} ({form} form): l0-opt rejects mlir-opt's generic output:\n{e}\n--- mlir-opt's output:\n{back}"
+                    ));
+                }
+            }
         }
         checked.push(rel);
     }

@@ -335,6 +335,7 @@ pub fn register(r: &mut Registry) {
         .regions(Arity::Exactly(2))
         .traits(Traits::RECURSIVELY_PURE | Traits::REGIONS_NEED_TERMINATOR)
         .verify(if_op::verify)
+        .empty_region_terminator("scf.yield")
         .rewrite(if_op::fold_constant_condition)
         .rewrite(if_op::simplify_results)
         .rewrite(if_op::to_select)

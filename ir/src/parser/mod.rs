@@ -677,6 +677,16 @@ impl<'s> Driver<'s, '_> {
                 }
                 self.pos += 1;
             }
+            // An empty body is printed as a bare entry label `^bb0:`.
+            self.skip_ws();
+            if self.peek() == Some(b'^') {
+                let rest = &self.src.as_bytes()[self.pos + 1..];
+                let n = rest.iter().take_while(|&&c| is_ident_cont(c)).count();
+                if n == 0 || rest.get(n) != Some(&b':') {
+                    return Err(self.expected("a module body without block arguments"));
+                }
+                self.pos += 1 + n + 1;
+            }
             module = true;
             generic = true;
         } else if rest.starts_with(b"module") && !rest.get(6).is_some_and(|&c| is_ident_cont(c)) {
