@@ -7,7 +7,8 @@
 //! iota/fill, elementwise ops; each of which `fuse` views as a `gen.loop`),
 //! variables, records, buffers read and written through aliases
 //! (selects, branch results, buffers swapped by a loop, a call), matrices
-//! (`mat.from`, transposes, products, rows), calls of helper functions,
+//! (`mat.from`, transposes, products, rows), `scf.index_switch`, calls of
+//! helper functions,
 //! sizes computed at run time (negative ones fault on purpose), and
 //! inputs of random lengths, equal or not, so that some programs fault on purpose
 //! (size mismatches, out-of-bounds reads). Floats stay dyadic with few bits (inputs
@@ -299,7 +300,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(39);
+        let r = self.rng.below(40);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -518,6 +519,7 @@ impl Gen {
             35 => self.shifted_reads(d),
             36 => self.computed_size(d),
             37 => self.group_reduce(d),
+            38 => self.switch(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -530,6 +532,24 @@ impl Gen {
 }
 
 impl Gen {
+    /// An `scf.index_switch` on an index (a parameter or a computed one)
+    /// whose cases compute, read a vector at the switch value (out of
+    /// bounds on purpose at times) or yield an outer value.
+    fn switch(&mut self, d: String) {
+        let (Some(a), Some(b), Some(v)) =
+            (self.any(Ty::F64), self.any(Ty::F64), self.any(Ty::VF64))
+        else {
+            return;
+        };
+        let i = self.any(Ty::Idx).unwrap_or_else(|| "%n".to_string());
+        let c1 = *self.rng.pick(&[0i64, 1, 2]);
+        let c2 = c1 + 1 + *self.rng.pick(&[0i64, 1, 3]);
+        let t = format!(
+            "  {d} = scf.index_switch {i} -> f64\n  case {c1} {{\n    {d}t = arith.addf {a}, {b} : f64\n    scf.yield {d}t : f64\n  }}\n  case {c2} {{\n    {d}g = vec.get {v}, {i} : vec<f64>\n    scf.yield {d}g : f64\n  }}\n  default {{\n    scf.yield {b} : f64\n  }}\n"
+        );
+        self.push(d, Ty::F64, t, &[&a, &b, &v, &i]);
+    }
+
     /// A variable set under a condition, read back (mem2reg: an `scf.if`
     /// result), maybe read by a map before the set.
     fn var_conditional(&mut self, d: String) {
@@ -1155,12 +1175,13 @@ fn random_programs_agree_everywhere() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join(format!("work-{}.ir", std::process::id()));
     let started = Instant::now();
-    let (mut faulted, mut runs, mut records, mut buffers) = (0, 0, 0, 0);
+    let (mut faulted, mut runs, mut records, mut buffers, mut switches) = (0, 0, 0, 0, 0);
     for seed in first..first + count {
         let (p, args) = generate(seed);
         runs += 1 + configs().len();
         records += p.text().contains("struct.new") as u32;
         buffers += p.text().contains("arr.from_vec") as u32;
+        switches += p.text().contains("scf.index_switch") as u32;
         if let Some((config, why)) = disagreement(&p, &args, &file, None) {
             let small = reduce(p, &args, &file, &config);
             let repro = dir.join(format!("seed-{seed}.ir"));
@@ -1203,7 +1224,7 @@ fn random_programs_agree_everywhere() {
     let _ = std::fs::remove_file(&file);
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers), {runs} runs in {secs:.1} s: {:.0} programs/minute",
+        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches), {runs} runs in {secs:.1} s: {:.0} programs/minute",
         count as f64 * 60.0 / secs
     );
     assert!(
@@ -1217,5 +1238,9 @@ fn random_programs_agree_everywhere() {
     assert!(
         count < 40 || buffers > 0,
         "no program used buffers: the generator is broken"
+    );
+    assert!(
+        count < 40 || switches > 0,
+        "no program used scf.index_switch: the generator is broken"
     );
 }
