@@ -396,6 +396,25 @@ fn interp_func(
 }
 
 /// Registers `func.func`, `func.return`, `func.call`.
+/// `func.func`'s generic-form attributes: as stored.
+fn func_generic_attrs(ctx: &Context, op: OpId) -> Vec<(String, Attribute)> {
+    ctx.op(op).attrs.iter().cloned().collect()
+}
+
+/// Reads `func.func`'s generic attributes in the order its custom form
+/// stores them (`sym_name`, `function_type`, `sym_visibility`, then the
+/// others as written), so that both forms build the same op and print the
+/// same: MLIR writes them sorted by name.
+fn func_parse_generic_attrs(_: &str, attrs: &mut [(String, Attribute)]) {
+    let rank = |k: &str| match k {
+        "sym_name" => 0,
+        "function_type" => 1,
+        "sym_visibility" => 2,
+        _ => 3,
+    };
+    attrs.sort_by_key(|(k, _)| rank(k));
+}
+
 pub fn register(r: &mut Registry) {
     r.register(
         OpSpec::new(
@@ -406,6 +425,7 @@ pub fn register(r: &mut Registry) {
         .traits(Traits::ISOLATED_FROM_ABOVE | Traits::SYMBOL | Traits::REGIONS_NEED_TERMINATOR)
         .verify(verify_func)
         .interpret(interp_func)
+        .generic_attrs(func_generic_attrs, func_parse_generic_attrs)
         .custom_form(print_func, parse_func),
     );
     r.register(
