@@ -65,6 +65,17 @@ impl Scopes {
     }
 }
 
+/// A terminator without operands named `term` (`scf.yield`), at `loc`, that
+/// the builder adds itself (an implicit terminator, an empty region's).
+fn terminator_op(term: &str, loc: Offset) -> AstOp {
+    AstOp {
+        results: vec![],
+        name: term.to_string(),
+        loc,
+        body: AstOpBody::Custom(vec![]),
+    }
+}
+
 fn diag(loc: Offset, msg: String) -> Diagnostic {
     Diagnostic::syntax(Loc(loc as u32), msg)
 }
@@ -357,14 +368,8 @@ fn build_region(
         let b = ctx.new_block();
         ctx.push_block(r, b);
         if let Some(term) = pr.region.empty_terminator {
-            let op = AstOp {
-                results: vec![],
-                name: term.to_string(),
-                loc: pr.region.loc,
-                body: AstOpBody::Custom(vec![]),
-            };
             scopes.frames.push((Scopes::table(0), isolated));
-            build_op(ctx, scopes, &op, b)?;
+            build_op(ctx, scopes, &terminator_op(term, pr.region.loc), b)?;
             scopes.frames.pop();
         }
     }
@@ -586,13 +591,7 @@ fn stream_region(
             // `{}` where the op's spec gives a terminator: a block with it.
             Some(term) => {
                 let b = start_block(ctx, scopes, &mut block, None, pr.region.loc)?;
-                let op = AstOp {
-                    results: vec![],
-                    name: term.to_string(),
-                    loc: pr.region.loc,
-                    body: AstOpBody::Custom(vec![]),
-                };
-                build_op(ctx, scopes, &op, b)?;
+                build_op(ctx, scopes, &terminator_op(term, pr.region.loc), b)?;
                 scopes.frames.pop();
             }
             // `{}`: one empty block (the verifier then reports the missing
@@ -613,13 +612,7 @@ fn stream_region(
                 let at = last
                     .map(|o| ctx.op(o).loc.0 as Offset)
                     .unwrap_or(pr.region.loc);
-                let op = AstOp {
-                    results: vec![],
-                    name: term.to_string(),
-                    loc: at,
-                    body: AstOpBody::Custom(vec![]),
-                };
-                build_op(ctx, scopes, &op, b)?;
+                build_op(ctx, scopes, &terminator_op(term, at), b)?;
             }
             scopes.frames.pop();
         }

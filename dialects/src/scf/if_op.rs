@@ -9,8 +9,8 @@ use ir::printer::Printer;
 use ir::{Builder, Context, OpId, OpState, Type};
 
 use super::{
-    constant_int, ensure_yield, expect_region_or_empty, inline_region, is_empty_yield_region,
-    region_at, region_is_pure, single_block, terminator_named, yield_of, Values,
+    check_yield_region, constant_int, ensure_yield, expect_region_or_empty, inline_region,
+    is_empty_yield_region, region_at, region_is_pure, single_block, yield_of, Values,
 };
 
 pub(super) fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
@@ -21,16 +21,12 @@ pub(super) fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
         ));
     }
     for (i, &r) in ctx.regions(op).iter().enumerate() {
-        let what = if i == 0 { "'then'" } else { "'else'" };
-        let Some(b) = single_block(ctx, r) else {
-            return Err(format!("{what} region must have exactly one block"));
+        let what = if i == 0 {
+            "'then' region"
+        } else {
+            "'else' region"
         };
-        if !ctx.block_args(b).is_empty() {
-            return Err(format!("{what} region must not have block arguments"));
-        }
-        if terminator_named(ctx, b, "scf.yield").is_none() {
-            return Err(format!("{what} region must end with 'scf.yield'"));
-        }
+        check_yield_region(ctx, r, what)?;
     }
     Ok(())
 }

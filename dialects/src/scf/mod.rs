@@ -115,6 +115,21 @@ fn yield_of(ctx: &Context, r: RegionId) -> Option<(BlockId, OpId)> {
     Some((b, terminator_named(ctx, b, "scf.yield")?))
 }
 
+/// Checks that region `r` is one block without arguments ending in
+/// `scf.yield`; the message names the region as `what` (`'then' region`).
+fn check_yield_region(ctx: &Context, r: RegionId, what: &str) -> Result<(), String> {
+    let Some(b) = single_block(ctx, r) else {
+        return Err(format!("{what} must have exactly one block"));
+    };
+    if !ctx.block_args(b).is_empty() {
+        return Err(format!("{what} must not have block arguments"));
+    }
+    if terminator_named(ctx, b, "scf.yield").is_none() {
+        return Err(format!("{what} must end with 'scf.yield'"));
+    }
+    Ok(())
+}
+
 /// Whether every op of region `r` (at any depth) is free of effects.
 fn region_is_pure(ctx: &Context, r: RegionId) -> bool {
     ctx.region(r).blocks.iter().all(|&b| {

@@ -29,8 +29,8 @@ use ir::printer::Printer;
 use ir::{Attribute, Builder, Context, OpId, OpState, Type, ValueId};
 
 use super::{
-    build_if, constant_int, ensure_yield, expect_region_or_empty, inline_region, region_at,
-    single_block, terminator_named, Values,
+    build_if, check_yield_region, constant_int, ensure_yield, expect_region_or_empty,
+    inline_region, region_at, Values,
 };
 
 /// The case values of `cases` (an array of integers), or `None` when the
@@ -75,15 +75,7 @@ pub(super) fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
         } else {
             format!("the region of case {}", cs[i - 1])
         };
-        let Some(b) = single_block(ctx, r) else {
-            return Err(format!("{what} must have exactly one block"));
-        };
-        if !ctx.block_args(b).is_empty() {
-            return Err(format!("{what} must not have block arguments"));
-        }
-        if terminator_named(ctx, b, "scf.yield").is_none() {
-            return Err(format!("{what} must end with 'scf.yield'"));
-        }
+        check_yield_region(ctx, r, &what)?;
     }
     Ok(())
 }

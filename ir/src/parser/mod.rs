@@ -670,13 +670,7 @@ impl<'s> Driver<'s, '_> {
             // MLIR's generic form: `"builtin.module"() ({ ... }) {attrs} : () -> ()`.
             loc = self.pos;
             self.pos += "\"builtin.module\"".len();
-            for p in [b'(', b')', b'(', b'{'] {
-                self.skip_ws();
-                if self.peek() != Some(p) {
-                    return Err(self.expected(&format!("'{}'", p as char)));
-                }
-                self.pos += 1;
-            }
+            self.expect_tokens(&["(", ")", "(", "{"])?;
             // An empty body is printed as a bare entry label `^bb0:`.
             self.skip_ws();
             if self.peek() == Some(b'^') {
@@ -704,10 +698,7 @@ impl<'s> Driver<'s, '_> {
             if rest.starts_with(b"attributes") && !rest.get(10).is_some_and(|&c| is_ident_cont(c)) {
                 self.pos += 10;
                 self.skip_ws();
-                let base = self.pos;
-                let p = self.run(Rule::attr_dict)?;
-                self.pos += p.as_span().end();
-                attrs = self.attr_dict(base, p)?;
+                attrs = self.attr_dict_here()?;
                 self.skip_ws();
             }
             if self.peek() != Some(b'{') {
@@ -754,22 +745,34 @@ impl<'s> Driver<'s, '_> {
         }
         self.pos += 1;
         self.skip_ws();
-        let mut attrs = Vec::new();
-        if self.peek() == Some(b'{') {
-            let base = self.pos;
-            let p = self.run(Rule::attr_dict)?;
-            self.pos += p.as_span().end();
-            attrs = self.attr_dict(base, p)?;
-            self.skip_ws();
-        }
-        for tok in [":", "(", ")", "->", "(", ")"] {
+        let attrs = if self.peek() == Some(b'{') {
+            self.attr_dict_here()?
+        } else {
+            Vec::new()
+        };
+        self.expect_tokens(&[":", "(", ")", "->", "(", ")"])?;
+        Ok(attrs)
+    }
+
+    /// Reads the attribute dictionary `{...}` at `self.pos` and moves past it.
+    fn attr_dict_here(&mut self) -> PResult<Vec<AstAttrEntry>> {
+        let base = self.pos;
+        let p = self.run(Rule::attr_dict)?;
+        self.pos += p.as_span().end();
+        self.attr_dict(base, p)
+    }
+
+    /// Moves past `toks` in order, each after optional whitespace, or
+    /// reports the first one missing.
+    fn expect_tokens(&mut self, toks: &[&str]) -> PResult<()> {
+        for tok in toks {
             self.skip_ws();
             if !self.src.as_bytes()[self.pos..].starts_with(tok.as_bytes()) {
                 return Err(self.expected(&format!("'{tok}'")));
             }
             self.pos += tok.len();
         }
-        Ok(attrs)
+        Ok(())
     }
 
     /// Runs the op-list state machine on `stack` until its bottom frame ends.
