@@ -49,7 +49,8 @@ pub fn scalar(t: &Type) -> Option<CType> {
         Type::I16 => types::I16,
         Type::I32 => types::I32,
         Type::I64 | Type::Index => types::I64,
-        Type::F32 => types::F32,
+        // A 16-bit float is the `f32` of its value (see `crate::half`).
+        Type::F16 | Type::BF16 | Type::F32 => types::F32,
         Type::F64 => types::F64,
         _ => return None,
     })

@@ -19,7 +19,7 @@ fn scalar_word(v: &RtValue, t: &Type) -> Option<u64> {
         (Type::I1, RtValue::Bool(b)) => *b as u64,
         (Type::I0, RtValue::Int(_)) => 0,
         (Type::I8 | Type::I16 | Type::I32 | Type::I64 | Type::Index, RtValue::Int(i)) => *i as u64,
-        (Type::F32, RtValue::F32(x)) => x.to_bits() as u64,
+        (Type::F16 | Type::BF16 | Type::F32, RtValue::F32(x)) => x.to_bits() as u64,
         (Type::F64, RtValue::F64(x)) => x.to_bits(),
         _ => return None,
     })
@@ -89,7 +89,7 @@ unsafe fn read_scalar(p: *const u8, t: &Type) -> RtValue {
         Type::I8 => RtValue::Int((p as *const i8).read() as i64),
         Type::I16 => RtValue::Int((p as *const i16).read_unaligned() as i64),
         Type::I32 => RtValue::Int((p as *const i32).read_unaligned() as i64),
-        Type::F32 => RtValue::F32((p as *const f32).read_unaligned()),
+        Type::F16 | Type::BF16 | Type::F32 => RtValue::F32((p as *const f32).read_unaligned()),
         Type::F64 => RtValue::F64((p as *const f64).read_unaligned()),
         _ => RtValue::Int((p as *const i64).read_unaligned()),
     }

@@ -34,7 +34,7 @@ pub fn zero_value(ty: &Type) -> RtValue {
             st.fields.iter().map(|(_, t)| zero_value(t)).collect(),
         )),
         Type::I1 => RtValue::Bool(false),
-        Type::F32 => RtValue::F32(0.0),
+        Type::F16 | Type::BF16 | Type::F32 => RtValue::F32(0.0),
         Type::F64 => RtValue::F64(0.0),
         _ => RtValue::Int(0),
     }
@@ -46,7 +46,7 @@ pub fn attr_to_value(a: &Attribute) -> Option<RtValue> {
         Attribute::Int(v, Type::I1) => RtValue::Bool(*v != 0),
         Attribute::Int(v, _) => RtValue::Int(*v),
         Attribute::Bool(b) => RtValue::Bool(*b),
-        Attribute::Float(v, Type::F32) => RtValue::F32(*v as f32),
+        Attribute::Float(v, Type::F16 | Type::BF16 | Type::F32) => RtValue::F32(*v as f32),
         Attribute::Float(v, _) => RtValue::F64(*v),
         _ => return None,
     })

@@ -46,14 +46,10 @@ impl Attribute {
     pub fn int(value: i64, ty: Type) -> Attribute {
         Attribute::Int(wrap_int(value, &ty), ty)
     }
-    /// Float attribute of type `ty` (rounded to `f32` when `ty` is `f32`).
+    /// Float attribute of type `ty` (rounded to `ty`: see
+    /// [`crate::types::round_float`]).
     pub fn float(value: f64, ty: Type) -> Attribute {
-        let v = if ty == Type::F32 {
-            value as f32 as f64
-        } else {
-            value
-        };
-        Attribute::Float(v, ty)
+        Attribute::Float(crate::types::round_float(value, &ty), ty)
     }
     /// `#dialect.name<params>`.
     pub fn dialect(dialect: &str, name: &str, params: Vec<Attribute>) -> Attribute {
@@ -173,7 +169,9 @@ impl Hash for Attribute {
 /// bit pattern MLIR uses.
 pub fn format_float(v: f64, ty: &Type) -> String {
     if v.is_finite() {
-        let s = if *ty == Type::F32 {
+        // A 16-bit float's value is an `f32`, whose shortest form
+        // identifies it among the (fewer) 16-bit values too.
+        let s = if matches!(ty, Type::F16 | Type::BF16 | Type::F32) {
             format!("{:?}", v as f32)
         } else {
             format!("{v:?}")
@@ -184,6 +182,8 @@ pub fn format_float(v: f64, ty: &Type) -> String {
             Some(e) if !s[..e].contains('.') => format!("{}.0{}", &s[..e], &s[e..]),
             _ => s,
         }
+    } else if ty.is_half() {
+        format!("0x{:04X}", crate::types::float_to_bits(v, ty))
     } else if *ty == Type::F32 {
         format!("0x{:08X}", (v as f32).to_bits())
     } else {

@@ -29,6 +29,7 @@ pub enum RtValue {
     Bool(bool),
     /// `i32`, `i64`, `index` (i32 values are kept sign-extended).
     Int(i64),
+    /// `f32`, and `f16`/`bf16` (whose values are exact in `f32`).
     F32(f32),
     F64(f64),
     /// `vec<T>`.

@@ -29,6 +29,12 @@ pub enum Type {
     I64,
     /// The loop index type: a 64-bit integer.
     Index,
+    /// IEEE-754 binary16 (`half`): 11 significant bits, largest finite
+    /// value 65504. Arithmetic rounds every result to it (ties to even).
+    F16,
+    /// bfloat16: `f32`'s exponent range with 8 significant bits. Arithmetic
+    /// rounds every result to it (ties to even).
+    BF16,
     /// IEEE-754 binary32.
     F32,
     /// IEEE-754 binary64.
@@ -186,9 +192,23 @@ impl Type {
             Type::I0 | Type::I1 | Type::I8 | Type::I16 | Type::I32 | Type::I64 | Type::Index
         )
     }
-    /// True for `f32`, `f64`.
+    /// True for `f16`, `bf16`, `f32`, `f64`.
     pub fn is_float(&self) -> bool {
-        matches!(self, Type::F32 | Type::F64)
+        matches!(self, Type::F16 | Type::BF16 | Type::F32 | Type::F64)
+    }
+    /// True for the 16-bit floats `f16` and `bf16`, which the interpreter
+    /// and the native backends hold as `f32` values rounded to the type.
+    pub fn is_half(&self) -> bool {
+        matches!(self, Type::F16 | Type::BF16)
+    }
+    /// Bit width of a float type.
+    pub fn float_width(&self) -> Option<u32> {
+        match self {
+            Type::F16 | Type::BF16 => Some(16),
+            Type::F32 => Some(32),
+            Type::F64 => Some(64),
+            _ => None,
+        }
     }
     /// True for integer and float scalars.
     pub fn is_scalar(&self) -> bool {
@@ -232,6 +252,8 @@ impl fmt::Display for Type {
             Type::I32 => f.write_str("i32"),
             Type::I64 => f.write_str("i64"),
             Type::Index => f.write_str("index"),
+            Type::F16 => f.write_str("f16"),
+            Type::BF16 => f.write_str("bf16"),
             Type::F32 => f.write_str("f32"),
             Type::F64 => f.write_str("f64"),
             Type::Vec(t) => write!(f, "vec<{t}>"),
@@ -290,4 +312,219 @@ pub fn write_list<T: fmt::Display>(f: &mut fmt::Formatter<'_>, items: &[T]) -> f
         write!(f, "{t}")?;
     }
     Ok(())
+}
+
+/// Rounds `v` to the nearest value of float type `ty` (ties to even, past the
+/// largest finite value to infinity), widened back to `f64` exactly. A NaN
+/// keeps its sign and the payload bits the type has, with the quiet bit set
+/// (as a hardware conversion does). `f64` and non-float types leave `v`
+/// unchanged. `f16` and `bf16` round straight from `f64`, never through
+/// `f32` (rounding twice can be off by one unit in the last place).
+pub fn round_float(v: f64, ty: &Type) -> f64 {
+    match ty {
+        Type::F16 => round_binary(v, 10, -14, 15),
+        Type::BF16 => round_binary(v, 7, -126, 127),
+        Type::F32 => v as f32 as f64,
+        _ => v,
+    }
+}
+
+/// Rounds `v` to a binary format with `p` fraction bits and normal
+/// exponents `emin..=emax` (with subnormals), on the integer significand:
+/// `|v| = m * 2^e` exactly, the format's quantum at `|v|` is
+/// `2^(max(floor(log2 |v|), emin) - p)`, and `m` is shifted to it with
+/// round-half-to-even on the bits shifted out.
+fn round_binary(v: f64, p: u32, emin: i32, emax: i32) -> f64 {
+    const FRAC: u64 = (1 << 52) - 1;
+    let bits = v.to_bits();
+    if v.is_nan() {
+        return f64::from_bits((bits & !((1u64 << (52 - p)) - 1)) | 1 << 51);
+    }
+    if v.is_infinite() || v == 0.0 {
+        return v;
+    }
+    let biased = ((bits >> 52) & 0x7FF) as i32;
+    let (m, e) = if biased == 0 {
+        (bits & FRAC, -1074)
+    } else {
+        ((bits & FRAC) | 1 << 52, biased - 1075)
+    };
+    let log2 = 63 - m.leading_zeros() as i32 + e;
+    let q = log2.max(emin) - p as i32;
+    let r = if e >= q {
+        v.abs()
+    } else {
+        let shift = (q - e) as u32;
+        let n = if shift > 54 {
+            // |v| < 2^(q - 1): rounds to zero.
+            0
+        } else {
+            let n = m >> shift;
+            let rest = m & ((1u64 << shift) - 1);
+            let half = 1u64 << (shift - 1);
+            n + u64::from(rest > half || (rest == half && n & 1 == 1))
+        };
+        n as f64 * 2f64.powi(q)
+    };
+    let max = (2.0 - 2f64.powi(-(p as i32))) * 2f64.powi(emax);
+    let r = if r > max { f64::INFINITY } else { r };
+    r.copysign(v)
+}
+
+/// The value of the 16-bit pattern `h` of `f16` or `bf16` as the `f32` that
+/// holds it, exactly: a signaling NaN stays signaling (no arithmetic, so
+/// nothing quiets it), and [`half_to_bits`] gives `h` back.
+pub fn half_from_bits(h: u16, ty: &Type) -> f32 {
+    let h = h as u32;
+    if *ty == Type::BF16 {
+        return f32::from_bits(h << 16);
+    }
+    let sign = (h & 0x8000) << 16;
+    let exp = (h >> 10) & 0x1F;
+    let frac = h & 0x3FF;
+    let bits = match exp {
+        // Subnormal (or zero): frac * 2^-24, exact in f32.
+        0 => (frac as f32 * 2f32.powi(-24)).to_bits(),
+        0x1F => 0x7F80_0000 | frac << 13,
+        _ => (exp + 112) << 23 | frac << 13,
+    };
+    f32::from_bits(sign | bits)
+}
+
+/// The 16-bit pattern of `x`, a value of `f16` or `bf16` held in an `f32`
+/// (a value that is not exact in the type loses its low bits).
+pub fn half_to_bits(x: f32, ty: &Type) -> u16 {
+    let b = x.to_bits();
+    if *ty == Type::BF16 {
+        return (b >> 16) as u16;
+    }
+    let sign = (b >> 16) & 0x8000;
+    let a = b & 0x7FFF_FFFF;
+    let h = if a >= 0x7F80_0000 {
+        0x7C00 | ((a >> 13) & 0x3FF)
+    } else if a < 0x3880_0000 {
+        // Below 2^-14: a subnormal, frac = |x| * 2^24.
+        (f32::from_bits(a) * 2f32.powi(24)) as u32
+    } else {
+        (a >> 13) - (112 << 10)
+    };
+    (sign | h) as u16
+}
+
+/// The IEEE bit pattern of `v` (a value of float type `ty`) in the type's
+/// width: 16, 32 or 64 bits, zero-extended.
+pub fn float_to_bits(v: f64, ty: &Type) -> u64 {
+    match ty {
+        Type::F16 | Type::BF16 => half_to_bits(round_float(v, ty) as f32, ty) as u64,
+        Type::F32 => (v as f32).to_bits() as u64,
+        _ => v.to_bits(),
+    }
+}
+
+/// The value of the bit pattern `bits` of float type `ty` (the low 16, 32
+/// or 64 bits are read), widened to `f64` (which quiets a signaling NaN).
+pub fn float_from_bits(bits: u64, ty: &Type) -> f64 {
+    match ty {
+        Type::F16 | Type::BF16 => half_from_bits(bits as u16, ty) as f64,
+        Type::F32 => f32::from_bits(bits as u32) as f64,
+        _ => f64::from_bits(bits),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `f32` bit pattern class (a cheap LCG over all 2^32 patterns
+    /// plus the edges) rounds to `f16`/`bf16` as the `half` crate's
+    /// conversions from `f32` do (those round once, so they are exact
+    /// references for `f32` inputs).
+    #[test]
+    fn rounding_from_f32_matches_half() {
+        let mut x: u32 = 0x1234_5678;
+        let edges = [
+            0u32,
+            0x8000_0000,
+            0x3380_0000,
+            0x3300_0000,
+            0x3300_0001,
+            0x387F_FFFF,
+            0x3880_0000,
+            0x477F_E000,
+            0x477F_EFFF,
+            0x477F_F000,
+            0x7F7F_FFFF,
+            0x7F80_0000,
+            0x7FC0_0001,
+            0xFF80_0001,
+            0x0000_0001,
+            0x3F80_1000,
+            0x3F80_3000,
+            0x3F80_8000,
+            0x3F81_8000,
+        ];
+        for i in 0..2_000_000u32 {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let b = if (i as usize) < edges.len() {
+                edges[i as usize]
+            } else {
+                x
+            };
+            let f = f32::from_bits(b);
+            let want16 = half::f16::from_f32(f).to_f32();
+            let got16 = round_float(f as f64, &Type::F16) as f32;
+            assert_eq!(got16.to_bits(), want16.to_bits(), "f16 of {b:#010x}");
+            let want = half::bf16::from_f32(f).to_f32();
+            let got = round_float(f as f64, &Type::BF16) as f32;
+            assert_eq!(got.to_bits(), want.to_bits(), "bf16 of {b:#010x}");
+        }
+    }
+
+    /// From `f64` the rounding is direct: `1 + 2^-11 + 2^-40` is above the
+    /// halfway point between two `f16`s, though through `f32` it would be
+    /// a tie (and round down to even).
+    #[test]
+    fn rounding_from_f64_is_direct() {
+        let v = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
+        assert_eq!(round_float(v, &Type::F16), 1.0 + 2f64.powi(-10));
+        let v = 1.0 + 2f64.powi(-8) + 2f64.powi(-40);
+        assert_eq!(round_float(v, &Type::BF16), 1.0 + 2f64.powi(-7));
+        assert_eq!(round_float(65519.99, &Type::F16), 65504.0);
+        assert_eq!(round_float(65520.0, &Type::F16), f64::INFINITY);
+        assert_eq!(round_float(-1e300, &Type::BF16), f64::NEG_INFINITY);
+        assert_eq!(round_float(2f64.powi(-25), &Type::F16), 0.0);
+        assert_eq!(
+            round_float(2f64.powi(-25) * 1.5, &Type::F16),
+            2f64.powi(-24)
+        );
+        assert_eq!(round_float(1e-300, &Type::F16).to_bits(), 0);
+        assert_eq!(
+            round_float(-1e-300, &Type::F16).to_bits(),
+            (-0.0f64).to_bits()
+        );
+    }
+
+    /// Every 16-bit pattern: the same value as the `half` crate's (NaNs
+    /// aside, which it quiets), already rounded, and its bits back exactly.
+    #[test]
+    fn bits_round_trip() {
+        for h in 0..=u16::MAX {
+            for ty in [Type::F16, Type::BF16] {
+                let x = half_from_bits(h, &ty);
+                let want = if ty == Type::F16 {
+                    half::f16::from_bits(h).to_f32()
+                } else {
+                    half::bf16::from_bits(h).to_f32()
+                };
+                if x.is_nan() {
+                    assert!(want.is_nan());
+                } else {
+                    assert_eq!(x.to_bits(), want.to_bits(), "{ty} {h:#06x}");
+                    assert_eq!(round_float(x as f64, &ty), x as f64, "{ty} {h:#06x}");
+                    assert_eq!(float_to_bits(x as f64, &ty), h as u64, "{ty} {h:#06x}");
+                }
+                assert_eq!(half_to_bits(x, &ty), h, "{ty} {h:#06x}");
+            }
+        }
+    }
 }

@@ -75,6 +75,11 @@ fn parse_scalar(t: &str, ty: &Type) -> Result<RtValue, String> {
             .map_err(|_| bad()),
         Type::I64 | Type::Index => t.parse::<i64>().map(RtValue::Int).map_err(|_| bad()),
         Type::F32 => t.parse::<f32>().map(RtValue::F32).map_err(|_| bad()),
+        // Read as a double, then rounded once to the 16-bit type.
+        Type::F16 | Type::BF16 => t
+            .parse::<f64>()
+            .map(|v| RtValue::F32(ir::types::round_float(v, ty) as f32))
+            .map_err(|_| bad()),
         Type::F64 => t.parse::<f64>().map(RtValue::F64).map_err(|_| bad()),
         _ => Err(format!(
             "arguments of type '{ty}' cannot be given on the command line"

@@ -52,6 +52,7 @@ fn read_elems<R: std::io::Read>(
     let want = match elem {
         Type::F64 => "f8",
         Type::F32 => "f4",
+        Type::F16 => "f2",
         Type::I64 | Type::Index => "i8",
         Type::I32 => "i4",
         Type::I1 => "b1",
@@ -75,6 +76,12 @@ fn read_elems<R: std::io::Read>(
             .map_err(err)?
             .into_iter()
             .map(RtValue::F32)
+            .collect(),
+        Type::F16 => npy
+            .into_vec::<npyz::half::f16>()
+            .map_err(err)?
+            .into_iter()
+            .map(|h| RtValue::F32(ir::types::half_from_bits(h.to_bits(), &Type::F16)))
             .collect(),
         Type::I64 | Type::Index => npy
             .into_vec::<i64>()
@@ -117,6 +124,17 @@ pub fn write(path: &Path, v: &RtValue, ty: &Type) -> Result<(), String> {
                 w,
                 &shape,
                 data.iter().map(|x| x.as_f64().unwrap_or(0.0) as f32),
+            ),
+            Some(Type::F16) => write_all(
+                w,
+                &shape,
+                data.iter().map(|x| {
+                    let v = match x {
+                        RtValue::F32(v) => *v,
+                        _ => 0.0,
+                    };
+                    npyz::half::f16::from_bits(ir::types::half_to_bits(v, &Type::F16))
+                }),
             ),
             Some(Type::I32) => write_all(
                 w,

@@ -237,6 +237,13 @@ const UNREADABLE_MLIR_OUTPUT: &[(&str, &str)] = &[(
     "mlir-opt turns index_cast(extui x : i1) into index_cast x : i1, and L0 takes no i1 index_cast operand",
 )];
 
+/// Files on which mlir-opt-16's canonicalizer fails (its own verifier
+/// rejects what it made), with the reason.
+const MLIR_CANONICALIZE_FAILS: &[(&str, &str)] = &[(
+    "arith/half-floats.ir",
+    "mlir-opt-16 folds bitcast(bitcast(x : i16 to f16) : f16 to bf16) to x, an i16 where a bf16 is returned",
+)];
+
 /// The differential test against MLIR (issue 10, item 6): every corpus file
 /// goes through `mlir-opt-16 --canonicalize` and `--cse` and through
 /// `l0-opt --pass=canonicalize` and `--pass=cse,dce` (MLIR's cse also
@@ -269,6 +276,12 @@ fn canonicalize_and_cse_as_far_as_mlir_opt_with_the_same_results() {
             let theirs = pipe(&mlir, &["--split-input-file", mlir_pass], &text);
             let (ours, theirs) = match (ours, theirs) {
                 (Ok(o), Ok(t)) => (o, t),
+                (Ok(_), Err(_))
+                    if l0_pass.contains("canonicalize")
+                        && MLIR_CANONICALIZE_FAILS.iter().any(|(f, _)| *f == rel) =>
+                {
+                    continue
+                }
                 (o, t) => {
                     failures.push(format!(
                         "{rel} {l0_pass}: l0-opt {:?}, mlir-opt {:?}",

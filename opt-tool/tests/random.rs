@@ -7,8 +7,8 @@
 //! iota/fill, elementwise ops; each of which `fuse` views as a `gen.loop`),
 //! variables, records, buffers read and written through aliases
 //! (selects, branch results, buffers swapped by a loop, a call), matrices
-//! (`mat.from`, transposes, products, rows), `scf.index_switch`, calls of
-//! helper functions,
+//! (`mat.from`, transposes, products, rows), `scf.index_switch`, `f16` and
+//! `bf16` arithmetic, calls of helper functions,
 //! sizes computed at run time (negative ones fault on purpose), and
 //! inputs of random lengths, equal or not, so that some programs fault on purpose
 //! (size mismatches, out-of-bounds reads). Floats stay dyadic with few bits (inputs
@@ -504,6 +504,7 @@ impl Gen {
                 );
                 self.push(d, Ty::VI64, t, &[&v]);
             }
+            21 => self.half_floats(d),
             22 | 23 => self.loop_collect_reduce(d),
             24 => self.loop_flatmap(d),
             25 => self.loop_bucket(d),
@@ -532,6 +533,30 @@ impl Gen {
 }
 
 impl Gen {
+    /// Arithmetic in `f16` or `bf16`: two doubles rounded to the type, an
+    /// op rounded again (products of the dyadic inputs may overflow `f16`),
+    /// maybe a round trip through the `i16` bits, widened back.
+    fn half_floats(&mut self, d: String) {
+        let (Some(a), Some(b)) = (self.any(Ty::F64), self.any(Ty::F64)) else {
+            return;
+        };
+        let ty = *self.rng.pick(&["f16", "bf16"]);
+        let op = *self.rng.pick(&["addf", "subf", "mulf", "maxnumf"]);
+        let mut t = format!(
+            "  {d}a = arith.truncf {a} : f64 to {ty}\n  {d}b = arith.truncf {b} : f64 to {ty}\n  {d}r = arith.{op} {d}a, {d}b : {ty}\n"
+        );
+        let r = if self.rng.chance(30) {
+            t.push_str(&format!(
+                "  {d}i = arith.bitcast {d}r : {ty} to i16\n  {d}j = arith.bitcast {d}i : i16 to {ty}\n"
+            ));
+            format!("{d}j")
+        } else {
+            format!("{d}r")
+        };
+        t.push_str(&format!("  {d} = arith.extf {r} : {ty} to f64\n"));
+        self.push(d, Ty::F64, t, &[&a, &b]);
+    }
+
     /// An `scf.index_switch` on an index (a parameter or a computed one)
     /// whose cases compute, read a vector at the switch value (out of
     /// bounds on purpose at times) or yield an outer value.
@@ -1176,12 +1201,14 @@ fn random_programs_agree_everywhere() {
     let file = dir.join(format!("work-{}.ir", std::process::id()));
     let started = Instant::now();
     let (mut faulted, mut runs, mut records, mut buffers, mut switches) = (0, 0, 0, 0, 0);
+    let mut halves = 0;
     for seed in first..first + count {
         let (p, args) = generate(seed);
         runs += 1 + configs().len();
         records += p.text().contains("struct.new") as u32;
         buffers += p.text().contains("arr.from_vec") as u32;
         switches += p.text().contains("scf.index_switch") as u32;
+        halves += p.text().contains("f16 to f64") as u32;
         if let Some((config, why)) = disagreement(&p, &args, &file, None) {
             let small = reduce(p, &args, &file, &config);
             let repro = dir.join(format!("seed-{seed}.ir"));
@@ -1224,7 +1251,7 @@ fn random_programs_agree_everywhere() {
     let _ = std::fs::remove_file(&file);
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches), {runs} runs in {secs:.1} s: {:.0} programs/minute",
+        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches, {halves} with f16/bf16), {runs} runs in {secs:.1} s: {:.0} programs/minute",
         count as f64 * 60.0 / secs
     );
     assert!(
@@ -1242,5 +1269,9 @@ fn random_programs_agree_everywhere() {
     assert!(
         count < 40 || switches > 0,
         "no program used scf.index_switch: the generator is broken"
+    );
+    assert!(
+        count < 40 || halves > 0,
+        "no program used f16 or bf16: the generator is broken"
     );
 }

@@ -267,19 +267,29 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
                 return Err(cx.unsupported(op));
             };
             let (f, t) = (from.name(), to.name());
-            match short {
-                "sitofp" => cx.w.val(format!("sitofp {f} {a} to {t}")),
-                "fptosi" => {
-                    let fs = if from == Ty::F32 { "f32" } else { "f64" };
-                    let name = format!("llvm.fptosi.sat.{t}.{fs}");
-                    cx.declare(&name, || format!("declare {t} @{name}({f})"));
-                    cx.w.val(format!("call {t} @{name}({f} {a})"))
+            let half = rty.is_half().then_some(rty == Type::BF16);
+            match (short, half) {
+                ("sitofp", Some(bf16)) => {
+                    // Through double (innocuous, see the Cranelift side),
+                    // then once to the type.
+                    let w = cx.w.val(format!("sitofp {f} {a} to double"));
+                    crate::half::round(cx, bf16, w, true)
                 }
-                "extf" => cx.w.val(format!("fpext {f} {a} to {t}")),
-                "truncf" => cx.w.val(format!("fptrunc {f} {a} to {t}")),
-                _ if from == to => a,
-                _ if from.bytes() > to.bytes() => cx.w.val(format!("trunc {f} {a} to {t}")),
-                _ => cx.w.val(format!("sext {f} {a} to {t}")),
+                ("truncf", Some(bf16)) => crate::half::round(cx, bf16, a, from == Ty::F64),
+                _ => match short {
+                    "sitofp" => cx.w.val(format!("sitofp {f} {a} to {t}")),
+                    "fptosi" => {
+                        let fs = if from == Ty::F32 { "f32" } else { "f64" };
+                        let name = format!("llvm.fptosi.sat.{t}.{fs}");
+                        cx.declare(&name, || format!("declare {t} @{name}({f})"));
+                        cx.w.val(format!("call {t} @{name}({f} {a})"))
+                    }
+                    _ if from == to => a,
+                    "extf" => cx.w.val(format!("fpext {f} {a} to {t}")),
+                    "truncf" => cx.w.val(format!("fptrunc {f} {a} to {t}")),
+                    _ if from.bytes() > to.bytes() => cx.w.val(format!("trunc {f} {a} to {t}")),
+                    _ => cx.w.val(format!("sext {f} {a} to {t}")),
+                },
             }
         }
         "extsi" | "extui" | "trunci" | "uitofp" | "fptoui" | "index_castui" | "bitcast" => {
@@ -291,6 +301,27 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
                 return Err(cx.unsupported(op));
             };
             let (f, t) = (from.name(), to.name());
+            let from_ty = ctx.ty(opnd[0]).clone();
+            if short == "bitcast" && (from_ty.is_half() || rty.is_half()) {
+                let bits = if from_ty.is_half() {
+                    crate::half::to_bits(cx, from_ty == Type::BF16, a)
+                } else {
+                    a
+                };
+                let r = if rty.is_half() {
+                    crate::half::from_bits(cx, rty == Type::BF16, bits)
+                } else {
+                    bits
+                };
+                cx.set(res, &[r]);
+                return Ok(());
+            }
+            if short == "uitofp" && rty.is_half() {
+                let w = cx.w.val(format!("uitofp {f} {a} to double"));
+                let r = crate::half::round(cx, rty == Type::BF16, w, true);
+                cx.set(res, &[r]);
+                return Ok(());
+            }
             match short {
                 "extsi" => {
                     if *ctx.ty(opnd[0]) == Type::I1 {
@@ -316,20 +347,25 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
         }
         _ => return Err(cx.unsupported(op)),
     };
+    let r = if rty.is_half() && crate::translate::ROUNDED.contains(&short) {
+        crate::half::round(cx, rty == Type::BF16, r, false)
+    } else {
+        r
+    };
     cx.set(res, &[r]);
     Ok(())
 }
 
 fn float_ty(t: &Type) -> Ty {
-    if *t == Type::F32 {
-        Ty::F32
-    } else {
+    if *t == Type::F64 {
         Ty::F64
+    } else {
+        Ty::F32
     }
 }
 
 /// `call @llvm.<name>.<suffix>(args)` (overloaded on one type `t`).
-fn intrinsic(cx: &mut FnCx, name: &str, t: Ty, args: &[String]) -> String {
+pub(super) fn intrinsic(cx: &mut FnCx, name: &str, t: Ty, args: &[String]) -> String {
     let n = t.name();
     let sfx = match t {
         Ty::F32 => "f32",
@@ -456,7 +492,7 @@ fn constant(cx: &mut FnCx, op: OpId, ty: &Type) -> Result<String, Diagnostic> {
         (Type::I32, Some(Attribute::Int(v, _))) => (v as i32).to_string(),
         (Type::I64 | Type::Index, Some(Attribute::Int(v, _))) => v.to_string(),
         // LLVM spells a float constant as the hex bits of the same value as a double.
-        (Type::F32, Some(Attribute::Float(v, _))) => {
+        (Type::F16 | Type::BF16 | Type::F32, Some(Attribute::Float(v, _))) => {
             format!("0x{:016X}", ((v as f32) as f64).to_bits())
         }
         (Type::F64, Some(Attribute::Float(v, _))) => format!("0x{:016X}", v.to_bits()),

@@ -21,6 +21,7 @@
 mod arith;
 mod forall;
 mod gpu;
+mod half;
 mod mem;
 pub mod ptx;
 mod scf;

@@ -42,7 +42,8 @@ pub(crate) fn scalar(t: &Type) -> Option<Ty> {
         Type::I16 => Ty::I16,
         Type::I32 => Ty::I32,
         Type::I64 | Type::Index => Ty::I64,
-        Type::F32 => Ty::F32,
+        // A 16-bit float is the `f32` of its value (see `crate::half`).
+        Type::F16 | Type::BF16 | Type::F32 => Ty::F32,
         Type::F64 => Ty::F64,
         _ => return None,
     })

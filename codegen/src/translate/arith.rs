@@ -189,7 +189,7 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
         }
         "abs" => {
             let a = cx.get1(opnd[0]);
-            match rty {
+            match &rty {
                 Type::I1 => a,
                 t if t.is_integer() => cx.b.ins().iabs(a),
                 _ => cx.b.ins().fabs(a),
@@ -259,17 +259,29 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             let Some(to) = abi::scalar(&rty) else {
                 return Err(cx.unsupported(op));
             };
-            match short {
-                "sitofp" => {
+            let half = rty.is_half().then_some(rty == Type::BF16);
+            match (short, half) {
+                ("sitofp", Some(bf16)) => {
+                    // Through f64 (exact for i32, rounding i64 with 53 >=
+                    // 2 * 11 + 2 bits: innocuous), then once to the type.
                     let a = widen_to_i32(cx, a, true);
-                    cx.b.ins().fcvt_from_sint(to, a)
+                    let w = cx.b.ins().fcvt_from_sint(F64, a);
+                    crate::half::round(cx, bf16, w, true)
                 }
-                "fptosi" => float_to_int_sat(cx, a, to, true),
-                "extf" => cx.b.ins().fpromote(to, a),
-                "truncf" => cx.b.ins().fdemote(to, a),
-                _ if from == to => a,
-                _ if from.bits() > to.bits() => cx.b.ins().ireduce(to, a),
-                _ => cx.b.ins().sextend(to, a),
+                ("truncf", Some(bf16)) => crate::half::round(cx, bf16, a, from == F64),
+                _ => match short {
+                    "sitofp" => {
+                        let a = widen_to_i32(cx, a, true);
+                        cx.b.ins().fcvt_from_sint(to, a)
+                    }
+                    "fptosi" => float_to_int_sat(cx, a, to, true),
+                    "extf" | "truncf" if from == to => a,
+                    "extf" => cx.b.ins().fpromote(to, a),
+                    "truncf" => cx.b.ins().fdemote(to, a),
+                    _ if from == to => a,
+                    _ if from.bits() > to.bits() => cx.b.ins().ireduce(to, a),
+                    _ => cx.b.ins().sextend(to, a),
+                },
             }
         }
         "extsi" | "extui" | "trunci" | "uitofp" | "fptoui" | "index_castui" | "bitcast" => {
@@ -280,6 +292,26 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             let Some(to) = abi::scalar(&rty) else {
                 return Err(cx.unsupported(op));
             };
+            let from_ty = ctx.ty(opnd[0]).clone();
+            if short == "bitcast" && (from_ty.is_half() || rty.is_half()) {
+                let bits = if from_ty.is_half() {
+                    crate::half::to_bits(cx, from_ty == Type::BF16, a)
+                } else {
+                    a
+                };
+                let r = if rty.is_half() {
+                    crate::half::from_bits(cx, rty == Type::BF16, bits)
+                } else {
+                    bits
+                };
+                return set1(cx, res, r);
+            }
+            if short == "uitofp" && rty.is_half() {
+                let a = widen_to_i32(cx, a, false);
+                let w = cx.b.ins().fcvt_from_uint(F64, a);
+                let r = crate::half::round(cx, rty == Type::BF16, w, true);
+                return set1(cx, res, r);
+            }
             match short {
                 "extsi" => {
                     if *ctx.ty(opnd[0]) == Type::I1 {
@@ -303,8 +335,19 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
         }
         _ => return Err(cx.unsupported(op)),
     };
+    let r = if rty.is_half() && ROUNDED.contains(&short) {
+        crate::half::round(cx, rty == Type::BF16, r, false)
+    } else {
+        r
+    };
     set1(cx, res, r)
 }
+
+/// The float ops whose `f32` result an `f16`/`bf16` result rounds (the
+/// others, `negf abs minf maxf select` and the like, are exact).
+pub(crate) const ROUNDED: &[&str] = &[
+    "addf", "subf", "mulf", "divf", "remf", "pow", "sqrt", "exp", "log", "sin", "cos",
+];
 
 fn set1(cx: &mut FnCx, res: ir::ValueId, v: Value) -> Result<(), Diagnostic> {
     cx.set(res, &[v]);
@@ -458,7 +501,7 @@ fn constant(cx: &mut FnCx, op: OpId, ty: &Type) -> Result<Value, Diagnostic> {
         (Type::I16, Some(Attribute::Int(v, _))) => cx.iconst(I16, v),
         (Type::I32, Some(Attribute::Int(v, _))) => cx.iconst(I32, v),
         (Type::I64 | Type::Index, Some(Attribute::Int(v, _))) => cx.iconst(I64, v),
-        (Type::F32, Some(Attribute::Float(v, _))) => {
+        (Type::F16 | Type::BF16 | Type::F32, Some(Attribute::Float(v, _))) => {
             cx.b.ins().f32const(Ieee32::with_bits((v as f32).to_bits()))
         }
         (Type::F64, Some(Attribute::Float(v, _))) => {

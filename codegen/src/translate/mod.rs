@@ -30,9 +30,11 @@
 //! array freed (the lowering never uses one after that).
 
 mod arith;
+pub(crate) use arith::ROUNDED;
 mod arr;
 mod buffers;
 mod forall;
+mod half;
 mod mem;
 mod scf;
 

@@ -4,16 +4,31 @@
 //! Integers are carried as `i64` sign-extended from the type's width (so an
 //! `i1` `true` is `-1` here, as in MLIR's signless-as-signed view); every
 //! integer result is truncated to the width and sign-extended again
-//! (wrapping arithmetic). `f32` values are computed in `f32`.
+//! (wrapping arithmetic). `f32` values are computed in `f32`; `f16` and
+//! `bf16` values are held as `Scalar::F32`, computed in `f32` and rounded to
+//! their type (ties to even). For `+ - * /`, `sqrt` and `fma` that gives the
+//! correctly rounded result: `f32` has at least `2p + 2` significant bits
+//! for both (Figueroa, "When is double rounding innocuous?", 1995).
 
 use ir::interp::RtValue;
+use ir::types::{half_from_bits, half_to_bits, round_float};
 use ir::{Attribute, Type};
+
+/// Rounds an `f32` result to `ty` when `ty` is `f16` or `bf16`.
+pub fn round_half(ty: &Type, x: f32) -> f32 {
+    if ty.is_half() {
+        round_float(x as f64, ty) as f32
+    } else {
+        x
+    }
+}
 
 /// A scalar operand or result of an arith op.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Scalar {
     /// An integer of any integer type, sign-extended from its width.
     Int(i64),
+    /// An `f32`, or an `f16`/`bf16` value (exact in `f32`).
     F32(f32),
     F64(f64),
 }
@@ -43,7 +58,7 @@ impl Scalar {
         match (v, ty) {
             (RtValue::Bool(b), t) if t.is_integer() => Some(Scalar::Int(sext(*b as i64, t))),
             (RtValue::Int(i), t) if t.is_integer() => Some(Scalar::Int(sext(*i, t))),
-            (RtValue::F32(x), Type::F32) => Some(Scalar::F32(*x)),
+            (RtValue::F32(x), Type::F16 | Type::BF16 | Type::F32) => Some(Scalar::F32(*x)),
             (RtValue::F64(x), Type::F64) => Some(Scalar::F64(*x)),
             _ => None,
         }
@@ -64,7 +79,9 @@ impl Scalar {
                 Some(Scalar::Int(sext(*v, ty)))
             }
             (Attribute::Bool(b), Type::I1) => Some(Scalar::Int(-(*b as i64))),
-            (Attribute::Float(x, Type::F32), Type::F32) => Some(Scalar::F32(*x as f32)),
+            (Attribute::Float(x, t), Type::F16 | Type::BF16 | Type::F32) if t == ty => {
+                Some(Scalar::F32(*x as f32))
+            }
             (Attribute::Float(x, Type::F64), Type::F64) => Some(Scalar::F64(*x)),
             _ => None,
         }
@@ -73,7 +90,7 @@ impl Scalar {
     pub fn to_attr(self, ty: &Type) -> Attribute {
         match self {
             Scalar::Int(v) => Attribute::int(v, ty.clone()),
-            Scalar::F32(x) => Attribute::Float(x as f64, Type::F32),
+            Scalar::F32(x) => Attribute::Float(x as f64, ty.clone()),
             Scalar::F64(x) => Attribute::Float(x, Type::F64),
         }
     }
@@ -416,21 +433,24 @@ pub fn binary(op: Bin, ty: &Type, a: Scalar, b: Scalar) -> Result<Scalar, &'stat
             Bin::MaxNumF => max_f64(x, y),
             _ => return Err(BAD_KIND),
         }),
-        (F32(x), F32(y)) => F32(match op {
-            Bin::AddF => x + y,
-            Bin::SubF => x - y,
-            Bin::MulF => x * y,
-            Bin::DivF => x / y,
-            Bin::MinF => min_f32(x, y),
-            Bin::MaxF => max_f32(x, y),
-            Bin::Pow => x.powf(y),
-            Bin::RemF => x % y,
-            Bin::MinNumF | Bin::MaxNumF if x.is_nan() => y,
-            Bin::MinNumF | Bin::MaxNumF if y.is_nan() => x,
-            Bin::MinNumF => min_f32(x, y),
-            Bin::MaxNumF => max_f32(x, y),
-            _ => return Err(BAD_KIND),
-        }),
+        (F32(x), F32(y)) => F32(round_half(
+            ty,
+            match op {
+                Bin::AddF => x + y,
+                Bin::SubF => x - y,
+                Bin::MulF => x * y,
+                Bin::DivF => x / y,
+                Bin::MinF => min_f32(x, y),
+                Bin::MaxF => max_f32(x, y),
+                Bin::Pow => x.powf(y),
+                Bin::RemF => x % y,
+                Bin::MinNumF | Bin::MaxNumF if x.is_nan() => y,
+                Bin::MinNumF | Bin::MaxNumF if y.is_nan() => x,
+                Bin::MinNumF => min_f32(x, y),
+                Bin::MaxNumF => max_f32(x, y),
+                _ => return Err(BAD_KIND),
+            },
+        )),
         _ => return Err(BAD_KIND),
     };
     Ok(r)
@@ -450,15 +470,18 @@ pub fn unary(op: Un, ty: &Type, a: Scalar) -> Result<Scalar, &'static str> {
             Un::Cos => x.cos(),
             Un::Abs => x.abs(),
         }),
-        F32(x) => F32(match op {
-            Un::NegF => -x,
-            Un::Sqrt => x.sqrt(),
-            Un::Exp => x.exp(),
-            Un::Log => x.ln(),
-            Un::Sin => x.sin(),
-            Un::Cos => x.cos(),
-            Un::Abs => x.abs(),
-        }),
+        F32(x) => F32(round_half(
+            ty,
+            match op {
+                Un::NegF => -x,
+                Un::Sqrt => x.sqrt(),
+                Un::Exp => x.exp(),
+                Un::Log => x.ln(),
+                Un::Sin => x.sin(),
+                Un::Cos => x.cos(),
+                Un::Abs => x.abs(),
+            },
+        )),
         Int(_) => return Err(BAD_KIND),
     })
 }
@@ -473,6 +496,9 @@ pub fn cast(op: Cast, from: &Type, to: &Type, a: Scalar) -> Result<Scalar, &'sta
         (Cast::IndexCastUI, Int(v), t) if width(from) < width(t) => Int(zext(v, from) as i64),
         (Cast::IndexCastUI, Int(v), t) => Int(sext(v, t)),
         (Cast::UIToFP, Int(v), Type::F32) => F32(zext(v, from) as f32),
+        (Cast::UIToFP, Int(v), t) if t.is_half() => {
+            F32(round_float(zext(v, from) as f64, t) as f32)
+        }
         (Cast::UIToFP, Int(v), Type::F64) => F64(zext(v, from) as f64),
         // Saturating like `fptosi`: NaN and negatives give 0, values past
         // the maximum give the all-ones maximum.
@@ -481,18 +507,35 @@ pub fn cast(op: Cast, from: &Type, to: &Type, a: Scalar) -> Result<Scalar, &'sta
             Int(sext(saturate_unsigned(x, width(t)) as i64, t))
         }
         (Cast::Bitcast, a, t) if from == t => a,
-        (Cast::Bitcast, Int(v), Type::F64) => F64(f64::from_bits(v as u64)),
-        (Cast::Bitcast, Int(v), Type::F32) => F32(f32::from_bits(v as u32)),
-        (Cast::Bitcast, F64(x), _) => Int(x.to_bits() as i64),
-        (Cast::Bitcast, F32(x), _) => Int(x.to_bits() as i32 as i64),
+        // Bit for bit, in the value's own width (never through `f64`,
+        // which would quiet a signaling NaN).
+        (Cast::Bitcast, a, t) => {
+            let bits = match a {
+                Int(v) => zext(v, from),
+                F64(x) => x.to_bits(),
+                F32(x) if from.is_half() => half_to_bits(x, from) as u64,
+                F32(x) => x.to_bits() as u64,
+            };
+            match t {
+                Type::F64 => F64(f64::from_bits(bits)),
+                Type::F32 => F32(f32::from_bits(bits as u32)),
+                t if t.is_half() => F32(half_from_bits(bits as u16, t)),
+                t => Int(sext(bits as i64, t)),
+            }
+        }
         (Cast::SIToFP, Int(v), Type::F32) => F32(v as f32),
+        (Cast::SIToFP, Int(v), t) if t.is_half() => F32(round_float(v as f64, t) as f32),
         (Cast::SIToFP, Int(v), Type::F64) => F64(v as f64),
         (Cast::FPToSI, F32(_) | F64(_), t) if t.is_integer() && *t != Type::I1 => {
             Int(saturate_signed(as_f64(a).ok_or(BAD_KIND)?, width(t)))
         }
         (Cast::IndexCast, Int(v), t) if t.is_integer() => Int(sext(v, t)),
         (Cast::ExtF, F32(x), Type::F64) => F64(x as f64),
-        (Cast::TruncF, F64(x), Type::F32) => F32(x as f32),
+        (Cast::ExtF, F32(x), Type::F32) => F32(x),
+        (Cast::TruncF, F64(x), t) if t.is_half() || *t == Type::F32 => {
+            F32(round_float(x, t) as f32)
+        }
+        (Cast::TruncF, F32(x), t) if t.is_half() => F32(round_float(x as f64, t) as f32),
         _ => return Err(BAD_KIND),
     })
 }
@@ -585,6 +628,7 @@ pub fn cast_ok(op: Cast, from: &Type, to: &Type) -> bool {
     let int = |t: &Type| t.is_integer() && *t != Type::I1;
     // Signless integers of a width (not `index`), as MLIR's ext/trunc.
     let fixed = |t: &Type| t.is_integer() && *t != Type::Index;
+    let fwidth = |t: &Type| t.float_width().unwrap_or(0);
     match op {
         Cast::ExtSI | Cast::ExtUI => fixed(from) && fixed(to) && width(from) < width(to),
         Cast::TruncI => fixed(from) && fixed(to) && width(from) > width(to),
@@ -593,19 +637,21 @@ pub fn cast_ok(op: Cast, from: &Type, to: &Type) -> bool {
         Cast::IndexCastUI => {
             int(from) && int(to) && ((*from == Type::Index) != (*to == Type::Index))
         }
+        // Between same-width integers (not `index`) and floats.
         Cast::Bitcast => {
-            matches!(
-                (from, to),
-                (Type::I64, Type::F64)
-                    | (Type::F64, Type::I64)
-                    | (Type::I32, Type::F32)
-                    | (Type::F32, Type::I32)
-            ) || (from == to && (fixed(from) || *from == Type::I1 || from.is_float()))
+            let bits = |t: &Type| {
+                if fixed(t) {
+                    t.int_width()
+                } else {
+                    t.float_width()
+                }
+            };
+            bits(from).is_some() && bits(from) == bits(to)
         }
         Cast::SIToFP => int(from) && to.is_float(),
         Cast::FPToSI => from.is_float() && int(to),
         Cast::IndexCast => int(from) && int(to) && ((*from == Type::Index) != (*to == Type::Index)),
-        Cast::ExtF => *from == Type::F32 && *to == Type::F64,
-        Cast::TruncF => *from == Type::F64 && *to == Type::F32,
+        Cast::ExtF => from.is_float() && to.is_float() && fwidth(from) < fwidth(to),
+        Cast::TruncF => from.is_float() && to.is_float() && fwidth(from) > fwidth(to),
     }
 }

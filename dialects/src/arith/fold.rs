@@ -178,8 +178,11 @@ pub fn fold_cast<const K: u8>(ctx: &Context, st: &OpState) -> Folded {
         return None;
     }
     if let Some(a) = scalar(ctx, x, from) {
+        // A float attribute holds an `f64`, which cannot keep a signaling
+        // NaN that a bitcast makes: such a cast stays.
         return eval::cast(op, from, to, a)
             .ok()
+            .filter(|s| !(op == Cast::Bitcast && eval::as_f64(*s).is_some_and(f64::is_nan)))
             .map(|s| smallvec![FoldResult::Constant(s.to_attr(to))]);
     }
     // index_cast(index_cast(y)) back to y's type is y when the inner cast

@@ -15,18 +15,22 @@
 //!   `shrsi`. `mini`/`maxi` are also spelt MLIR's `minsi`/`maxsi`, and
 //!   `minf`/`maxf` `minimumf`/`maximumf`; `minnumf`/`maxnumf` return the
 //!   other operand when one is NaN; `remf` is C's `fmod` (exact).
-//! - Floats are IEEE-754, computed in the op's type (`f32` in `f32`).
+//! - Floats are IEEE-754, computed in the op's type (`f32` in `f32`;
+//!   `f16` and `bf16` in `f32`, each result rounded to the type, ties to
+//!   even).
 //!   `minf`/`maxf` are IEEE `minimum`/`maximum`: NaN if either operand is
 //!   NaN, and `-0.0 < +0.0`. `log` is the natural logarithm.
 //! - `fptosi` saturates like Rust's `as`: NaN gives 0, values beyond the
 //!   target's range give its minimum or maximum; `sitofp` rounds to nearest
 //!   even (once, directly to `f32` for `f32`).
-//! - Casts: `sitofp` i32/i64/index -> f32/f64, `fptosi` f32/f64 ->
+//! - Casts: `sitofp` i32/i64/index -> any float, `fptosi` any float ->
 //!   i32/i64/index, `index_cast` between `index` and i32/i64 (sign-extends or
-//!   truncates), `extf` f32 -> f64, `truncf` f64 -> f32 (round to nearest);
+//!   truncates), `extf` to a wider float (exact), `truncf` to a narrower one
+//!   (round to nearest even, straight from the operand: never twice);
 //!   MLIR's `extsi extui trunci` between i1, i32 and i64, `uitofp`,
 //!   `fptoui` (saturating, NaN gives 0), `index_castui` (zero-extends) and
-//!   `bitcast` (i64/f64, i32/f32).
+//!   `bitcast` (between any two types of one width: i64/f64, i32/f32,
+//!   i16/f16/bf16).
 //!   `i1` is not a cast operand (convert with `select`).
 //! - Predicates: `cmpi` takes `eq ne slt sle sgt sge` (IR-SPEC) and MLIR's
 //!   unsigned `ult ule ugt uge` (the operands' bits read as unsigned at the
@@ -65,7 +69,7 @@ type InterpResult = Result<SmallVec<[RtValue; 2]>, RunError>;
 // ----- verifiers -------------------------------------------------------------
 
 const INT_TYPES: &str = "integer (i1, i8, i16, i32, i64 or index)";
-const FLOAT_TYPES: &str = "float (f32 or f64)";
+const FLOAT_TYPES: &str = "float (f16, bf16, f32 or f64)";
 
 fn operand_type(ctx: &Context, op: OpId) -> &Type {
     match ctx.operands(op).first() {
@@ -159,17 +163,17 @@ fn verify_cast<const K: u8>(ctx: &Context, op: OpId) -> Result<(), String> {
         return Ok(());
     }
     let allowed = match c {
-        Cast::SIToFP => "i8, i16, i32, i64 or index to f32 or f64",
-        Cast::FPToSI => "f32 or f64 to i8, i16, i32, i64 or index",
+        Cast::SIToFP => "i8, i16, i32, i64 or index to a float",
+        Cast::FPToSI => "a float to i8, i16, i32, i64 or index",
         Cast::IndexCast => "index to i8, i16, i32 or i64, or back",
-        Cast::ExtF => "f32 to f64",
-        Cast::TruncF => "f64 to f32",
+        Cast::ExtF => "a float to a wider float",
+        Cast::TruncF => "a float to a narrower float",
         Cast::ExtSI | Cast::ExtUI => "i1, i8, i16, i32 or i64 to a wider one of them",
         Cast::TruncI => "i1, i8, i16, i32 or i64 to a narrower one of them",
-        Cast::UIToFP => "i1, i8, i16, i32, i64 or index to f32 or f64",
-        Cast::FPToUI => "f32 or f64 to i8, i16, i32, i64 or index",
+        Cast::UIToFP => "i1, i8, i16, i32, i64 or index to a float",
+        Cast::FPToUI => "a float to i8, i16, i32, i64 or index",
         Cast::IndexCastUI => "index to i8, i16, i32 or i64, or back",
-        Cast::Bitcast => "i64 to f64, i32 to f32, or back, or a type to itself",
+        Cast::Bitcast => "two integer or float types of one width",
     };
     Err(format!(
         "cannot cast '{from}' to '{to}' (expected {allowed})"
@@ -187,7 +191,9 @@ fn verify_constant(ctx: &Context, op: OpId) -> Result<(), String> {
         Attribute::Float(v, t) => {
             t == ty
                 && ty.is_float()
-                && (*t == Type::F64 || v.is_nan() || (*v as f32 as f64).to_bits() == v.to_bits())
+                && (*t == Type::F64
+                    || v.is_nan()
+                    || ir::types::round_float(*v, t).to_bits() == v.to_bits())
         }
         _ => false,
     };
@@ -564,15 +570,15 @@ fn float_of_int_literal(
     if v < 0 {
         return Err("a hex float bit pattern cannot be negative".into());
     }
-    if *t == Type::F32 {
-        let bits = u32::try_from(v)
-            .map_err(|_| "hex literal too wide for f32 (8 hex digits)".to_string())?;
-        Ok(Attribute::Float(f32::from_bits(bits) as f64, Type::F32))
-    } else {
-        let bits = u64::try_from(v)
-            .map_err(|_| "hex literal too wide for f64 (16 hex digits)".to_string())?;
-        Ok(Attribute::Float(f64::from_bits(bits), Type::F64))
-    }
+    let width = t.float_width().unwrap_or(64);
+    let bits = u64::try_from(v)
+        .ok()
+        .filter(|b| width == 64 || *b < 1u64 << width)
+        .ok_or_else(|| format!("hex literal too wide for {t} ({} hex digits)", width / 4))?;
+    Ok(Attribute::Float(
+        ir::types::float_from_bits(bits, t),
+        t.clone(),
+    ))
 }
 
 // ----- constants ---------------------------------------------------------------
@@ -1046,8 +1052,13 @@ pub fn register(r: &mut Registry) {
         "between index and i32/i64 (sign-extends or truncates)",
         IndexCast
     );
-    cast!(r, "arith.extf", "f32 to f64 (exact)", ExtF);
-    cast!(r, "arith.truncf", "f64 to f32 (round to nearest)", TruncF);
+    cast!(r, "arith.extf", "float to a wider float (exact)", ExtF);
+    cast!(
+        r,
+        "arith.truncf",
+        "float to a narrower float (round to nearest even)",
+        TruncF
+    );
     cast!(
         r,
         "arith.extsi",

@@ -25,8 +25,11 @@
 //!   `extsi(extui x)` is `extui x`; `trunci` of an extension or of a
 //!   `trunci` takes the narrow value directly; `index_cast(extsi x)` is
 //!   `index_cast x` and `index_castui(extui x)` is `index_castui x`;
-//!   `bitcast(bitcast x)` back to `x`'s type is `x`, and so is a `bitcast`
-//!   of `x` to its own type.
+//!   `bitcast(bitcast x)` is `x` back at `x`'s type and one `bitcast`
+//!   otherwise, and a `bitcast` of `x` to its own type is `x`;
+//!   `extf(extf x)` is one `extf`; `truncf(extf x)` is `x` at `x`'s type
+//!   and `truncf x` when `x` is wider than the result (the widening is
+//!   exact, so `x` is still rounded once; `f16 -> f32 -> bf16` stays).
 //! - Constants on the left of a subtraction (integers wrap, so this is
 //!   exact): `(c1 - x) + c2` is `(c1 + c2) - x`; `(c1 - x) - c2` is
 //!   `(c1 - c2) - x`; `c2 - (c1 - x)` is `x + (c2 - c1)`; `c2 - (x - c1)`
@@ -63,6 +66,8 @@ pub fn register(r: &mut Registry) {
         ("arith.index_cast", index_cast_of_ext),
         ("arith.index_castui", index_cast_of_ext),
         ("arith.bitcast", bitcast_of_bitcast),
+        ("arith.extf", float_casts),
+        ("arith.truncf", float_casts),
         ("arith.addi", constant_minus),
         ("arith.subi", constant_minus),
         ("arith.mulf", negf_pair),
@@ -280,6 +285,8 @@ fn cmpf_of_int(b: &mut Builder, st: &OpState) -> Rewritten {
         return None;
     }
     let precision = match ctx.ty(cast) {
+        Type::BF16 => 8,
+        Type::F16 => 11,
         Type::F32 => 24,
         Type::F64 => 53,
         _ => return None,
@@ -511,7 +518,34 @@ fn bitcast_of_bitcast(b: &mut Builder, st: &OpState) -> Rewritten {
     let (_, "arith.bitcast", &[src]) = def(b.ctx, x)? else {
         return None;
     };
-    (b.ctx.ty(src) == ty).then(|| smallvec![src])
+    if b.ctx.ty(src) == ty {
+        return one(src);
+    }
+    // Both casts keep the bits: one cast from the first type does too.
+    let ty = ty.clone();
+    Some(smallvec![b.op1("arith.bitcast", &[src], ty, vec![])])
+}
+
+fn float_casts(b: &mut Builder, st: &OpState) -> Rewritten {
+    let [x] = st.operands[..] else {
+        return None;
+    };
+    let outer = name_of(b, st);
+    let ty = st.result_types.first()?.clone();
+    let (_, "arith.extf", &[src]) = def(b.ctx, x)? else {
+        return None;
+    };
+    let src_ty = b.ctx.ty(src).clone();
+    let width = |t: &Type| t.float_width().unwrap_or(0);
+    if outer == "arith.extf" {
+        // Two exact widenings are one.
+        return Some(smallvec![b.op1("arith.extf", &[src], ty, vec![])]);
+    }
+    // truncf(extf a): the widening is exact, so this rounds `a` once.
+    if src_ty == ty {
+        return one(src);
+    }
+    (width(&src_ty) > width(&ty)).then(|| smallvec![b.op1("arith.truncf", &[src], ty, vec![])])
 }
 
 // ----- integer reassociation with a constant on the left -------------------------

@@ -1332,6 +1332,8 @@ impl<'s> Driver<'s, '_> {
                 "i32" => Type::I32,
                 "i64" => Type::I64,
                 "index" => Type::Index,
+                "f16" => Type::F16,
+                "bf16" => Type::BF16,
                 "f32" => Type::F32,
                 "f64" => Type::F64,
                 _ => return Err(internal(loc)),
@@ -1559,8 +1561,8 @@ const MALFORMED: &str = "malformed";
 /// character inside a lexeme, not worth naming).
 fn describe_token(t: &str) -> Option<String> {
     Some(match t {
-        "i1" | "i8" | "i16" | "i32" | "i64" | "index" | "f32" | "f64" | "vec" | "mat" | "arr"
-        | "var" | "struct" | "!" => "type".to_string(),
+        "i1" | "i8" | "i16" | "i32" | "i64" | "index" | "f16" | "bf16" | "f32" | "f64" | "vec"
+        | "mat" | "arr" | "var" | "struct" | "!" => "type".to_string(),
         "true" | "false" | "unit" | "#" | "@" | "0x" | "-" => "attribute".to_string(),
         "\"" => "string literal".to_string(),
         "%" => "value name (%name)".to_string(),
@@ -1697,7 +1699,15 @@ fn number_attr(text: &str, ty: Option<Type>, loc: Offset) -> PResult<Attribute> 
                 return Err(error(loc, "a hex float bit pattern cannot be negative"));
             }
             let bits = parse_hex(h, loc)?;
-            return if ty == Type::F32 {
+            return if ty.is_half() {
+                let bits = u16::try_from(bits).map_err(|_| {
+                    error(loc, format!("hex literal too wide for {ty} (4 hex digits)"))
+                })?;
+                Ok(Attribute::Float(
+                    crate::types::float_from_bits(bits as u64, &ty),
+                    ty,
+                ))
+            } else if ty == Type::F32 {
                 let bits = u32::try_from(bits)
                     .map_err(|_| error(loc, "hex literal too wide for f32 (8 hex digits)"))?;
                 Ok(Attribute::Float(f32::from_bits(bits) as f64, ty))
@@ -1816,6 +1826,8 @@ mod fast {
             let scalar = match rest {
                 [b'f', b'6', b'4', ..] => Some((3, Type::F64)),
                 [b'f', b'3', b'2', ..] => Some((3, Type::F32)),
+                [b'f', b'1', b'6', ..] => Some((3, Type::F16)),
+                [b'b', b'f', b'1', b'6', ..] => Some((4, Type::BF16)),
                 [b'i', b'6', b'4', ..] => Some((3, Type::I64)),
                 [b'i', b'3', b'2', ..] => Some((3, Type::I32)),
                 [b'i', b'1', b'6', ..] => Some((3, Type::I16)),
