@@ -49,11 +49,24 @@ pub fn scalar(t: &Type) -> Option<CType> {
         Type::I16 => types::I16,
         Type::I32 => types::I32,
         Type::I64 | Type::Index => types::I64,
+        // Another width: the smallest machine integer that holds it, kept
+        // sign-extended from the width (as the interpreter keeps it).
+        Type::Int(w) => container(*w as u32),
         // A 16-bit float is the `f32` of its value (see `crate::half`).
         Type::F16 | Type::BF16 | Type::F32 => types::F32,
         Type::F64 => types::F64,
         _ => return None,
     })
+}
+
+/// The machine integer that carries an `iW` of width `w` (2 to 63 bits).
+pub fn container(w: u32) -> CType {
+    match w {
+        0..=8 => types::I8,
+        9..=16 => types::I16,
+        17..=32 => types::I32,
+        _ => types::I64,
+    }
 }
 
 /// Whether `t` may be an element of a `vec` (a scalar or a supported `vec`).

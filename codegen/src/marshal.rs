@@ -18,7 +18,10 @@ fn scalar_word(v: &RtValue, t: &Type) -> Option<u64> {
     Some(match (t, v) {
         (Type::I1, RtValue::Bool(b)) => *b as u64,
         (Type::I0, RtValue::Int(_)) => 0,
-        (Type::I8 | Type::I16 | Type::I32 | Type::I64 | Type::Index, RtValue::Int(i)) => *i as u64,
+        (
+            Type::I8 | Type::I16 | Type::I32 | Type::I64 | Type::Index | Type::Int(_),
+            RtValue::Int(i),
+        ) => *i as u64,
         (Type::F16 | Type::BF16 | Type::F32, RtValue::F32(x)) => x.to_bits() as u64,
         (Type::F64, RtValue::F64(x)) => x.to_bits(),
         _ => return None,
@@ -88,6 +91,13 @@ unsafe fn read_scalar(p: *const u8, t: &Type) -> RtValue {
         Type::I1 => RtValue::Bool(p.read() != 0),
         Type::I8 => RtValue::Int((p as *const i8).read() as i64),
         Type::I16 => RtValue::Int((p as *const i16).read_unaligned() as i64),
+        // Sign-extended from the width in its container already.
+        Type::Int(w) => RtValue::Int(match abi::container(*w as u32).bytes() {
+            1 => (p as *const i8).read() as i64,
+            2 => (p as *const i16).read_unaligned() as i64,
+            4 => (p as *const i32).read_unaligned() as i64,
+            _ => (p as *const i64).read_unaligned(),
+        }),
         Type::I32 => RtValue::Int((p as *const i32).read_unaligned() as i64),
         Type::F16 | Type::BF16 | Type::F32 => RtValue::F32((p as *const f32).read_unaligned()),
         Type::F64 => RtValue::F64((p as *const f64).read_unaligned()),

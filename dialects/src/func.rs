@@ -43,21 +43,11 @@ pub fn is_declaration(ctx: &Context, f: OpId) -> bool {
     ctx.regions(f).is_empty()
 }
 
-/// Whether `s` can be written as a symbol `@s` (IR-SPEC's `symbol`: a
-/// letter or `_`, then letters, digits, `_`, `$` or `.`).
-fn is_symbol_name(s: &str) -> bool {
-    let mut bytes = s.bytes();
-    bytes
-        .next()
-        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.'))
-}
-
 fn verify_func(ctx: &Context, op: OpId) -> Result<(), String> {
     let Some(name) = func_name(ctx, op) else {
         return Err("requires a 'sym_name' string attribute".into());
     };
-    if !is_symbol_name(name) {
+    if !ir::types::is_symbol_name(name) {
         return Err(format!(
             "'sym_name' must be a symbol name (a letter or '_', then letters, digits, '_', '$' or '.'), but got \"{name}\""
         ));

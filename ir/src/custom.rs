@@ -186,6 +186,19 @@ impl<'a> CustomParser<'a> {
     }
     /// Consumes a type or errors.
     pub fn expect_type(&mut self) -> Result<Type, SyntaxError> {
+        if let Some(AstItem {
+            kind: AstItemKind::Keyword(k),
+            ..
+        }) = self.peek()
+        {
+            let wide = k
+                .strip_prefix('i')
+                .is_some_and(|d| !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit()));
+            if wide {
+                let m = format!("integer type '{k}' is wider than 64 bits (not supported)");
+                return Err(self.error(m));
+            }
+        }
         self.try_type().ok_or_else(|| self.error("expected a type"))
     }
     /// Consumes `T` or `(T, ...)` (possibly `()`).

@@ -29,6 +29,10 @@ pub enum Type {
     I64,
     /// The loop index type: a 64-bit integer.
     Index,
+    /// A two's-complement integer of another width from 2 to 63 bits
+    /// (MLIR's `i4`, `i48`, ...): never 8, 16 or 32, which have variants of
+    /// their own (build it with [`Type::int`]).
+    Int(u8),
     /// IEEE-754 binary16 (`half`): 11 significant bits, largest finite
     /// value 65504. Arithmetic rounds every result to it (ties to even).
     F16,
@@ -185,11 +189,33 @@ impl Type {
             params,
         }))
     }
-    /// True for `i0`, `i1`, `i8`, `i16`, `i32`, `i64`, `index`.
+    /// The integer type `iW` of width `w` (0 to 64 bits; `None` for a
+    /// wider one), in its one canonical form.
+    pub fn int(w: u32) -> Option<Type> {
+        Some(match w {
+            0 => Type::I0,
+            1 => Type::I1,
+            8 => Type::I8,
+            16 => Type::I16,
+            32 => Type::I32,
+            64 => Type::I64,
+            2..=63 => Type::Int(w as u8),
+            _ => return None,
+        })
+    }
+    /// True for `i0`, `i1`, `i8`, `i16`, `i32`, `i64`, the other widths
+    /// up to 64 bits, and `index`.
     pub fn is_integer(&self) -> bool {
         matches!(
             self,
-            Type::I0 | Type::I1 | Type::I8 | Type::I16 | Type::I32 | Type::I64 | Type::Index
+            Type::I0
+                | Type::I1
+                | Type::I8
+                | Type::I16
+                | Type::I32
+                | Type::I64
+                | Type::Index
+                | Type::Int(_)
         )
     }
     /// True for `f16`, `bf16`, `f32`, `f64`.
@@ -221,6 +247,7 @@ impl Type {
             Type::I1 => Some(1),
             Type::I8 => Some(8),
             Type::I16 => Some(16),
+            Type::Int(w) => Some(*w as u32),
             Type::I32 => Some(32),
             Type::I64 | Type::Index => Some(64),
             _ => None,
@@ -249,6 +276,7 @@ impl fmt::Display for Type {
             Type::I1 => f.write_str("i1"),
             Type::I8 => f.write_str("i8"),
             Type::I16 => f.write_str("i16"),
+            Type::Int(w) => write!(f, "i{w}"),
             Type::I32 => f.write_str("i32"),
             Type::I64 => f.write_str("i64"),
             Type::Index => f.write_str("index"),
@@ -312,6 +340,16 @@ pub fn write_list<T: fmt::Display>(f: &mut fmt::Formatter<'_>, items: &[T]) -> f
         write!(f, "{t}")?;
     }
     Ok(())
+}
+
+/// Whether `s` can be written as a symbol `@s` (the grammar's `symbol`: a
+/// letter or `_`, then letters, digits, `_`, `$` or `.`).
+pub fn is_symbol_name(s: &str) -> bool {
+    let mut bytes = s.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.'))
 }
 
 /// Rounds `v` to the nearest value of float type `ty` (ties to even, past the

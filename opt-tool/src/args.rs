@@ -74,6 +74,13 @@ fn parse_scalar(t: &str, ty: &Type) -> Result<RtValue, String> {
             .map(|v| RtValue::Int(v as i64))
             .map_err(|_| bad()),
         Type::I64 | Type::Index => t.parse::<i64>().map(RtValue::Int).map_err(|_| bad()),
+        // Another width: a signed value in range, as for `i8`.
+        Type::Int(w) => t
+            .parse::<i64>()
+            .ok()
+            .filter(|&v| v >> (*w - 1) == 0 || v >> (*w - 1) == -1)
+            .map(RtValue::Int)
+            .ok_or_else(bad),
         Type::F32 => t.parse::<f32>().map(RtValue::F32).map_err(|_| bad()),
         // Read as a double, then rounded once to the 16-bit type.
         Type::F16 | Type::BF16 => t

@@ -8,7 +8,7 @@
 //! variables, records, buffers read and written through aliases
 //! (selects, branch results, buffers swapped by a loop, a call), matrices
 //! (`mat.from`, transposes, products, rows), `scf.index_switch`, `f16` and
-//! `bf16` arithmetic, calls of helper functions,
+//! `bf16` arithmetic, integers of other widths (`i3` to `i48`), calls of helper functions,
 //! sizes computed at run time (negative ones fault on purpose), and
 //! inputs of random lengths, equal or not, so that some programs fault on purpose
 //! (size mismatches, out-of-bounds reads). Floats stay dyadic with few bits (inputs
@@ -521,6 +521,7 @@ impl Gen {
             36 => self.computed_size(d),
             37 => self.group_reduce(d),
             38 => self.switch(d),
+            39 => self.other_width(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -555,6 +556,28 @@ impl Gen {
         };
         t.push_str(&format!("  {d} = arith.extf {r} : {ty} to f64\n"));
         self.push(d, Ty::F64, t, &[&a, &b]);
+    }
+
+    /// Integer arithmetic at another width (`i3` to `i48`): two `i64`s
+    /// truncated to it, one op (an unsigned division may divide by zero on
+    /// purpose), extended back.
+    fn other_width(&mut self, d: String) {
+        // Without an i64 at hand, the size parameter converted.
+        let pre = format!("  {d}n = arith.index_cast %n : index to i64\n");
+        let n = format!("{d}n");
+        let a = self.any(Ty::I64).unwrap_or_else(|| n.clone());
+        let b = self.any(Ty::I64).unwrap_or_else(|| n.clone());
+        let w = *self.rng.pick(&[3u32, 5, 12, 33, 48]);
+        let op = *self
+            .rng
+            .pick(&["addi", "muli", "divui", "shrsi", "maxui", "xori"]);
+        let ext = *self.rng.pick(&["extsi", "extui"]);
+        let t = format!(
+            "{pre}  {d}a = arith.trunci {a} : i64 to i{w}\n  {d}b = arith.trunci {b} : i64 to i{w}\n  {d}r = arith.{op} {d}a, {d}b : i{w}\n  {d} = arith.{ext} {d}r : i{w} to i64\n"
+        );
+        // The converted parameter is the statement's own value.
+        let uses: Vec<&String> = [&a, &b].into_iter().filter(|v| **v != n).collect();
+        self.push(d, Ty::I64, t, &uses);
     }
 
     /// An `scf.index_switch` on an index (a parameter or a computed one)
@@ -1201,7 +1224,7 @@ fn random_programs_agree_everywhere() {
     let file = dir.join(format!("work-{}.ir", std::process::id()));
     let started = Instant::now();
     let (mut faulted, mut runs, mut records, mut buffers, mut switches) = (0, 0, 0, 0, 0);
-    let mut halves = 0;
+    let (mut halves, mut widths) = (0, 0);
     for seed in first..first + count {
         let (p, args) = generate(seed);
         runs += 1 + configs().len();
@@ -1209,6 +1232,7 @@ fn random_programs_agree_everywhere() {
         buffers += p.text().contains("arr.from_vec") as u32;
         switches += p.text().contains("scf.index_switch") as u32;
         halves += p.text().contains("f16 to f64") as u32;
+        widths += p.text().contains(" : i64 to i") as u32;
         if let Some((config, why)) = disagreement(&p, &args, &file, None) {
             let small = reduce(p, &args, &file, &config);
             let repro = dir.join(format!("seed-{seed}.ir"));
@@ -1251,7 +1275,7 @@ fn random_programs_agree_everywhere() {
     let _ = std::fs::remove_file(&file);
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches, {halves} with f16/bf16), {runs} runs in {secs:.1} s: {:.0} programs/minute",
+        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches, {halves} with f16/bf16, {widths} with other integer widths), {runs} runs in {secs:.1} s: {:.0} programs/minute",
         count as f64 * 60.0 / secs
     );
     assert!(
@@ -1269,6 +1293,10 @@ fn random_programs_agree_everywhere() {
     assert!(
         count < 40 || switches > 0,
         "no program used scf.index_switch: the generator is broken"
+    );
+    assert!(
+        count < 40 || widths > 0,
+        "no program used another integer width: the generator is broken"
     );
     assert!(
         count < 40 || halves > 0,

@@ -69,10 +69,12 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             int_result(cx, &rty, r)
         }
         "minui" | "maxui" | "divui" | "remui" | "ceildivui" | "shli" | "shrui" => {
-            // An i1 is read unsigned: its 0/1 byte as it is.
+            // An i1 is read unsigned: its 0/1 byte as it is; another width
+            // is masked to its bits.
             let t = scalar(&rty).unwrap_or(Ty::I64);
             let n = t.name();
             let (a, b) = (cx.get1(opnd[0]), cx.get1(opnd[1]));
+            let (a, b) = (zext_int(cx, &rty, a), zext_int(cx, &rty, b));
             let r = match short {
                 "minui" => intrinsic(cx, "umin", t, &[a, b]),
                 "maxui" => intrinsic(cx, "umax", t, &[a, b]),
@@ -278,12 +280,7 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
                 ("truncf", Some(bf16)) => crate::half::round(cx, bf16, a, from == Ty::F64),
                 _ => match short {
                     "sitofp" => cx.w.val(format!("sitofp {f} {a} to {t}")),
-                    "fptosi" => {
-                        let fs = if from == Ty::F32 { "f32" } else { "f64" };
-                        let name = format!("llvm.fptosi.sat.{t}.{fs}");
-                        cx.declare(&name, || format!("declare {t} @{name}({f})"));
-                        cx.w.val(format!("call {t} @{name}({f} {a})"))
-                    }
+                    "fptosi" => float_to_int_sat(cx, &a, from, &rty, "fptosi"),
                     _ if from == to => a,
                     "extf" => cx.w.val(format!("fpext {f} {a} to {t}")),
                     "truncf" => cx.w.val(format!("fptrunc {f} {a} to {t}")),
@@ -316,6 +313,9 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
                 cx.set(res, &[r]);
                 return Ok(());
             }
+            if matches!(short, "extui" | "uitofp" | "index_castui") {
+                a = zext_int(cx, &from_ty, a);
+            }
             if short == "uitofp" && rty.is_half() {
                 let w = cx.w.val(format!("uitofp {f} {a} to double"));
                 let r = crate::half::round(cx, rty == Type::BF16, w, true);
@@ -327,15 +327,14 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
                     if *ctx.ty(opnd[0]) == Type::I1 {
                         a = cx.w.val(format!("sub i8 0, {a}"));
                     }
-                    cx.w.val(format!("sext {f} {a} to {t}"))
+                    if from == to {
+                        a
+                    } else {
+                        cx.w.val(format!("sext {f} {a} to {t}"))
+                    }
                 }
                 "uitofp" => cx.w.val(format!("uitofp {f} {a} to {t}")),
-                "fptoui" => {
-                    let fs = if from == Ty::F32 { "f32" } else { "f64" };
-                    let name = format!("llvm.fptoui.sat.{t}.{fs}");
-                    cx.declare(&name, || format!("declare {t} @{name}({f})"));
-                    cx.w.val(format!("call {t} @{name}({f} {a})"))
-                }
+                "fptoui" => float_to_int_sat(cx, &a, from, &rty, "fptoui"),
                 _ if from == to => a,
                 "bitcast" => cx.w.val(format!("bitcast {f} {a} to {t}")),
                 _ if from.bytes() > to.bytes() => {
@@ -349,6 +348,9 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
     };
     let r = if rty.is_half() && crate::translate::ROUNDED.contains(&short) {
         crate::half::round(cx, rty == Type::BF16, r, false)
+    } else if matches!(rty, Type::Int(_)) {
+        // A cast to another width, or `abs`: back to the width's range.
+        int_result(cx, &rty, r)
     } else {
         r
     };
@@ -449,21 +451,25 @@ fn extended(cx: &mut FnCx, op: OpId, k: dialects::arith::extended::Extended) {
             let (_, a, b) = if k == Extended::MulSI {
                 int_operands(cx, &ty, a0, b0)
             } else {
-                (t, cx.get1(a0), cx.get1(b0))
+                let (a, b) = (cx.get1(a0), cx.get1(b0));
+                (t, zext_int(cx, &ty, a), zext_int(cx, &ty, b))
             };
             let lo = cx.w.val(format!("mul {n} {a}, {b}"));
             let lo = int_result(cx, &ty, lo);
             let hi = if ty == Type::I1 {
                 "0".to_string()
             } else {
-                let w = t.bytes() * 8;
-                let wide = format!("i{}", 2 * w);
+                // The exact product at twice the container's width; the
+                // high half starts at the type's width.
+                let wide = format!("i{}", 2 * t.bytes() * 8);
+                let w = dialects::arith::eval::width(&ty);
                 let ext = if k == Extended::MulSI { "sext" } else { "zext" };
                 let wa = cx.w.val(format!("{ext} {n} {a} to {wide}"));
                 let wb = cx.w.val(format!("{ext} {n} {b} to {wide}"));
                 let p = cx.w.val(format!("mul {wide} {wa}, {wb}"));
                 let h = cx.w.val(format!("lshr {wide} {p}, {w}"));
-                cx.w.val(format!("trunc {wide} {h} to {n}"))
+                let h = cx.w.val(format!("trunc {wide} {h} to {n}"));
+                int_result(cx, &ty, h)
             };
             (lo, hi)
         }
@@ -473,11 +479,52 @@ fn extended(cx: &mut FnCx, op: OpId, k: dialects::arith::extended::Extended) {
 }
 
 /// Masks an `i1` result back to 0/1.
+/// Masks an `i1` result back to 0/1, and sign-extends a result of another
+/// width (`i4`, `i48`) from that width within its container.
 fn int_result(cx: &mut FnCx, ty: &Type, r: String) -> String {
-    if *ty == Type::I1 {
-        cx.w.val(format!("and i8 {r}, 1"))
-    } else {
+    match ty {
+        Type::I1 => cx.w.val(format!("and i8 {r}, 1")),
+        Type::Int(w) => {
+            let n = scalar(ty).unwrap_or(Ty::I64).name();
+            let narrow = cx.w.val(format!("trunc {n} {r} to i{w}"));
+            cx.w.val(format!("sext i{w} {narrow} to {n}"))
+        }
+        _ => r,
+    }
+}
+
+/// An integer of another width (`i4`, `i48`) as its bits, zero-extended
+/// in its container; every other type's value as it is.
+fn zext_int(cx: &mut FnCx, ty: &Type, v: String) -> String {
+    match ty {
+        Type::Int(w) => {
+            let n = scalar(ty).unwrap_or(Ty::I64).name();
+            let mask = ((1u64 << w) - 1) as i64;
+            cx.w.val(format!("and {n} {v}, {mask}"))
+        }
+        _ => v,
+    }
+}
+
+/// `llvm.fptosi.sat` / `llvm.fptoui.sat` (`conv`) of the float `a` of
+/// type `from` to the integer type `to`, at `to`'s own width (LLVM takes
+/// any width), then sign-extended into its container as the interpreter
+/// keeps it.
+fn float_to_int_sat(cx: &mut FnCx, a: &str, from: Ty, to: &Type, conv: &str) -> String {
+    let f = from.name();
+    let fs = if from == Ty::F32 { "f32" } else { "f64" };
+    let c = scalar(to).unwrap_or(Ty::I64).name();
+    let t = match to {
+        Type::Int(w) => format!("i{w}"),
+        _ => c.to_string(),
+    };
+    let name = format!("llvm.{conv}.sat.{t}.{fs}");
+    cx.declare(&name, || format!("declare {t} @{name}({f})"));
+    let r = cx.w.val(format!("call {t} @{name}({f} {a})"));
+    if t == c {
         r
+    } else {
+        cx.w.val(format!("sext {t} {r} to {c}"))
     }
 }
 
@@ -491,6 +538,8 @@ fn constant(cx: &mut FnCx, op: OpId, ty: &Type) -> Result<String, Diagnostic> {
         (Type::I16, Some(Attribute::Int(v, _))) => (v as i16).to_string(),
         (Type::I32, Some(Attribute::Int(v, _))) => (v as i32).to_string(),
         (Type::I64 | Type::Index, Some(Attribute::Int(v, _))) => v.to_string(),
+        // Sign-extended from the width, as the container holds it.
+        (Type::Int(_), Some(Attribute::Int(v, _))) => v.to_string(),
         // LLVM spells a float constant as the hex bits of the same value as a double.
         (Type::F16 | Type::BF16 | Type::F32, Some(Attribute::Float(v, _))) => {
             format!("0x{:016X}", ((v as f32) as f64).to_bits())

@@ -42,6 +42,14 @@ pub(crate) fn scalar(t: &Type) -> Option<Ty> {
         Type::I16 => Ty::I16,
         Type::I32 => Ty::I32,
         Type::I64 | Type::Index => Ty::I64,
+        // Another width: the smallest machine integer that holds it, kept
+        // sign-extended from the width.
+        Type::Int(w) => match w {
+            0..=8 => Ty::I8,
+            9..=16 => Ty::I16,
+            17..=32 => Ty::I32,
+            _ => Ty::I64,
+        },
         // A 16-bit float is the `f32` of its value (see `crate::half`).
         Type::F16 | Type::BF16 | Type::F32 => Ty::F32,
         Type::F64 => Ty::F64,

@@ -57,8 +57,10 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             int_result(cx, &rty, r)
         }
         "minui" | "maxui" | "divui" | "remui" | "ceildivui" | "shli" | "shrui" => {
-            // An i1 is read unsigned: its 0/1 byte as it is.
+            // An i1 is read unsigned: its 0/1 byte as it is; another width
+            // is masked to its bits.
             let (a, b) = (cx.get1(opnd[0]), cx.get1(opnd[1]));
+            let (a, b) = (zext_int(cx, &rty, a), zext_int(cx, &rty, b));
             let r = match short {
                 "minui" => cx.b.ins().umin(a, b),
                 "maxui" => cx.b.ins().umax(a, b),
@@ -274,7 +276,7 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
                         let a = widen_to_i32(cx, a, true);
                         cx.b.ins().fcvt_from_sint(to, a)
                     }
-                    "fptosi" => float_to_int_sat(cx, a, to, true),
+                    "fptosi" => float_to_int_sat(cx, a, to, width(&rty), true),
                     "extf" | "truncf" if from == to => a,
                     "extf" => cx.b.ins().fpromote(to, a),
                     "truncf" => cx.b.ins().fdemote(to, a),
@@ -306,6 +308,9 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
                 };
                 return set1(cx, res, r);
             }
+            if matches!(short, "extui" | "uitofp" | "index_castui") {
+                a = zext_int(cx, &from_ty, a);
+            }
             if short == "uitofp" && rty.is_half() {
                 let a = widen_to_i32(cx, a, false);
                 let w = cx.b.ins().fcvt_from_uint(F64, a);
@@ -317,13 +322,17 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
                     if *ctx.ty(opnd[0]) == Type::I1 {
                         a = cx.b.ins().ineg(a);
                     }
-                    cx.b.ins().sextend(to, a)
+                    if from == to {
+                        a
+                    } else {
+                        cx.b.ins().sextend(to, a)
+                    }
                 }
                 "uitofp" => {
                     let a = widen_to_i32(cx, a, false);
                     cx.b.ins().fcvt_from_uint(to, a)
                 }
-                "fptoui" => float_to_int_sat(cx, a, to, false),
+                "fptoui" => float_to_int_sat(cx, a, to, width(&rty), false),
                 _ if from == to => a,
                 "bitcast" => cx.b.ins().bitcast(to, MemFlagsData::new(), a),
                 _ if from.bits() > to.bits() => {
@@ -337,10 +346,30 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
     };
     let r = if rty.is_half() && ROUNDED.contains(&short) {
         crate::half::round(cx, rty == Type::BF16, r, false)
+    } else if matches!(rty, Type::Int(_)) {
+        // A cast to another width, or `abs`: back to the width's range.
+        int_result(cx, &rty, r)
     } else {
         r
     };
     set1(cx, res, r)
+}
+
+fn width(ty: &Type) -> u32 {
+    dialects::arith::eval::width(ty)
+}
+
+/// An integer of another width (`i4`, `i48`) as its bits, zero-extended
+/// in its container; every other type's value as it is.
+fn zext_int(cx: &mut FnCx, ty: &Type, v: Value) -> Value {
+    match ty {
+        Type::Int(w) => {
+            let ct = cx.b.func.dfg.value_type(v);
+            let mask = cx.iconst(ct, ((1u64 << w) - 1) as i64);
+            cx.b.ins().band(v, mask)
+        }
+        _ => v,
+    }
 }
 
 /// The float ops whose `f32` result an `f16`/`bf16` result rounds (the
@@ -418,7 +447,8 @@ fn extended(cx: &mut FnCx, op: OpId, k: dialects::arith::extended::Extended) {
             let (a, b) = if k == Extended::MulSI {
                 int_operands(cx, &ty, a0, b0)
             } else {
-                (cx.get1(a0), cx.get1(b0))
+                let (a, b) = (cx.get1(a0), cx.get1(b0));
+                (zext_int(cx, &ty, a), zext_int(cx, &ty, b))
             };
             let lo = cx.b.ins().imul(a, b);
             let lo = int_result(cx, &ty, lo);
@@ -432,6 +462,37 @@ fn extended(cx: &mut FnCx, op: OpId, k: dialects::arith::extended::Extended) {
                     let ct = cx.b.func.dfg.value_type(a);
                     let h = cx.b.ins().ushr_imm_u(p, i64::from(ct.bits()));
                     cx.b.ins().ireduce(ct, h)
+                }
+                (Type::Int(w), _) => {
+                    // Bits w..2w of the exact product (the operands are
+                    // sign- or zero-extended from w), sign-extended from w.
+                    let w = i64::from(*w);
+                    let signed = k == Extended::MulSI;
+                    let ct = cx.b.func.dfg.value_type(a);
+                    let h = if ct.bits() < 64 {
+                        let ext = |cx: &mut FnCx, v| {
+                            if signed {
+                                cx.b.ins().sextend(I64, v)
+                            } else {
+                                cx.b.ins().uextend(I64, v)
+                            }
+                        };
+                        let (wa, wb) = (ext(cx, a), ext(cx, b));
+                        let p = cx.b.ins().imul(wa, wb);
+                        let h = cx.b.ins().ushr_imm_u(p, w);
+                        cx.b.ins().ireduce(ct, h)
+                    } else {
+                        let low = cx.b.ins().imul(a, b);
+                        let high = if signed {
+                            cx.b.ins().smulhi(a, b)
+                        } else {
+                            cx.b.ins().umulhi(a, b)
+                        };
+                        let l = cx.b.ins().ushr_imm_u(low, w);
+                        let h = cx.b.ins().ishl_imm_u(high, 64 - w);
+                        cx.b.ins().bor(l, h)
+                    };
+                    int_result(cx, &ty, h)
                 }
                 (_, Extended::MulSI) => cx.b.ins().smulhi(a, b),
                 _ => cx.b.ins().umulhi(a, b),
@@ -455,39 +516,55 @@ fn widen_to_i32(cx: &mut FnCx, a: Value, signed: bool) -> Value {
     }
 }
 
-/// A float to an integer of type `to`, toward zero, saturating (NaN gives
-/// 0), as `dialects::arith::eval` does: below 32 bits through a saturating
-/// conversion to `i32`, clamped to `to`'s range and narrowed.
-fn float_to_int_sat(cx: &mut FnCx, a: Value, to: CType, signed: bool) -> Value {
-    if to.bits() >= 32 {
+/// A float to an integer of width `w` in a register of type `to`, toward
+/// zero, saturating (NaN gives 0), as `dialects::arith::eval` does: at
+/// `to`'s own width directly; below 32 bits through a saturating
+/// conversion to `i32`, otherwise at `to`; then clamped to `w`'s range and
+/// narrowed. An unsigned result of another width is left zero-extended
+/// (the caller sign-extends it from `w`).
+fn float_to_int_sat(cx: &mut FnCx, a: Value, to: CType, w: u32, signed: bool) -> Value {
+    if w == to.bits() && w >= 32 {
         return if signed {
             cx.b.ins().fcvt_to_sint_sat(to, a)
         } else {
             cx.b.ins().fcvt_to_uint_sat(to, a)
         };
     }
-    let w = i64::from(to.bits());
+    let at = if to.bits() < 32 { I32 } else { to };
+    let w = i64::from(w);
     let r = if signed {
-        let r = cx.b.ins().fcvt_to_sint_sat(I32, a);
-        let lo = cx.iconst(I32, -(1 << (w - 1)));
-        let hi = cx.iconst(I32, (1 << (w - 1)) - 1);
+        let r = cx.b.ins().fcvt_to_sint_sat(at, a);
+        let lo = cx.iconst(at, -(1 << (w - 1)));
+        let hi = cx.iconst(at, (1 << (w - 1)) - 1);
         let r = cx.b.ins().smax(r, lo);
         cx.b.ins().smin(r, hi)
     } else {
-        let r = cx.b.ins().fcvt_to_uint_sat(I32, a);
-        let hi = cx.iconst(I32, (1 << w) - 1);
+        let r = cx.b.ins().fcvt_to_uint_sat(at, a);
+        let hi = cx.iconst(at, (1 << w) - 1);
         cx.b.ins().umin(r, hi)
     };
-    cx.b.ins().ireduce(to, r)
+    if at == to {
+        r
+    } else {
+        cx.b.ins().ireduce(to, r)
+    }
 }
 
-/// Masks an `i1` result back to 0/1.
+/// Masks an `i1` result back to 0/1, and sign-extends a result of another
+/// width (`i4`, `i48`) from that width within its container.
 fn int_result(cx: &mut FnCx, ty: &Type, r: Value) -> Value {
-    if *ty == Type::I1 {
-        let one = cx.iconst(I8, 1);
-        cx.b.ins().band(r, one)
-    } else {
-        r
+    match ty {
+        Type::I1 => {
+            let one = cx.iconst(I8, 1);
+            cx.b.ins().band(r, one)
+        }
+        Type::Int(w) => {
+            let bits = i64::from(cx.b.func.dfg.value_type(r).bits());
+            let k = bits - i64::from(*w);
+            let up = cx.b.ins().ishl_imm_u(r, k);
+            cx.b.ins().sshr_imm_u(up, k)
+        }
+        _ => r,
     }
 }
 
@@ -501,6 +578,7 @@ fn constant(cx: &mut FnCx, op: OpId, ty: &Type) -> Result<Value, Diagnostic> {
         (Type::I16, Some(Attribute::Int(v, _))) => cx.iconst(I16, v),
         (Type::I32, Some(Attribute::Int(v, _))) => cx.iconst(I32, v),
         (Type::I64 | Type::Index, Some(Attribute::Int(v, _))) => cx.iconst(I64, v),
+        (Type::Int(w), Some(Attribute::Int(v, _))) => cx.iconst(abi::container(*w as u32), v),
         (Type::F16 | Type::BF16 | Type::F32, Some(Attribute::Float(v, _))) => {
             cx.b.ins().f32const(Ieee32::with_bits((v as f32).to_bits()))
         }

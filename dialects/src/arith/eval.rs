@@ -270,26 +270,42 @@ impl Cast {
 }
 
 /// `x` toward zero, saturated to the signed range of `w` bits (NaN gives
-/// 0), as Rust's `as` does at 8, 16, 32 and 64 bits. (An `f32` widened to
+/// 0), as Rust's `as` does at 8, 16, 32 and 64 bits, at every width. (An `f32` widened to
 /// `f64` first converts the same: the widening is exact.)
 pub fn saturate_signed(x: f64, w: u32) -> i64 {
-    match w {
-        0 => 0,
-        8 => x as i8 as i64,
-        16 => x as i16 as i64,
-        32 => x as i32 as i64,
-        _ => x as i64,
+    if w == 0 || x.is_nan() {
+        return 0;
+    }
+    if w >= 64 {
+        return x as i64;
+    }
+    // The bounds are powers of two, exact in f64 at every width.
+    let bound = 2f64.powi(w as i32 - 1);
+    let t = x.trunc();
+    if t >= bound {
+        (1i64 << (w - 1)) - 1
+    } else if t < -bound {
+        -(1i64 << (w - 1))
+    } else {
+        t as i64
     }
 }
 
 /// `x` toward zero, saturated to `[0, 2^w - 1]` (NaN gives 0).
 pub fn saturate_unsigned(x: f64, w: u32) -> u64 {
-    match w {
-        0 => 0,
-        8 => x as u8 as u64,
-        16 => x as u16 as u64,
-        32 => x as u32 as u64,
-        _ => x as u64,
+    if w == 0 || x.is_nan() {
+        return 0;
+    }
+    if w >= 64 {
+        return x as u64;
+    }
+    let t = x.trunc();
+    if t <= 0.0 {
+        0
+    } else if t >= 2f64.powi(w as i32) {
+        (1u64 << w) - 1
+    } else {
+        t as u64
     }
 }
 

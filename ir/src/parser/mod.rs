@@ -719,8 +719,13 @@ impl<'s> Driver<'s, '_> {
                     let sym = m.attrs.iter().position(|e| e.name == "sym_name");
                     if let Some(k) = sym {
                         match m.attrs.remove(k).value {
-                            Attribute::Str(s) => name = Some(s),
-                            _ => return Err(error(loc, "'sym_name' of a module must be a string")),
+                            Attribute::Str(s) if crate::types::is_symbol_name(&s) => name = Some(s),
+                            _ => {
+                                return Err(error(
+                                    loc,
+                                    "'sym_name' of a module must be a string that is a symbol name",
+                                ))
+                            }
                         }
                     }
                     attrs = std::mem::take(&mut m.attrs);
@@ -1325,13 +1330,8 @@ impl<'s> Driver<'s, '_> {
         let loc = Self::at(self.pos, &p);
         Ok(match p.as_rule() {
             Rule::scalar_type => match p.as_str() {
-                "i0" => Type::I0,
-                "i1" => Type::I1,
-                "i8" => Type::I8,
-                "i16" => Type::I16,
-                "i32" => Type::I32,
-                "i64" => Type::I64,
                 "index" => Type::Index,
+                t if t.starts_with('i') => int_type(&t[1..], loc)?,
                 "f16" => Type::F16,
                 "bf16" => Type::BF16,
                 "f32" => Type::F32,
@@ -1556,6 +1556,20 @@ fn describe(r: Rule) -> Option<&'static str> {
 }
 
 const MALFORMED: &str = "malformed";
+
+/// The integer type of the width written after `i` (`4` in `i4`).
+fn int_type(digits: &str, loc: Offset) -> PResult<Type> {
+    digits
+        .parse::<u32>()
+        .ok()
+        .and_then(Type::int)
+        .ok_or_else(|| {
+            error(
+                loc,
+                format!("integer type 'i{digits}' is wider than 64 bits (not supported)"),
+            )
+        })
+}
 
 /// What an expected literal token stands for in messages (`None`: a
 /// character inside a lexeme, not worth naming).
@@ -1830,10 +1844,14 @@ mod fast {
                 [b'b', b'f', b'1', b'6', ..] => Some((4, Type::BF16)),
                 [b'i', b'6', b'4', ..] => Some((3, Type::I64)),
                 [b'i', b'3', b'2', ..] => Some((3, Type::I32)),
-                [b'i', b'1', b'6', ..] => Some((3, Type::I16)),
-                [b'i', b'8', ..] => Some((2, Type::I8)),
-                [b'i', b'1', ..] => Some((2, Type::I1)),
-                [b'i', b'0', ..] => Some((2, Type::I0)),
+                [b'i', d, ..] if d.is_ascii_digit() => {
+                    let n = rest[1..].iter().take_while(|c| c.is_ascii_digit()).count();
+                    let w = std::str::from_utf8(&rest[1..1 + n])
+                        .ok()?
+                        .parse::<u32>()
+                        .ok()?;
+                    Some((1 + n, Type::int(w)?))
+                }
                 [b'i', b'n', b'd', b'e', b'x', ..] => Some((5, Type::Index)),
                 _ => None,
             };
