@@ -43,7 +43,10 @@ fn elem_size(t: &Type) -> usize {
     match t {
         Type::I0 | Type::I1 | Type::I8 => 1,
         Type::I16 => 2,
-        Type::I32 | Type::F32 => 4,
+        // A 16-bit float is the f32 of its value (codegen::half).
+        Type::I32 | Type::F16 | Type::BF16 | Type::F32 => 4,
+        // Another width: its container, sign-extended (codegen::abi).
+        Type::Int(w) => codegen::abi::container(*w as u32).bytes() as usize,
         _ => 8,
     }
 }
@@ -61,8 +64,12 @@ fn encode(items: &[RtValue], t: &Type) -> Result<Vec<u8>, String> {
             (Type::I32, v) => {
                 out.extend((v.as_int().ok_or("expected an integer")? as i32).to_le_bytes())
             }
-            (Type::F32, RtValue::F32(f)) => out.extend(f.to_le_bytes()),
+            (Type::F16 | Type::BF16 | Type::F32, RtValue::F32(f)) => out.extend(f.to_le_bytes()),
             (Type::F64, RtValue::F64(f)) => out.extend(f.to_le_bytes()),
+            (Type::Int(_), v) => {
+                let b = v.as_int().ok_or("expected an integer")?.to_le_bytes();
+                out.extend(&b[..elem_size(t)])
+            }
             (_, v) => out.extend(v.as_int().ok_or("expected an integer")?.to_le_bytes()),
         }
     }
@@ -79,8 +86,16 @@ fn decode(bytes: &[u8], t: &Type) -> Vec<RtValue> {
             Type::I8 => RtValue::Int(c[0] as i8 as i64),
             Type::I16 => RtValue::Int(i16::from_le_bytes(c.try_into().unwrap()) as i64),
             Type::I32 => RtValue::Int(i32::from_le_bytes(c.try_into().unwrap()) as i64),
-            Type::F32 => RtValue::F32(f32::from_le_bytes(c.try_into().unwrap())),
+            Type::F16 | Type::BF16 | Type::F32 => {
+                RtValue::F32(f32::from_le_bytes(c.try_into().unwrap()))
+            }
             Type::F64 => RtValue::F64(f64::from_le_bytes(c.try_into().unwrap())),
+            Type::Int(_) => {
+                // Little-endian and sign-extended in its container.
+                let mut b = [if c[c.len() - 1] & 0x80 != 0 { 0xFF } else { 0 }; 8];
+                b[..c.len()].copy_from_slice(c);
+                RtValue::Int(i64::from_le_bytes(b))
+            }
             _ => RtValue::Int(i64::from_le_bytes(c.try_into().unwrap())),
         })
         .collect()
@@ -246,10 +261,10 @@ impl Device for Cuda {
                     i64s.push(d.len as i64);
                 }
                 Type::F64 => f64s.push(a.as_f64().ok_or_else(bad)?),
-                Type::F32 => f32s.push(a.as_f64().ok_or_else(bad)? as f32),
+                Type::F16 | Type::BF16 | Type::F32 => f32s.push(a.as_f64().ok_or_else(bad)? as f32),
                 Type::I1 => u8s.push(a.as_bool().ok_or_else(bad)? as u8),
                 Type::I32 => i32s.push(a.as_int().ok_or_else(bad)? as i32),
-                Type::I0 | Type::I8 | Type::I16 => {
+                Type::I0 | Type::I8 | Type::I16 | Type::Int(_) => {
                     return Err(format!(
                     "kernel '@{name}' takes a scalar '{t}' parameter, which launches do not pass"
                 ))
@@ -272,7 +287,7 @@ impl Device for Cuda {
                     b.arg(&f64s[k]);
                     k += 1;
                 }
-                Type::F32 => {
+                Type::F16 | Type::BF16 | Type::F32 => {
                     b.arg(&f32s[l]);
                     l += 1;
                 }

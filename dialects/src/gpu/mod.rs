@@ -230,9 +230,19 @@ fn verify_atomic(ctx: &Context, op: OpId) -> Result<(), String> {
     if *ctx.ty(ctx.operand(op, 2)) != t || *ctx.ty(ctx.result(op, 0)) != t {
         return Err(format!("value and result must be '{t}'"));
     }
+    // The element types a hardware atomic computes exactly: not `i1`, and
+    // not the types the backends carry in a wider register (`f16`, `bf16`,
+    // integers of other widths), whose results need rounding or extending.
+    let atomic = matches!(
+        t,
+        Type::I8 | Type::I16 | Type::I32 | Type::I64 | Type::Index | Type::F32 | Type::F64
+    );
     match ctx.attr(op, "kind").and_then(|a| a.as_str()) {
-        Some("add" | "min" | "max") if t != Type::I1 => Ok(()),
-        _ => Err("needs attribute 'kind' = \"add\", \"min\" or \"max\" on a number".into()),
+        Some("add" | "min" | "max") if atomic => Ok(()),
+        _ => Err(
+            "needs attribute 'kind' = \"add\", \"min\" or \"max\" on i8, i16, i32, i64, index, f32 or f64"
+                .into(),
+        ),
     }
 }
 
