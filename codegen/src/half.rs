@@ -260,3 +260,19 @@ pub(crate) fn to_bits<E: Emit>(e: &mut E, bf16: bool, x: E::V) -> E::V {
     let r = e.int(IntOp::Or, W::I32, r, sign);
     e.convert(Conv::Trunc16, r)
 }
+
+/// `arith.bitcast` where either side is `f16` or `bf16` (the other one of
+/// `i16`, `f16`, `bf16`): all 16 bits travel, a signaling NaN included.
+/// A half float is held as its `f32`, an `i16` as itself.
+pub(crate) fn bitcast<E: Emit>(e: &mut E, from: &ir::Type, to: &ir::Type, x: E::V) -> E::V {
+    let bits = if from.is_half() {
+        to_bits(e, *from == ir::Type::BF16, x)
+    } else {
+        x
+    };
+    if to.is_half() {
+        from_bits(e, *to == ir::Type::BF16, bits)
+    } else {
+        bits
+    }
+}

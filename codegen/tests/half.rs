@@ -14,18 +14,6 @@ use ir::interp::RtValue;
 use ir::types::half_from_bits;
 use ir::Type;
 
-/// A small deterministic generator (64-bit LCG, high bits).
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        self.0 >> 16 ^ self.0 << 48
-    }
-}
-
 fn half_type(name: &str) -> Type {
     if name == "bf16" {
         Type::BF16

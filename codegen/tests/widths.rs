@@ -12,17 +12,6 @@ use ir::interp::RtValue;
 
 const WIDTHS: [u32; 8] = [2, 4, 7, 12, 24, 33, 48, 63];
 
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        self.0 >> 16 ^ self.0 << 48
-    }
-}
-
 /// `v` truncated to `w` bits and sign-extended (how a value of `iW` is held).
 fn sext(v: i64, w: u32) -> i64 {
     (v << (64 - w)) >> (64 - w)

@@ -300,16 +300,7 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             let (f, t) = (from.name(), to.name());
             let from_ty = ctx.ty(opnd[0]).clone();
             if short == "bitcast" && (from_ty.is_half() || rty.is_half()) {
-                let bits = if from_ty.is_half() {
-                    crate::half::to_bits(cx, from_ty == Type::BF16, a)
-                } else {
-                    a
-                };
-                let r = if rty.is_half() {
-                    crate::half::from_bits(cx, rty == Type::BF16, bits)
-                } else {
-                    bits
-                };
+                let r = crate::half::bitcast(cx, &from_ty, &rty, a);
                 cx.set(res, &[r]);
                 return Ok(());
             }

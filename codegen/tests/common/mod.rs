@@ -71,3 +71,18 @@ pub fn mf(rows: usize, cols: usize, v: &[f64]) -> RtValue {
         data: v.iter().map(|&x| RtValue::F64(x)).collect(),
     }))
 }
+
+/// A small deterministic generator of test inputs (a 64-bit LCG, Knuth's
+/// MMIX constants; its high bits mixed into the low ones).
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    /// The next 64 pseudo-random bits.
+    pub fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 16 ^ self.0 << 48
+    }
+}

@@ -380,6 +380,46 @@ min_max!(min_f64, max_f64, f64);
 min_max!(min_f32, max_f32, f32);
 
 /// Evaluates a binary op at type `ty`. `Err` is a run-time fault (or, for
+/// A float op of `Bin` on `x` and `y` of one float type (`f64` or `f32`),
+/// with that type's `min`/`max` (NaN-propagating) helpers; a non-float
+/// op returns `Err(BAD_KIND)` from the enclosing function.
+macro_rules! float_binary {
+    ($op:expr, $x:expr, $y:expr, $min:ident, $max:ident) => {{
+        let (x, y) = ($x, $y);
+        match $op {
+            Bin::AddF => x + y,
+            Bin::SubF => x - y,
+            Bin::MulF => x * y,
+            Bin::DivF => x / y,
+            Bin::MinF => $min(x, y),
+            Bin::MaxF => $max(x, y),
+            Bin::Pow => x.powf(y),
+            Bin::RemF => x % y,
+            Bin::MinNumF | Bin::MaxNumF if x.is_nan() => y,
+            Bin::MinNumF | Bin::MaxNumF if y.is_nan() => x,
+            Bin::MinNumF => $min(x, y),
+            Bin::MaxNumF => $max(x, y),
+            _ => return Err(BAD_KIND),
+        }
+    }};
+}
+
+/// A float op of `Un` on `x` of either float type.
+macro_rules! float_unary {
+    ($op:expr, $x:expr) => {{
+        let x = $x;
+        match $op {
+            Un::NegF => -x,
+            Un::Sqrt => x.sqrt(),
+            Un::Exp => x.exp(),
+            Un::Log => x.ln(),
+            Un::Sin => x.sin(),
+            Un::Cos => x.cos(),
+            Un::Abs => x.abs(),
+        }
+    }};
+}
+
 /// operands of the wrong kind, a type error that verification rejects).
 pub fn binary(op: Bin, ty: &Type, a: Scalar, b: Scalar) -> Result<Scalar, &'static str> {
     use Scalar::*;
@@ -434,39 +474,8 @@ pub fn binary(op: Bin, ty: &Type, a: Scalar, b: Scalar) -> Result<Scalar, &'stat
             };
             Int(sext(v, ty))
         }
-        (F64(x), F64(y)) => F64(match op {
-            Bin::AddF => x + y,
-            Bin::SubF => x - y,
-            Bin::MulF => x * y,
-            Bin::DivF => x / y,
-            Bin::MinF => min_f64(x, y),
-            Bin::MaxF => max_f64(x, y),
-            Bin::Pow => x.powf(y),
-            Bin::RemF => x % y,
-            Bin::MinNumF | Bin::MaxNumF if x.is_nan() => y,
-            Bin::MinNumF | Bin::MaxNumF if y.is_nan() => x,
-            Bin::MinNumF => min_f64(x, y),
-            Bin::MaxNumF => max_f64(x, y),
-            _ => return Err(BAD_KIND),
-        }),
-        (F32(x), F32(y)) => F32(round_half(
-            ty,
-            match op {
-                Bin::AddF => x + y,
-                Bin::SubF => x - y,
-                Bin::MulF => x * y,
-                Bin::DivF => x / y,
-                Bin::MinF => min_f32(x, y),
-                Bin::MaxF => max_f32(x, y),
-                Bin::Pow => x.powf(y),
-                Bin::RemF => x % y,
-                Bin::MinNumF | Bin::MaxNumF if x.is_nan() => y,
-                Bin::MinNumF | Bin::MaxNumF if y.is_nan() => x,
-                Bin::MinNumF => min_f32(x, y),
-                Bin::MaxNumF => max_f32(x, y),
-                _ => return Err(BAD_KIND),
-            },
-        )),
+        (F64(x), F64(y)) => F64(float_binary!(op, x, y, min_f64, max_f64)),
+        (F32(x), F32(y)) => F32(round_half(ty, float_binary!(op, x, y, min_f32, max_f32))),
         _ => return Err(BAD_KIND),
     };
     Ok(r)
@@ -477,27 +486,8 @@ pub fn unary(op: Un, ty: &Type, a: Scalar) -> Result<Scalar, &'static str> {
     use Scalar::*;
     Ok(match a {
         Int(x) if op == Un::Abs => Int(sext(x.wrapping_abs(), ty)),
-        F64(x) => F64(match op {
-            Un::NegF => -x,
-            Un::Sqrt => x.sqrt(),
-            Un::Exp => x.exp(),
-            Un::Log => x.ln(),
-            Un::Sin => x.sin(),
-            Un::Cos => x.cos(),
-            Un::Abs => x.abs(),
-        }),
-        F32(x) => F32(round_half(
-            ty,
-            match op {
-                Un::NegF => -x,
-                Un::Sqrt => x.sqrt(),
-                Un::Exp => x.exp(),
-                Un::Log => x.ln(),
-                Un::Sin => x.sin(),
-                Un::Cos => x.cos(),
-                Un::Abs => x.abs(),
-            },
-        )),
+        F64(x) => F64(float_unary!(op, x)),
+        F32(x) => F32(round_half(ty, float_unary!(op, x))),
         Int(_) => return Err(BAD_KIND),
     })
 }
