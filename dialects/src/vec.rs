@@ -27,7 +27,9 @@
 //! - `vec.len(fill(n, x))`, `vec.len(iota(n))` -> `n`;
 //!   `vec.len(map(v1..vk))` -> `vec.len(v1)` when the inputs' lengths are
 //!   provably equal (k = 1, or the same value / same-length producers), so a
-//!   zipWith size fault is never hidden; `vec.len(scale(v, s))` -> `vec.len(v)`.
+//!   zipWith size fault is never hidden; `vec.len(scale(v, s))` -> `vec.len(v)`;
+//!   `vec.len(mat.row(m, i))` -> `mat.cols(m)` (like deleting an unused
+//!   pure op, this can remove the row's out-of-bounds fault).
 //! - `vec.get(fill(n, x), i)` -> `x`, `vec.get(iota(n), i)` -> `i`. These
 //!   assume the access is in bounds: like deleting an unused pure op, they can
 //!   remove an out-of-bounds fault.
@@ -785,7 +787,17 @@ fn rw_len(b: &mut Builder, st: &OpState) -> Repl {
     let v = *st.operands.first()?;
     match len_key(b.ctx, v) {
         LenKey::Size(n) if b.ctx.ty(n) == &Type::Index => Some(smallvec![n]),
-        LenKey::Vec(w) if w != v => Some(smallvec![len(b, w)]),
+        LenKey::Vec(w) => match b.ctx.def_op_named(w, "mat.row") {
+            // Every row of m is cols(m) long (the thesis's structural size
+            // analysis, Henriksen 2014 §6.1): the length no longer depends
+            // on which row, so it is invariant in a loop over the rows.
+            Some(r) => {
+                let m = b.ctx.operand(r, 0);
+                Some(smallvec![b.op1("mat.cols", &[m], Type::Index, vec![])])
+            }
+            None if w != v => Some(smallvec![len(b, w)]),
+            None => None,
+        },
         _ => None,
     }
 }

@@ -1,7 +1,9 @@
 //! Proves reads in bounds: a `vec.get(v, i)` whose index `i` is the
 //! induction variable of an enclosing `gen.loop` whose size is `vec.len(v)`
 //! (the same SSA value, or a length equated with it by
-//! `scf.assert(arith.cmpi eq ...)` ops that dominate the read), or whose
+//! `scf.assert(arith.cmpi eq ...)` ops that dominate the read, or that
+//! code motion hoisted in front of the loop under the guard "the loop
+//! runs"), or `mat.cols(m)` when `v` is a row of `m`, or whose
 //! size is the size of the loop that produced `v` with one unconditional
 //! emit per index, can never fault, and gets the unit
 //! attribute `in_bounds`. Code generators may then omit the bounds check
@@ -47,7 +49,7 @@ fn equal_at(
         return rep;
     };
     for &(op, x, y) in asserts {
-        if !dominates_point(ctx, op, blk, Some(read)) {
+        if !holds_at(ctx, op, blk, read) {
             continue;
         }
         let (x, y) = (find(&rep, x), find(&rep, y));
@@ -56,6 +58,38 @@ fn equal_at(
         }
     }
     rep
+}
+
+/// Whether assert `op` has run (and passed) whenever `read` (in `blk`)
+/// runs: it dominates the read, or it sits in the then-branch of a guard
+/// `scf.if (L runs at least once)` in front of a loop `L` around the read
+/// (code motion's guarded hoisting: the guard's condition is the
+/// certificate, Henriksen 2014 §4.2).
+fn holds_at(ctx: &Context, op: OpId, blk: ir::BlockId, read: OpId) -> bool {
+    if dominates_point(ctx, op, blk, Some(read)) {
+        return true;
+    }
+    let Some(then_blk) = ctx.op(op).parent else {
+        return false;
+    };
+    let Some(guard) = ctx.block_parent_op(then_blk) else {
+        return false;
+    };
+    if !ctx.is(guard, "scf.if") || ctx.region(ctx.regions(guard)[0]).blocks[0] != then_blk {
+        return false;
+    }
+    let cond = ctx.operand(guard, 0);
+    let mut o = read;
+    while let Some(lp) = ctx.parent_op(o) {
+        if ctx.op(lp).parent == ctx.op(guard).parent
+            && ctx.is_before_in_block(guard, lp)
+            && crate::code_motion::guarded::is_run_condition(ctx, lp, cond)
+        {
+            return true;
+        }
+        o = lp;
+    }
+    false
 }
 
 /// The representative of `v` in union-find map `rep`.
@@ -96,6 +130,16 @@ fn exact_output_of_size(ctx: &Context, v: ValueId, size: ValueId) -> bool {
         && gen::exact_emit(ctx, gen::body(ctx, p), h).is_some()
 }
 
+/// Whether `v` is a row of a matrix `m` (`mat.row(m, _)`) and `size` is
+/// `mat.cols(m)`: every row is that long.
+fn row_of_cols(ctx: &Context, v: ValueId, size: ValueId) -> bool {
+    let Some(r) = ctx.def_op_named(v, "mat.row") else {
+        return false;
+    };
+    ctx.def_op_named(size, "mat.cols")
+        .is_some_and(|c| ctx.operand(c, 0) == ctx.operand(r, 0))
+}
+
 /// Marks provably in-bounds `vec.get` ops; returns how many were marked.
 pub fn mark_in_bounds(ctx: &mut Context) -> u64 {
     let asserts = equality_asserts(ctx);
@@ -118,7 +162,8 @@ pub fn mark_in_bounds(ctx: &mut Context) -> u64 {
         let size = ctx.operand(l, 0);
         let len_of_v = ctx
             .def_op_named(size, "vec.len")
-            .is_some_and(|len| ctx.operand(len, 0) == v);
+            .is_some_and(|len| ctx.operand(len, 0) == v)
+            || row_of_cols(ctx, v, size);
         // Another `vec.len(v)` equal to the size at this read (the
         // dominating asserts are gathered once per read).
         let same_len = || {

@@ -125,9 +125,7 @@ impl Pass for Lower {
             }
         }
         // Schedule the lowered loops: invariants out, single-branch ops in.
-        let (h, s) = crate::code_motion::code_motion(ctx);
-        stats.add("hoisted", h);
-        stats.add("sunk", s);
+        crate::code_motion::code_motion(ctx).record(stats);
         Ok(())
     }
 }

@@ -100,7 +100,9 @@ pub fn fuse(ctx: &mut Context, rules: Rules, mut fuel: usize, stats: &mut PassSt
     // Loops that compute the same value in every iteration of the loop
     // around them leave it first (a sum over an invariant vector inside a
     // map), so that they run once and can fuse with their new siblings.
-    stats.add("hoisted", crate::code_motion::hoist_invariants(ctx));
+    let (h, g) = crate::code_motion::hoist_counted(ctx);
+    stats.add("hoisted", h);
+    stats.add("hoisted-guarded", g);
     'fixpoint: loop {
         let mut changed = false;
         for b in all_blocks(ctx) {

@@ -7,9 +7,11 @@
 //!   `scf.if` (in the same block) moves into that branch, so it runs only
 //!   when needed.
 //!
-//! Only ops that can never fault are hoisted (constants, `arith` ops other
-//! than integer division and remainder, lengths): moving a faulting op out
-//! of a loop that runs zero times would introduce an error. Sinking only
+//! Only ops that can never fault are hoisted as they are (constants,
+//! `arith` ops other than integer division and remainder by a divisor that
+//! may be zero, lengths): moving a faulting op out of a loop that runs zero
+//! times would introduce an error. Those that can fault move under a guard
+//! instead ([`guarded`]). Sinking only
 //! ever removes executions, so any pure op may sink.
 //!
 //! Whole loops (`gen.loop`, `scf.for`) that compute the same value in every
@@ -24,6 +26,8 @@
 //! in the loop may write their allocation (effects per allocation, issue 13:
 //! [`crate::alias`]): ops on different allocations move past each other.
 
+pub(crate) mod guarded;
+
 use crate::alias::{Aliases, Effects};
 use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
 use ir::{BlockId, Context, Diagnostic, OpId, Traits, ValueId};
@@ -36,9 +40,7 @@ impl Pass for CodeMotion {
         "code-motion"
     }
     fn run(&mut self, ctx: &mut Context, stats: &mut PassStats) -> Result<(), Diagnostic> {
-        let (h, s) = code_motion(ctx);
-        stats.add("hoisted", h);
-        stats.add("sunk", s);
+        code_motion(ctx).record(stats);
         Ok(())
     }
 }
@@ -67,38 +69,46 @@ pub(crate) fn speculatable(ctx: &Context, op: OpId) -> bool {
     }
     let name = ctx.op_name(op);
     match name {
+        // Only a zero divisor faults (MIN / -1 wraps).
         "arith.divsi" | "arith.remsi" | "arith.divui" | "arith.remui" | "arith.ceildivsi"
-        | "arith.floordivsi" | "arith.ceildivui" => false,
+        | "arith.floordivsi" | "arith.ceildivui" => {
+            constant(ctx, ctx.operand(op, 1)).is_some_and(|d| d != 0)
+        }
         "vec.len" | "mat.rows" | "mat.cols" => true,
         _ => name.starts_with("arith."),
     }
 }
 
-/// Whether `v` is the index of a loop inside `root` (or of `root`) that
-/// runs over `[0, vec.len(vec))`.
-fn index_over(ctx: &Context, v: ValueId, vec: ValueId, root: OpId) -> bool {
+/// The loop whose index `v` is, when that loop runs over `[0, n)` with
+/// step 1 and `is_n(n)`.
+pub(crate) fn loop_over(ctx: &Context, v: ValueId, is_n: impl Fn(ValueId) -> bool) -> Option<OpId> {
     let ir::context::ValueDef::BlockArg(b, 0) = ctx.value(v).def else {
-        return false;
+        return None;
     };
-    let Some(lp) = ctx.block_parent_op(b) else {
-        return false;
-    };
-    if lp != root && !ctx.is_ancestor(root, lp) {
-        return false;
-    }
-    let is_len = |n: ValueId| {
-        ctx.def_op_named(n, "vec.len")
-            .is_some_and(|l| ctx.operand(l, 0) == vec)
-    };
-    match ctx.op_name(lp) {
-        "gen.loop" => is_len(ctx.operand(lp, 0)),
+    let lp = ctx.block_parent_op(b)?;
+    let over = match ctx.op_name(lp) {
+        "gen.loop" => is_n(ctx.operand(lp, 0)),
         "scf.for" => {
             constant(ctx, ctx.operand(lp, 0)) == Some(0)
-                && is_len(ctx.operand(lp, 1))
+                && is_n(ctx.operand(lp, 1))
                 && constant(ctx, ctx.operand(lp, 2)) == Some(1)
         }
         _ => false,
-    }
+    };
+    over.then_some(lp)
+}
+
+/// Whether `n` is `name(x)` (a one-operand size op such as `vec.len`).
+pub(crate) fn is_size_of(ctx: &Context, n: ValueId, name: &str, x: ValueId) -> bool {
+    ctx.def_op_named(n, name)
+        .is_some_and(|l| ctx.operand(l, 0) == x)
+}
+
+/// Whether `v` is the index of a loop inside `root` (or of `root`) that
+/// runs over `[0, vec.len(vec))`.
+fn index_over(ctx: &Context, v: ValueId, vec: ValueId, root: OpId) -> bool {
+    loop_over(ctx, v, |n| is_size_of(ctx, n, "vec.len", vec))
+        .is_some_and(|lp| lp == root || ctx.is_ancestor(root, lp))
 }
 
 /// The integer constant `v` is, if it is one.
@@ -146,13 +156,19 @@ fn invariant(ctx: &Context, op: OpId, lp: OpId) -> bool {
         .all(|&v| ctx.value_block(v).is_some_and(|b| !ctx.block_in_op(b, lp)))
 }
 
-/// Hoists invariant ops out of `lp`'s body block; returns how many moved.
-fn hoist_from(ctx: &mut Context, lp: OpId, aliases: &Aliases) -> u64 {
-    let mut n = 0;
+/// Hoists invariant ops out of `lp`'s body block; returns how many moved
+/// (`(plain, guarded)`, see [`guarded`]).
+fn hoist_from(ctx: &mut Context, lp: OpId, aliases: &Aliases) -> (u64, u64) {
+    let (mut n, mut g) = (0, 0);
     let parent = ctx.op(lp).parent.unwrap();
     let effects = Effects::of(ctx, lp);
+    let body = guarded::body_block(ctx, lp);
+    let mut guard = None;
     for &r in ctx.regions(lp).to_vec().iter() {
         for b in ctx.region(r).blocks.clone() {
+            // Whether no op before this point that stays in the body can
+            // fault (only then may one that can fault leave, guarded).
+            let mut safe_prefix = Some(b) == body;
             // In order, so an op whose operands were just hoisted follows them.
             for op in ctx.block_ops(b) {
                 let movable = speculatable(ctx, op) || invariant_read(ctx, op, &effects, aliases);
@@ -160,11 +176,18 @@ fn hoist_from(ctx: &mut Context, lp: OpId, aliases: &Aliases) -> u64 {
                 if whole_loop || (movable && invariant(ctx, op, lp)) {
                     ctx.move_op(op, parent, Some(lp));
                     n += 1;
+                } else if safe_prefix
+                    && guarded::guardable(ctx, op, lp)
+                    && guarded::hoist_guarded(ctx, op, lp, &mut guard)
+                {
+                    g += 1;
+                } else if !guarded::cannot_fault(ctx, op) {
+                    safe_prefix = false;
                 }
             }
         }
     }
-    n
+    (n, g)
 }
 
 /// The branch block of `if_op` (one of its regions' blocks) that contains
@@ -231,22 +254,24 @@ fn sink_in(ctx: &mut Context, block: BlockId) -> u64 {
 }
 
 /// Hoists loop invariants (innermost loops first, so that they bubble out
-/// level by level); returns how many ops moved.
-pub fn hoist_invariants(ctx: &mut Context) -> u64 {
-    let mut hoisted = 0;
+/// level by level); returns how many ops moved, `(plain, guarded)`.
+pub fn hoist_counted(ctx: &mut Context) -> (u64, u64) {
+    let (mut hoisted, mut guarded) = (0, 0);
     let aliases = Aliases::compute(ctx);
     for op in ctx.walk_all().into_iter().rev() {
         if ctx.alive(op) && is_loop(ctx, op) {
-            hoisted += hoist_from(ctx, op, &aliases);
+            let (h, g) = hoist_from(ctx, op, &aliases);
+            hoisted += h;
+            guarded += g;
         }
     }
-    hoisted
+    (hoisted, guarded)
 }
 
 /// Runs hoisting (innermost loops first) and then sinking on the module.
-/// Returns `(hoisted, sunk)`.
-pub fn code_motion(ctx: &mut Context) -> (u64, u64) {
-    let hoisted = hoist_invariants(ctx);
+/// Returns what moved.
+pub fn code_motion(ctx: &mut Context) -> Moved {
+    let (hoisted, guarded) = hoist_counted(ctx);
     let mut sunk = 0;
     let mut blocks = vec![ctx.top];
     for op in ctx.walk_all() {
@@ -257,7 +282,31 @@ pub fn code_motion(ctx: &mut Context) -> (u64, u64) {
     for b in blocks {
         sunk += sink_in(ctx, b);
     }
-    (hoisted, sunk)
+    Moved {
+        hoisted,
+        guarded,
+        sunk,
+    }
+}
+
+/// What [`code_motion`] moved.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Moved {
+    /// Ops hoisted out of loops as they are.
+    pub hoisted: u64,
+    /// Ops that may fault hoisted under a guard ([`guarded`]).
+    pub guarded: u64,
+    /// Ops sunk into a branch.
+    pub sunk: u64,
+}
+
+impl Moved {
+    /// Adds the counts to `stats` (`hoisted`, `hoisted-guarded`, `sunk`).
+    pub fn record(self, stats: &mut PassStats) {
+        stats.add("hoisted", self.hoisted);
+        stats.add("hoisted-guarded", self.guarded);
+        stats.add("sunk", self.sunk);
+    }
 }
 
 fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
