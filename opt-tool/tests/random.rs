@@ -300,7 +300,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(40);
+        let r = self.rng.below(41);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -522,6 +522,7 @@ impl Gen {
             37 => self.group_reduce(d),
             38 => self.switch(d),
             39 => self.other_width(d),
+            40 => self.invariant_checks(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -809,6 +810,98 @@ impl Gen {
             "  {d}m = vec.map ({x}) : vec<f64> -> vec<f64> {{\n  ^bb0(%e: f64):\n    {d}f = arith.constant {f} : f64\n    {d}p = arith.mulf %e, {d}f : f64\n    vec.yield {d}p : f64\n  }}\n  {d}n = vec.len {y} : vec<f64>\n  {d}one = arith.constant 1 : index\n  {d} = gen.loop ({d}n) [#gen.collect] : index -> vec<f64> {{\n  ^bb0(%i: index, %h: !gen.collect<f64>):\n    {index}\n    {d}v = vec.get {d}m, {d}j : vec<f64>\n    {d}w = vec.get {y}, %i : vec<f64>\n    {d}s = arith.addf {d}v, {d}w : f64\n    gen.emit %h, {d}s : !gen.collect<f64>\n    gen.end\n  }}\n"
         );
         self.push(d, Ty::VF64, t, &[&x, &y]);
+    }
+
+    /// A check or read that is the same in every iteration of a map (which
+    /// code motion hoists under the guard "the loop runs"): a read at the
+    /// fixed index `%n` (out of bounds on purpose, maybe after a read that
+    /// faults in some iteration and must fault first), the zipWith of each
+    /// row of a matrix with a vector (its size check), or a division by
+    /// `%n` (zero on purpose).
+    fn invariant_checks(&mut self, d: String) {
+        let (Some(x), Some(w)) = (self.any(Ty::VF64), self.any(Ty::VF64)) else {
+            return;
+        };
+        let (t, ty, uses) = match self.rng.below(3) {
+            0 => {
+                let (pre, add) = if self.rng.chance(50) {
+                    (
+                        format!(
+                            "    {d}i0 = arith.fptosi %e : f64 to index
+    {d}v0 = vec.get {w}, {d}i0 : vec<f64>
+"
+                        ),
+                        format!(
+                            "    {d}q = arith.addf {d}p, {d}v0 : f64
+"
+                        ),
+                    )
+                } else {
+                    (
+                        String::new(),
+                        format!(
+                            "    {d}q = arith.addf {d}p, %e : f64
+"
+                        ),
+                    )
+                };
+                (
+                    format!(
+                        "  // guarded
+  {d} = vec.map ({x}) : vec<f64> -> vec<f64> {{
+  ^bb0(%e: f64):
+{pre}    {d}r = vec.get {w}, %n : vec<f64>
+    {d}p = arith.mulf %e, {d}r : f64
+{add}    vec.yield {d}q : f64
+  }}
+"
+                    ),
+                    Ty::VF64,
+                    vec![x, w],
+                )
+            }
+            1 => (
+                format!(
+                    "  // guarded
+  {d}nv = vec.len {x} : vec<f64>
+  {d}one = arith.constant 1 : index
+  {d}m = mat.from {x}, {d}one, {d}nv : vec<f64>
+  {d}rn = mat.rows {d}m : mat<f64>
+  {d}io = vec.iota {d}rn
+  {d} = vec.map ({d}io) : vec<index> -> vec<f64> {{
+  ^bb0(%i: index):
+    {d}row = mat.row {d}m, %i : mat<f64>
+    {d}s = vec.add {d}row, {w} : vec<f64>
+    {d}t = vec.sum {d}s : vec<f64>
+    vec.yield {d}t : f64
+  }}
+"
+                ),
+                Ty::VF64,
+                vec![x, w],
+            ),
+            _ => {
+                let Some(k) = self.any(Ty::VI64) else { return };
+                (
+                    format!(
+                        "  // guarded
+  {d} = vec.map ({k}) : vec<i64> -> vec<i64> {{
+  ^bb0(%e: i64):
+    {d}c = arith.constant 12 : i64
+    {d}nn = arith.index_cast %n : index to i64
+    {d}q = arith.divsi {d}c, {d}nn : i64
+    {d}r = arith.addi %e, {d}q : i64
+    vec.yield {d}r : i64
+  }}
+"
+                    ),
+                    Ty::VI64,
+                    vec![k],
+                )
+            }
+        };
+        let uses: Vec<&String> = uses.iter().collect();
+        self.push(d, ty, t, &uses);
     }
 
     /// A vector whose size is computed (`%n - c`, negative for small `%n`:
@@ -1224,7 +1317,7 @@ fn random_programs_agree_everywhere() {
     let file = dir.join(format!("work-{}.ir", std::process::id()));
     let started = Instant::now();
     let (mut faulted, mut runs, mut records, mut buffers, mut switches) = (0, 0, 0, 0, 0);
-    let (mut halves, mut widths) = (0, 0);
+    let (mut halves, mut widths, mut guarded) = (0, 0, 0);
     for seed in first..first + count {
         let (p, args) = generate(seed);
         runs += 1 + configs().len();
@@ -1233,6 +1326,7 @@ fn random_programs_agree_everywhere() {
         switches += p.text().contains("scf.index_switch") as u32;
         halves += p.text().contains("f16 to f64") as u32;
         widths += p.text().contains(" : i64 to i") as u32;
+        guarded += p.text().contains("// guarded") as u32;
         if let Some((config, why)) = disagreement(&p, &args, &file, None) {
             let small = reduce(p, &args, &file, &config);
             let repro = dir.join(format!("seed-{seed}.ir"));
@@ -1275,7 +1369,7 @@ fn random_programs_agree_everywhere() {
     let _ = std::fs::remove_file(&file);
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches, {halves} with f16/bf16, {widths} with other integer widths), {runs} runs in {secs:.1} s: {:.0} programs/minute",
+        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches, {halves} with f16/bf16, {widths} with other integer widths, {guarded} with invariant checks), {runs} runs in {secs:.1} s: {:.0} programs/minute",
         count as f64 * 60.0 / secs
     );
     assert!(
@@ -1297,6 +1391,10 @@ fn random_programs_agree_everywhere() {
     assert!(
         count < 40 || widths > 0,
         "no program used another integer width: the generator is broken"
+    );
+    assert!(
+        count < 40 || guarded > 0,
+        "no program had an invariant check in a loop: the generator is broken"
     );
     assert!(
         count < 40 || halves > 0,
