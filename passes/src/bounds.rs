@@ -62,9 +62,10 @@ fn equal_at(
 
 /// Whether assert `op` has run (and passed) whenever `read` (in `blk`)
 /// runs: it dominates the read, or it sits in the then-branch of a guard
-/// `scf.if (L runs at least once)` in front of a loop `L` around the read
-/// (code motion's guarded hoisting: the guard's condition is the
-/// certificate, Henriksen 2014 §4.2).
+/// `scf.if %c` (code motion's guarded hoisting) that comes before an op
+/// around the read that runs only when `%c` holds: a loop whose run
+/// condition `%c` is, or the then-branch of another `scf.if %c`. The
+/// guard's condition is the certificate (Henriksen 2014 §4.2).
 fn holds_at(ctx: &Context, op: OpId, blk: ir::BlockId, read: OpId) -> bool {
     if dominates_point(ctx, op, blk, Some(read)) {
         return true;
@@ -75,19 +76,21 @@ fn holds_at(ctx: &Context, op: OpId, blk: ir::BlockId, read: OpId) -> bool {
     let Some(guard) = ctx.block_parent_op(then_blk) else {
         return false;
     };
-    if !ctx.is(guard, "scf.if") || ctx.region(ctx.regions(guard)[0]).blocks[0] != then_blk {
+    let then_of = |g: OpId| ctx.region(ctx.regions(g)[0]).blocks[0];
+    if !ctx.is(guard, "scf.if") || then_of(guard) != then_blk {
         return false;
     }
     let cond = ctx.operand(guard, 0);
     let mut o = read;
-    while let Some(lp) = ctx.parent_op(o) {
-        if ctx.op(lp).parent == ctx.op(guard).parent
-            && ctx.is_before_in_block(guard, lp)
-            && crate::code_motion::guarded::is_run_condition(ctx, lp, cond)
-        {
+    while let Some(a) = ctx.parent_op(o) {
+        let covered = crate::code_motion::guarded::is_run_condition(ctx, a, cond)
+            || (ctx.is(a, "scf.if")
+                && ctx.operand(a, 0) == cond
+                && ctx.op(o).parent == Some(then_of(a)));
+        if covered && ctx.op(a).parent == ctx.op(guard).parent && ctx.is_before_in_block(guard, a) {
             return true;
         }
-        o = lp;
+        o = a;
     }
     false
 }

@@ -13,7 +13,8 @@
 //! - every op before it that stays in the body cannot fault, so in the
 //!   first iteration nothing else could fault before it;
 //! - it has no effect but its fault (pure, or `scf.assert`, or an `scf.if`
-//!   holding only such ops: a guard made by an inner loop's hoisting) and
+//!   or a loop holding only such ops: a guard made by an inner loop's
+//!   hoisting, a reduce over invariant vectors) and
 //!   scalar results (the else branch yields zeros, never read, since the
 //!   loop then does not run);
 //! - every value it uses is defined outside the loop.
@@ -133,14 +134,23 @@ pub(super) fn cannot_fault(ctx: &Context, op: OpId) -> bool {
 }
 
 /// Whether `op` has no effect other than possibly faulting: a pure op
-/// without regions, an `scf.assert`, or an `scf.if` of such ops.
+/// without regions, an `scf.assert`, or an `scf.if` or a loop of such ops
+/// (a loop emitting only to its own generators, e.g. the reduce of a
+/// `vec.dot` of invariant vectors, whose size check left it first).
 fn only_faults(ctx: &Context, op: OpId) -> bool {
     match ctx.op_name(op) {
         "scf.assert" => true,
-        "scf.if" => ctx
-            .walk_nested(op)
-            .into_iter()
-            .all(|o| ctx.is(o, "scf.yield") || only_faults(ctx, o)),
+        // Regions of such ops; a loop's emits go to its own generators.
+        "scf.if" | "scf.for" | "gen.loop" => {
+            ctx.walk_nested(op)
+                .into_iter()
+                .all(|o| match ctx.op_name(o) {
+                    "scf.yield" | "gen.end" => true,
+                    "gen.emit" => dialects::gen::handle_owner(ctx, ctx.operand(o, 0))
+                        .is_some_and(|l| l == op || ctx.is_ancestor(op, l)),
+                    _ => only_faults(ctx, o),
+                })
+        }
         // A pure op computes results (terminators such as `gen.end` have none).
         _ => {
             ctx.has_traits(op, Traits::PURE)
