@@ -51,6 +51,29 @@ pub(super) fn fold_constant_condition(b: &mut Builder, st: &OpState) -> Option<V
     inline_region(b, taken, &[])
 }
 
+/// A condition already decided by an enclosing `scf.if` on the same value:
+/// inside its then-branch the condition holds, inside its else-branch it
+/// does not, so the taken branch is inlined (a guard nested in the same
+/// guard, as code motion's guarded hoisting makes them, disappears).
+pub(super) fn fold_known_condition(b: &mut Builder, st: &OpState) -> Option<Values> {
+    yields(b.ctx, st)?;
+    let c = st.operands[0];
+    let (mut blk, _) = b.insertion_point();
+    loop {
+        let p = b.ctx.block_parent_op(blk)?;
+        if b.ctx.has_traits(p, ir::Traits::ISOLATED_FROM_ABOVE) {
+            return None;
+        }
+        if b.ctx.is(p, "scf.if") && b.ctx.operand(p, 0) == c {
+            let then_r = b.ctx.regions(p)[0];
+            let in_then = b.ctx.region(then_r).blocks.contains(&blk);
+            let taken = st.regions[if in_then { 0 } else { 1 }];
+            return inline_region(b, taken, &[]);
+        }
+        blk = b.ctx.op(p).parent?;
+    }
+}
+
 /// MLIR's trivial if to select: when both branches only yield values
 /// defined outside them, the results are `arith.select`s of the
 /// condition (no branch, nothing evaluated that was not already).

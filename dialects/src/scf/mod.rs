@@ -38,7 +38,9 @@
 //! - `scf.forall` with a constant count: none or one iteration is no loop;
 //!   a pure body is removed.
 //! - `scf.if` with a constant condition: the taken region's ops are inlined
-//!   before the op and its results are the yielded values.
+//!   before the op and its results are the yielded values. So is a
+//!   condition an enclosing `scf.if` on the same value already decided
+//!   (true in its then-branch, false in its else-branch).
 //! - `scf.if` results yielded as the same value by both branches are that
 //!   value; in canonicalize, unused results are dropped too. The op is
 //!   rebuilt with the remaining results, or removed when none remain and its
@@ -352,6 +354,7 @@ pub fn register(r: &mut Registry) {
         .verify(if_op::verify)
         .empty_region_terminator("scf.yield")
         .rewrite(if_op::fold_constant_condition)
+        .rewrite(if_op::fold_known_condition)
         .rewrite(if_op::simplify_results)
         .rewrite(if_op::to_select)
         .interpret(if_op::interpret)

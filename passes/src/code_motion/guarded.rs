@@ -181,7 +181,10 @@ pub(super) fn hoist_guarded(
     let Some(run) = run else {
         return false;
     };
-    match super::constant(ctx, run) {
+    // An inner guard on the same condition (the inner loop runs exactly
+    // when this one does) needs no second guard.
+    let same_guard = ctx.is(op, "scf.if") && ctx.operand(op, 0) == run;
+    match super::constant(ctx, run).or(same_guard.then_some(1)) {
         // The loop surely runs: no guard needed. Surely not: leave it.
         Some(0) => return false,
         Some(_) => {
