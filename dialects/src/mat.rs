@@ -15,9 +15,14 @@
 //! index `i` is checked first, against `cols(m)`, then the column index `j`
 //! against `rows(m)`, with the same messages.
 //!
+//! `mat.matvec(m, v) {transposed}` is `mat.matvec(transpose(m), v)`, with
+//! its faults (the message gives the transpose's shape).
+//!
 //! Construction-time rewrites: `transpose(transpose(m)) -> m`;
-//! `get(transpose(m), i, j) -> get(m, i, j) {transposed}` (and the
-//! reverse), so reading an entry of a transpose never builds it;
+//! `get(transpose(m), i, j) -> get(m, i, j) {transposed}` and
+//! `matvec(transpose(m), v) -> matvec(m, v) {transposed}` (and the
+//! reverse), so reading an entry of a transpose, or multiplying a vector by
+//! it, never builds it;
 //! `rows(from(v, r, c)) -> r`, `cols(from(v, r, c)) -> c` (these assume the
 //! `mat.from` is well formed: like deleting an unused pure op, they can
 //! remove its shape fault); `rows(transpose(m)) -> cols(m)`,
@@ -26,7 +31,8 @@
 //! Lowering to `gen` (phase `"gen"`): `transpose`, `mul` become one collect
 //! loop over the flat result index (`i / cols`, `i % cols` give the entry;
 //! `mul` reduces each entry with an inner reduce loop) followed by
-//! `mat.from`; `matvec` a collect loop over rows with an inner reduce loop.
+//! `mat.from`; `matvec` a collect loop over rows with an inner reduce loop
+//! (over columns, read in place, when `{transposed}`).
 //! `mat.from/rows/cols/get/row` stay.
 
 use std::rc::Rc;
@@ -252,24 +258,31 @@ fn interp_matvec(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunEr
     let t = elem_type(ctx, op);
     let m = as_mat(ctx, op, &a[0])?;
     let v = as_vec(ctx, op, &a[1])?;
-    if m.cols != v.len() {
+    // `{transposed}`: the product of transpose(m), read in place.
+    let (rows, cols, at): (usize, usize, Box<dyn Fn(usize, usize) -> usize>) =
+        if get_is_transposed(ctx, op) {
+            let c = m.cols;
+            (m.cols, m.rows, Box::new(move |p, j| j * c + p))
+        } else {
+            let c = m.cols;
+            (m.rows, m.cols, Box::new(move |p, j| p * c + j))
+        };
+    if cols != v.len() {
         return Err(RunError::at(
             ctx,
             op,
             format!(
-                "size mismatch: {}x{} matrix times vector of length {}",
-                m.rows,
-                m.cols,
+                "size mismatch: {rows}x{cols} matrix times vector of length {}",
                 v.len()
             ),
         ));
     }
     let zero = crate::util::zero_value(&t);
-    let mut out = Vec::with_capacity(m.rows);
-    for p in 0..m.rows {
+    let mut out = Vec::with_capacity(rows);
+    for p in 0..rows {
         let mut acc = zero.clone();
         for (j, x) in v.iter().enumerate() {
-            let prod = binop(ctx, op, BinOp::Mul, &t, &m.data[p * m.cols + j], x)?;
+            let prod = binop(ctx, op, BinOp::Mul, &t, &m.data[at(p, j)], x)?;
             acc = binop(ctx, op, BinOp::Add, &t, &acc, &prod)?;
         }
         out.push(acc);
@@ -286,14 +299,13 @@ fn rw_transpose(b: &mut Builder, st: &OpState) -> Repl {
     (Some(b.ctx.ty(inner)) == st.result_types.first()).then(|| smallvec![inner])
 }
 
-/// `get(transpose(m), i, j)` reads `m` transposed: the same entry and the
-/// same faults (the `transposed` flag flips), and no copy of `m`.
-fn rw_get(b: &mut Builder, st: &OpState) -> Repl {
-    let [m, i, j] = st.operands[..] else {
-        return None;
-    };
+/// `op(transpose(m), rest...)` as `op(m, rest...)` with the `transposed`
+/// flag flipped: the same values and the same faults, and no copy of `m`.
+fn read_through_transpose(b: &mut Builder, st: &OpState, name: &str) -> Repl {
+    let (&m, rest) = st.operands.split_first()?;
     let d = b.ctx.def_op_named(m, "mat.transpose")?;
-    let inner = b.ctx.operand(d, 0);
+    let mut operands = vec![b.ctx.operand(d, 0)];
+    operands.extend_from_slice(rest);
     let mut attrs: Vec<(String, ir::Attribute)> = st
         .attrs
         .iter()
@@ -304,11 +316,23 @@ fn rw_get(b: &mut Builder, st: &OpState) -> Repl {
         attrs.push(("transposed".into(), ir::Attribute::Unit));
     }
     Some(smallvec![b.op1(
-        "mat.get",
-        &[inner, i, j],
+        name,
+        &operands,
         st.result_types.first()?.clone(),
         attrs
     )])
+}
+
+/// `get(transpose(m), i, j)` reads `m` transposed.
+fn rw_get(b: &mut Builder, st: &OpState) -> Repl {
+    (st.operands.len() == 3).then_some(())?;
+    read_through_transpose(b, st, "mat.get")
+}
+
+/// `matvec(transpose(m), v)` multiplies by `m` read transposed.
+fn rw_matvec(b: &mut Builder, st: &OpState) -> Repl {
+    (st.operands.len() == 2).then_some(())?;
+    read_through_transpose(b, st, "mat.matvec")
 }
 
 fn rw_dim(b: &mut Builder, st: &OpState, from_operand: usize, other: &str) -> Repl {
@@ -406,13 +430,43 @@ fn lower_mul(b: &mut Builder, st: &OpState) -> Repl {
 }
 
 /// `mat.matvec(m, v)`: one collect loop over the rows of `m`, each the dot
-/// product of the row (unit stride) and `v`.
+/// product of the row (unit stride) and `v`. With `{transposed}` (the
+/// product of `transpose(m)`), entry `j` is the dot product of column `j`
+/// of `m`, read in place with stride `cols(m)`, and `v`: no transposed copy
+/// of `m` is built (issue 9, item 1). Each entry is the same left fold from
+/// zero over the inner index either way.
 fn lower_matvec(b: &mut Builder, st: &OpState) -> Repl {
     let (&m, &v) = (st.operands.first()?, st.operands.get(1)?);
     let t = elem_of(b.ctx, m)?;
     elem_of(b.ctx, v)?;
     let (r, c) = dims(b, m);
     let n = b.op1("vec.len", &[v], Type::Index, vec![]);
+    if st.attr("transposed").is_some() {
+        assert_eq_sizes(b, r, n, "size mismatch in mat.matvec");
+        let zero = b.constant(crate::vec::zero_attr(&t), &t);
+        let mul = BinOp::Mul.arith_op(&t);
+        return Some(build_gen_loop(
+            b,
+            c,
+            &[],
+            vec![Gen::collect(&t)],
+            |b, j, h| {
+                let s = build_gen_loop(
+                    b,
+                    n,
+                    &[zero],
+                    vec![Gen::reduce(BinOp::Add, &t)],
+                    |b, k, g| {
+                        let x = mget(b, m, k, j, &t);
+                        let y = b.op1("vec.get", &[v, k], t.clone(), vec![]);
+                        let p = b.op1(mul, &[x, y], t.clone(), vec![]);
+                        emit(b, g[0], p);
+                    },
+                )[0];
+                emit(b, h[0], s);
+            },
+        ));
+    }
     assert_eq_sizes(b, c, n, "size mismatch in mat.matvec");
     Some(build_gen_loop(
         b,
@@ -500,6 +554,7 @@ pub fn register(r: &mut Registry) {
             .infer(crate::util::infer_vec_of_elem)
             .verify(verify_matvec)
             .interpret(interp_matvec)
+            .rewrite(rw_matvec)
             .lowering("gen", lower_matvec),
     );
 }
