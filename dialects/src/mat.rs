@@ -258,15 +258,14 @@ fn interp_matvec(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunEr
     let t = elem_type(ctx, op);
     let m = as_mat(ctx, op, &a[0])?;
     let v = as_vec(ctx, op, &a[1])?;
-    // `{transposed}`: the product of transpose(m), read in place.
-    let (rows, cols, at): (usize, usize, Box<dyn Fn(usize, usize) -> usize>) =
-        if get_is_transposed(ctx, op) {
-            let c = m.cols;
-            (m.cols, m.rows, Box::new(move |p, j| j * c + p))
-        } else {
-            let c = m.cols;
-            (m.rows, m.cols, Box::new(move |p, j| p * c + j))
-        };
+    // `{transposed}`: the product of transpose(m), read in place. Entry
+    // (p, j) of the matrix multiplied is at p * row_step + j * col_step.
+    let (rows, cols, row_step, col_step) = if get_is_transposed(ctx, op) {
+        (m.cols, m.rows, 1, m.cols)
+    } else {
+        (m.rows, m.cols, m.cols, 1)
+    };
+    let at = |p: usize, j: usize| p * row_step + j * col_step;
     if cols != v.len() {
         return Err(RunError::at(
             ctx,
