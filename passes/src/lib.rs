@@ -5,6 +5,7 @@ use ir::pass::PassRegistry;
 
 pub use dialects::alias;
 pub mod bounds;
+pub mod bounds_version;
 pub mod canonicalize;
 pub mod code_motion;
 pub mod cse;

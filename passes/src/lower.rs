@@ -37,6 +37,9 @@ pub struct Lower {
     /// `Some` (the default for `target=native`): the parallel decomposition
     /// of top-level loops ([`crate::parallel`]) before the `arr` phase.
     pub parallel: Option<crate::parallel::ParallelOptions>,
+    /// Version innermost loops whose reads at `i + c` / `c - i` are not
+    /// proved in bounds ([`crate::bounds_version`]); on for `native`.
+    pub version: bool,
 }
 
 impl Lower {
@@ -49,6 +52,7 @@ impl Lower {
         Lower {
             until: None,
             split,
+            version: gpu.is_none(),
             gpu,
             parallel,
         }
@@ -106,6 +110,9 @@ impl Pass for Lower {
             if p == "arr" {
                 stats.add("var-buffers", crate::mem2reg::vars_to_arrays(ctx));
                 stats.add("in-bounds", crate::bounds::mark_in_bounds(ctx));
+                if self.version {
+                    stats.add("versioned-loops", crate::bounds_version::version_loops(ctx));
+                }
                 if let Some(g) = &self.gpu {
                     let (k, h) = crate::gpu::outline(ctx, g);
                     stats.add("gpu-kernels", k);
@@ -135,6 +142,7 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
         "lower",
         &[
             "until", "split", "target", "block", "max-grid", "parallel", "grain", "chunks",
+            "version",
         ],
     )?;
     let gpu = match opts.get("target").unwrap_or("native") {
@@ -165,6 +173,10 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
     if on && gpu.is_some() {
         return Err("option 'parallel' needs 'target=native'".into());
     }
+    let version = opts.get_bool("version", gpu.is_none())?;
+    if version && gpu.is_some() {
+        return Err("option 'version' needs 'target=native'".into());
+    }
     let until = opts.get("until").map(|s| s.to_string());
     if let Some(u) = &until {
         // The tool's phases (a dialect may add its own), else L0's.
@@ -185,6 +197,7 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
         split: opts.get_usize("split", 4)?,
         gpu,
         parallel: on.then_some(parallel),
+        version,
     }))
 }
 
@@ -215,6 +228,10 @@ pub fn info() -> PassInfo {
             ),
             ("grain", "parallel: fewest indices per chunk (default 4096)"),
             ("chunks", "parallel: most chunks per loop (default 256)"),
+            (
+                "version",
+                "native: a copy of each innermost loop without the bounds checks of its reads at i+c or c-i, run when they all pass (default true)",
+            ),
         ],
         create,
     }

@@ -1,0 +1,172 @@
+//! Loop versioning for bounds checks (issue 9, item 5: checks hoisted out
+//! of loops; the range reasoning of Henriksen 2014 §6.1, where an
+//! assertion on the loop's index becomes one on its bounds).
+//!
+//! An innermost `gen.loop` of size `s` with index `i` that reads
+//! `vec.get(v, i + c)` or `vec.get(v, c - i)` (`v` and `c` defined outside
+//! the loop; `c` may be absent, i.e. `i`) checks each read in every
+//! iteration. All of them are in bounds in every iteration exactly when,
+//! for `s > 0`:
+//! - `v[i + c]`: `0 <= c` and `c <= len(v) - s`;
+//! - `v[c - i]`: `c < len(v)` and `c >= s - 1`.
+//!
+//! (For `s > 0`, `len(v) - s` and `s - 1` cannot overflow, nor can `i + c`
+//! and `c - i` inside the loop then.) The loop becomes
+//! `scf.if (all conditions) { the loop, those reads in_bounds } else { the
+//! loop as it was }`: the fast copy never faults on these reads, and when a
+//! read would fault the original loop runs and faults at the same read, in
+//! the same iteration, with the same message. The check moves out of the
+//! loop without moving the fault. Loops that contain another loop are left
+//! alone (versioning them would copy the inner loops too).
+
+use ir::clone::{clone_op_into, ValueMap};
+use ir::{Attribute, Builder, Context, OpId, Type, ValueId};
+
+/// How a read's index depends on the loop index `i`.
+#[derive(Clone, Copy)]
+enum Index {
+    /// `i + c` (`c` absent: `i`).
+    Up(Option<ValueId>),
+    /// `c - i`.
+    Down(ValueId),
+}
+
+/// The reads of `lp` that versioning covers, as `(read, vector, index)`.
+fn reads(ctx: &Context, lp: OpId) -> Vec<(OpId, ValueId, Index)> {
+    let body = ctx.region(ctx.regions(lp)[0]).blocks[0];
+    let i = ctx.block_args(body)[0];
+    let outside = |v: ValueId| ctx.value_block(v).is_some_and(|b| !ctx.block_in_op(b, lp));
+    let mut out = Vec::new();
+    for op in ctx.walk_nested(lp) {
+        if !ctx.is(op, "vec.get") || ctx.attr(op, "in_bounds").is_some() {
+            continue;
+        }
+        let (v, idx) = (ctx.operand(op, 0), ctx.operand(op, 1));
+        if !outside(v) {
+            continue;
+        }
+        let form = if idx == i {
+            Some(Index::Up(None))
+        } else if let Some(d) = ctx.def_op(idx) {
+            let (x, y) = match ctx.operands(d) {
+                [x, y] => (*x, *y),
+                _ => continue,
+            };
+            match ctx.op_name(d) {
+                "arith.addi" if x == i && outside(y) => Some(Index::Up(Some(y))),
+                "arith.addi" if y == i && outside(x) => Some(Index::Up(Some(x))),
+                "arith.subi" if y == i && outside(x) => Some(Index::Down(x)),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        if let Some(f) = form {
+            out.push((op, v, f));
+        }
+    }
+    out
+}
+
+fn cmp(b: &mut Builder, pred: &str, x: ValueId, y: ValueId) -> ValueId {
+    b.op1(
+        "arith.cmpi",
+        &[x, y],
+        Type::I1,
+        vec![("predicate".into(), Attribute::Str(pred.into()))],
+    )
+}
+
+fn and(b: &mut Builder, x: ValueId, y: ValueId) -> ValueId {
+    b.op1("arith.andi", &[x, y], Type::I1, vec![])
+}
+
+/// The condition "every read of `rs` is in bounds in every iteration",
+/// built in front of `lp`.
+fn condition(ctx: &mut Context, lp: OpId, rs: &[(OpId, ValueId, Index)]) -> ValueId {
+    let s = ctx.operand(lp, 0);
+    let mut b = Builder::before(ctx, lp);
+    let zero = b.constant(Attribute::int(0, Type::Index), &Type::Index);
+    let one = b.constant(Attribute::int(1, Type::Index), &Type::Index);
+    let mut all: Option<ValueId> = None;
+    for &(_, v, form) in rs {
+        let len = b.op1("vec.len", &[v], Type::Index, vec![]);
+        let ok = match form {
+            Index::Up(None) => cmp(&mut b, "sle", s, len),
+            Index::Up(Some(c)) => {
+                let room = b.op1("arith.subi", &[len, s], Type::Index, vec![]);
+                let lo = cmp(&mut b, "sge", c, zero);
+                let hi = cmp(&mut b, "sle", c, room);
+                and(&mut b, lo, hi)
+            }
+            Index::Down(c) => {
+                let last = b.op1("arith.subi", &[s, one], Type::Index, vec![]);
+                let lo = cmp(&mut b, "sge", c, last);
+                let hi = cmp(&mut b, "slt", c, len);
+                and(&mut b, lo, hi)
+            }
+        };
+        all = Some(match all {
+            Some(a) => and(&mut b, a, ok),
+            None => ok,
+        });
+    }
+    all.expect("at least one read")
+}
+
+/// Versions `lp`; returns whether it did.
+fn version(ctx: &mut Context, lp: OpId) -> bool {
+    let rs = reads(ctx, lp);
+    if rs.is_empty() {
+        return false;
+    }
+    let cond = condition(ctx, lp, &rs);
+    let results: Vec<ValueId> = ctx.results(lp).to_vec();
+    let types: Vec<Type> = results.iter().map(|&r| ctx.ty(r).clone()).collect();
+    let copy = |b: &mut Builder, fast: bool| -> Vec<ValueId> {
+        let smart = std::mem::replace(&mut b.smart, false);
+        let mut map = ValueMap::new();
+        let out = clone_op_into(b, lp, &mut map).to_vec();
+        b.smart = smart;
+        if fast {
+            // The clone of each covered read: the same op position, found
+            // through its cloned result.
+            for &(read, _, _) in &rs {
+                let r = b.ctx.result(read, 0);
+                if let Some(op) = map.get(&r).and_then(|&c| b.ctx.def_op(c)) {
+                    b.ctx.set_attr(op, "in_bounds", Attribute::Unit);
+                }
+            }
+        }
+        out
+    };
+    let mut b = Builder::before(ctx, lp);
+    let new = dialects::scf::build_if(&mut b, cond, &types, |b| copy(b, true), |b| copy(b, false));
+    for (&old, &new) in results.iter().zip(new.iter()) {
+        ctx.replace_all_uses(old, new);
+    }
+    ctx.erase_op(lp);
+    true
+}
+
+/// Versions every innermost `gen.loop` with reads at `i + c` or `c - i`
+/// not yet proved in bounds; returns how many loops it versioned.
+pub fn version_loops(ctx: &mut Context) -> u64 {
+    let loops: Vec<OpId> = ctx
+        .walk_all()
+        .into_iter()
+        .filter(|&op| {
+            ctx.is(op, dialects::gen::LOOP)
+                && !ctx.walk_nested(op).into_iter().any(|o| {
+                    ctx.is(o, dialects::gen::LOOP) || ctx.is(o, "scf.for") || ctx.is(o, "scf.while")
+                })
+        })
+        .collect();
+    let mut n = 0;
+    for lp in loops {
+        if ctx.alive(lp) && version(ctx, lp) {
+            n += 1;
+        }
+    }
+    n
+}
