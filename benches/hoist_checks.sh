@@ -3,7 +3,8 @@
 # an invariant op that may fault (benches/hoist/programs.ir), compiled with
 # `--pass=fuse,lower` on Cranelift and LLVM, one thread, against a
 # hand-written baseline that computes the invariant part before the loop,
-# in one run (medians of --bench=REPS). With L0_BEFORE=path/to/l0-opt (an
+# in one run (medians of --bench=REPS); then loop versioning (reads at
+# i + 1), lowered with and without it. With L0_BEFORE=path/to/l0-opt (an
 # older build) it also times that binary on the same programs.
 # Usage: benches/hoist_checks.sh [N] [REPS]
 set -euo pipefail
@@ -56,5 +57,19 @@ PY
     ratio=nan; [ -n "$b" ] && ratio=$(echo "$a/$b" | bc -l)
     printf "%-24s %-10s %8s %12.3f %12.3f %8.2f %12.3f\n" "$name" "$be" "$g" \
       "$(ms "$a")" "$(ms "$b")" "$ratio" "$(ms "$o")"
+  done
+done
+# Loop versioning: the same program lowered with and without it.
+printf "\n%-24s %-10s %14s %14s %8s\n" program backend "versioned ms" "checked ms" speedup
+for c in "stencil x[i+1] - x[i]|diff" "sum of x[i+1] * x[i]|lag_dot"; do
+  IFS='|' read -r name fn <<<"$c"
+  args="$X"
+  for be in cranelift llvm; do
+    v() { # shellcheck disable=SC2086
+      "$L0" "$P" --pass="fuse,lower{$1}" --run="$fn" $args --backend="$be" --threads=1 --bench="$REPS" 2>&1 >/dev/null |
+        sed -n 's/^median_ns=//p'
+    }
+    a=$(v "version=true"); b=$(v "version=false")
+    printf "%-24s %-10s %14.3f %14.3f %8.2f\n" "$name" "$be" "$(ms "$a")" "$(ms "$b")" "$(echo "$b/$a" | bc -l)"
   done
 done
