@@ -789,25 +789,27 @@ impl Gen {
         self.push(d, Ty::F64, t, &[&x, &s]);
     }
 
-    /// A map read at an affine index of another loop's index (`n-1-i`,
-    /// `i+1`, `2i`; out of bounds when the lengths differ), which `fuse`
-    /// computes at the read.
+    /// A map read at an affine index of another loop's index (`n-1-i`
+    /// two ways, `i+1`, `2i`; out of bounds when the lengths differ), which
+    /// `fuse` computes at the read and `lower` versions.
     fn shifted_reads(&mut self, d: String) {
         let (Some(x), Some(y)) = (self.any(Ty::VF64), self.any(Ty::VF64)) else {
             return;
         };
         let f = *self.rng.pick(FACTORS);
-        let index = match self.rng.below(3) {
+        let index = match self.rng.below(4) {
             0 => format!(
                 "{d}a = arith.subi {d}n, %i : index\n    {d}j = arith.subi {d}a, {d}one : index"
             ),
+            // `c - i` with `c` outside the loop (what loop versioning reads).
+            3 => format!("{d}j = arith.subi {d}last, %i : index"),
             1 => format!("{d}j = arith.addi %i, {d}one : index"),
             _ => format!(
                 "{d}two = arith.constant 2 : index\n    {d}j = arith.muli %i, {d}two : index"
             ),
         };
         let t = format!(
-            "  {d}m = vec.map ({x}) : vec<f64> -> vec<f64> {{\n  ^bb0(%e: f64):\n    {d}f = arith.constant {f} : f64\n    {d}p = arith.mulf %e, {d}f : f64\n    vec.yield {d}p : f64\n  }}\n  {d}n = vec.len {y} : vec<f64>\n  {d}one = arith.constant 1 : index\n  {d} = gen.loop ({d}n) [#gen.collect] : index -> vec<f64> {{\n  ^bb0(%i: index, %h: !gen.collect<f64>):\n    {index}\n    {d}v = vec.get {d}m, {d}j : vec<f64>\n    {d}w = vec.get {y}, %i : vec<f64>\n    {d}s = arith.addf {d}v, {d}w : f64\n    gen.emit %h, {d}s : !gen.collect<f64>\n    gen.end\n  }}\n"
+            "  {d}m = vec.map ({x}) : vec<f64> -> vec<f64> {{\n  ^bb0(%e: f64):\n    {d}f = arith.constant {f} : f64\n    {d}p = arith.mulf %e, {d}f : f64\n    vec.yield {d}p : f64\n  }}\n  {d}n = vec.len {y} : vec<f64>\n  {d}one = arith.constant 1 : index\n  {d}last = arith.subi {d}n, {d}one : index\n  {d} = gen.loop ({d}n) [#gen.collect] : index -> vec<f64> {{\n  ^bb0(%i: index, %h: !gen.collect<f64>):\n    {index}\n    {d}v = vec.get {d}m, {d}j : vec<f64>\n    {d}w = vec.get {y}, %i : vec<f64>\n    {d}s = arith.addf {d}v, {d}w : f64\n    gen.emit %h, {d}s : !gen.collect<f64>\n    gen.end\n  }}\n"
         );
         self.push(d, Ty::VF64, t, &[&x, &y]);
     }
