@@ -348,12 +348,7 @@ pub fn assert_eq_sizes(b: &mut Builder, x: ValueId, y: ValueId, msg: &str) {
     if x == y {
         return;
     }
-    let c = b.op1(
-        "arith.cmpi",
-        &[x, y],
-        Type::I1,
-        vec![("predicate".into(), Attribute::Str("eq".into()))],
-    );
+    let c = crate::arith::build_cmpi(b, "eq", x, y);
     b.op(
         "scf.assert",
         &[c],

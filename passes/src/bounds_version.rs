@@ -19,6 +19,7 @@
 //! loop without moving the fault. Loops that contain another loop are left
 //! alone (versioning them would copy the inner loops too).
 
+use dialects::arith::build_cmpi;
 use ir::clone::{clone_op_into, ValueMap};
 use ir::{Attribute, Builder, Context, OpId, Type, ValueId};
 
@@ -68,15 +69,6 @@ fn reads(ctx: &Context, lp: OpId) -> Vec<(OpId, ValueId, Index)> {
     out
 }
 
-fn cmp(b: &mut Builder, pred: &str, x: ValueId, y: ValueId) -> ValueId {
-    b.op1(
-        "arith.cmpi",
-        &[x, y],
-        Type::I1,
-        vec![("predicate".into(), Attribute::Str(pred.into()))],
-    )
-}
-
 fn and(b: &mut Builder, x: ValueId, y: ValueId) -> ValueId {
     b.op1("arith.andi", &[x, y], Type::I1, vec![])
 }
@@ -92,17 +84,17 @@ fn condition(ctx: &mut Context, lp: OpId, rs: &[(OpId, ValueId, Index)]) -> Valu
     for &(_, v, form) in rs {
         let len = b.op1("vec.len", &[v], Type::Index, vec![]);
         let ok = match form {
-            Index::Up(None) => cmp(&mut b, "sle", s, len),
+            Index::Up(None) => build_cmpi(&mut b, "sle", s, len),
             Index::Up(Some(c)) => {
                 let room = b.op1("arith.subi", &[len, s], Type::Index, vec![]);
-                let lo = cmp(&mut b, "sge", c, zero);
-                let hi = cmp(&mut b, "sle", c, room);
+                let lo = build_cmpi(&mut b, "sge", c, zero);
+                let hi = build_cmpi(&mut b, "sle", c, room);
                 and(&mut b, lo, hi)
             }
             Index::Down(c) => {
                 let last = b.op1("arith.subi", &[s, one], Type::Index, vec![]);
-                let lo = cmp(&mut b, "sge", c, last);
-                let hi = cmp(&mut b, "slt", c, len);
+                let lo = build_cmpi(&mut b, "sge", c, last);
+                let hi = build_cmpi(&mut b, "slt", c, len);
                 and(&mut b, lo, hi)
             }
         };

@@ -358,6 +358,17 @@ fn cmp_parse_generic_attrs(name: &str, attrs: &mut [(String, Attribute)]) {
     }
 }
 
+/// Smart-builds `arith.cmpi pred, x, y` (an `i1`); `pred` is a predicate
+/// name (`eq`, `slt`, `uge`, ...).
+pub fn build_cmpi(b: &mut ir::Builder, pred: &str, x: ValueId, y: ValueId) -> ValueId {
+    b.op1(
+        "arith.cmpi",
+        &[x, y],
+        Type::I1,
+        vec![("predicate".to_string(), Attribute::Str(pred.to_string()))],
+    )
+}
+
 /// The predicate of `arith.cmpi`/`arith.cmpf` op `op` (string or MLIR's
 /// integer encoding, [`eval::predicate_name`]).
 pub fn predicate_of(ctx: &Context, op: OpId) -> Option<&'static str> {

@@ -42,7 +42,7 @@
 use smallvec::{smallvec, SmallVec};
 
 use ir::spec::{OpState, Registry, RewriteFn};
-use ir::{Attribute, Builder, Context, ValueId};
+use ir::{Builder, Context, ValueId};
 use ir::{OpId, Type};
 
 use super::eval;
@@ -119,15 +119,6 @@ fn negated(ctx: &Context, x: ValueId) -> Option<ValueId> {
 fn not(b: &mut Builder, c: ValueId) -> ValueId {
     let t = super::const_int(b, 1, &Type::I1);
     b.op1("arith.xori", &[c, t], Type::I1, vec![])
-}
-
-fn cmpi_op(b: &mut Builder, pred: &str, x: ValueId, y: ValueId) -> ValueId {
-    b.op1(
-        "arith.cmpi",
-        &[x, y],
-        Type::I1,
-        vec![("predicate".to_string(), Attribute::Str(pred.to_string()))],
-    )
 }
 
 /// The cast `name` (`arith.extsi`/`arith.extui`) defining `v`, and its source.
@@ -247,7 +238,7 @@ fn cmpi(b: &mut Builder, st: &OpState) -> Rewritten {
         "arith.extsi" => true,
         _ => matches!(pred, "eq" | "ne" | "ult" | "ule" | "ugt" | "uge"),
     };
-    keeps.then(|| smallvec![cmpi_op(b, pred, a, c)])
+    keeps.then(|| smallvec![super::build_cmpi(b, pred, a, c)])
 }
 
 /// `cmpf p (sitofp|uitofp x), c` with a float constant `c` (either side).
@@ -356,7 +347,7 @@ fn cmpf_of_int(b: &mut Builder, st: &OpState) -> Rewritten {
         ("gt", false) => "ugt",
         _ => "uge",
     };
-    Some(smallvec![cmpi_op(b, ipred, v, kv)])
+    Some(smallvec![super::build_cmpi(b, ipred, v, kv)])
 }
 
 /// The float predicate with its operands swapped (`c p x` as `x p' c`).
@@ -387,7 +378,7 @@ fn xori(b: &mut Builder, st: &OpState) -> Rewritten {
     if ty == Type::I1 && int(ctx, y, &ty) == Some(-1) {
         if let Some((cop, "arith.cmpi", &[a, c])) = def(ctx, x) {
             if let Some(np) = pred_of(ctx, cop).and_then(negate_pred) {
-                return Some(smallvec![cmpi_op(b, np, a, c)]);
+                return Some(smallvec![super::build_cmpi(b, np, a, c)]);
             }
         }
     }

@@ -35,14 +35,6 @@ use ir::{BlockId, Builder, Context, OpId, Traits, Type, ValueId};
 /// the guard, which is then false) or an `scf.for` with a constant positive
 /// step (lb < ub).
 fn runs_once(ctx: &mut Context, lp: OpId) -> Option<ValueId> {
-    let cmp = |b: &mut Builder, pred: &str, x: ValueId, y: ValueId| {
-        b.op1(
-            "arith.cmpi",
-            &[x, y],
-            Type::I1,
-            vec![("predicate".into(), ir::Attribute::Str(pred.into()))],
-        )
-    };
     match ctx.op_name(lp) {
         "gen.loop" => {
             // Its only other fault before the first iteration: a reduce or
@@ -58,7 +50,7 @@ fn runs_once(ctx: &mut Context, lp: OpId) -> Option<ValueId> {
             let n = ctx.operand(lp, 0);
             let mut b = Builder::before(ctx, lp);
             let zero = b.constant(ir::Attribute::int(0, Type::Index), &Type::Index);
-            Some(cmp(&mut b, "sgt", n, zero))
+            Some(dialects::arith::build_cmpi(&mut b, "sgt", n, zero))
         }
         "scf.for" => {
             let step = super::constant(ctx, ctx.operand(lp, 2))?;
@@ -67,7 +59,7 @@ fn runs_once(ctx: &mut Context, lp: OpId) -> Option<ValueId> {
             }
             let (lb, ub) = (ctx.operand(lp, 0), ctx.operand(lp, 1));
             let mut b = Builder::before(ctx, lp);
-            Some(cmp(&mut b, "slt", lb, ub))
+            Some(dialects::arith::build_cmpi(&mut b, "slt", lb, ub))
         }
         _ => None,
     }

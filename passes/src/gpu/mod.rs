@@ -39,7 +39,7 @@ mod scan;
 
 use std::collections::HashMap;
 
-use ir::{Attribute, Builder, Context, OpId, Type, ValueId};
+use ir::{Builder, Context, OpId, Type, ValueId};
 
 use dialects::gen::{self, GenKind, Monoid};
 use dialects::{arith, arr, gpu, scf};
@@ -319,14 +319,7 @@ fn binop(b: &mut Builder, name: &str, x: ValueId, y: ValueId) -> ValueId {
     b.op1(name, &[x, y], t, vec![])
 }
 
-fn cmpi(b: &mut Builder, pred: &str, x: ValueId, y: ValueId) -> ValueId {
-    b.op1(
-        "arith.cmpi",
-        &[x, y],
-        Type::I1,
-        vec![("predicate".to_string(), Attribute::Str(pred.to_string()))],
-    )
-}
+use dialects::arith::build_cmpi as cmpi;
 
 fn select(b: &mut Builder, c: ValueId, x: ValueId, y: ValueId) -> ValueId {
     let t = b.ctx.ty(x).clone();
