@@ -226,3 +226,27 @@ fn prepared_calls_repeat() {
     assert!(m.prepare("main", &[f(1.0)]).is_err());
     assert!(m.prepare("nope", &[]).is_err());
 }
+
+/// A column (`mat.row {transposed}`) is no view of the matrix: both native
+/// backends refuse it before `lower` (which makes it a loop), and run it
+/// after.
+#[test]
+fn a_column_needs_lowering() {
+    let src = r#"
+func.func @col(%m: mat<f64>, %i: index) -> vec<f64> {
+  %r = "mat.row"(%m, %i) {transposed} : (mat<f64>, index) -> vec<f64>
+  "func.return"(%r) : (vec<f64>) -> ()
+}
+"#;
+    let m = compile(&build(src, ""));
+    let d = m.check("col").expect_err("a transposed row");
+    assert!(
+        d.message
+            .contains("'mat.row' {transposed} is not supported by the Cranelift backend"),
+        "{}",
+        d.message
+    );
+    let ctx = build(src, "lower");
+    let mat = mf(2, 3, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    same(&ctx, "col", &[vec![mat.clone(), i(1)], vec![mat, i(3)]]);
+}

@@ -18,11 +18,16 @@
 //! `mat.matvec(m, v) {transposed}` is `mat.matvec(transpose(m), v)`, with
 //! its faults (the message gives the transpose's shape).
 //!
+//! `mat.row(m, i) {transposed}` is row `i` of `transpose(m)`, that is
+//! column `i` of `m` (`rows(m)` entries), faulting as that row would: the
+//! index is checked against `cols(m)`, with the same message.
+//!
 //! Construction-time rewrites: `transpose(transpose(m)) -> m`;
-//! `get(transpose(m), i, j) -> get(m, i, j) {transposed}` and
+//! `get(transpose(m), i, j) -> get(m, i, j) {transposed}`,
+//! `row(transpose(m), i) -> row(m, i) {transposed}` and
 //! `matvec(transpose(m), v) -> matvec(m, v) {transposed}` (and the
-//! reverse), so reading an entry of a transpose, or multiplying a vector by
-//! it, never builds it;
+//! reverse), so reading an entry or a row of a transpose, or multiplying a
+//! vector by it, never builds it;
 //! `rows(from(v, r, c)) -> r`, `cols(from(v, r, c)) -> c` (these assume the
 //! `mat.from` is well formed: like deleting an unused pure op, they can
 //! remove its shape fault); `rows(transpose(m)) -> cols(m)`,
@@ -32,8 +37,10 @@
 //! loop over the flat result index (`i / cols`, `i % cols` give the entry;
 //! `mul` reduces each entry with an inner reduce loop) followed by
 //! `mat.from`; `matvec` a collect loop over rows with an inner reduce loop
-//! (over columns, read in place, when `{transposed}`).
-//! `mat.from/rows/cols/get/row` stay.
+//! (over columns, read in place, when `{transposed}`); a `{transposed}`
+//! `row` a check of its index and a collect loop that reads the column in
+//! place (a map producer that `fuse` merges into the loops that read it).
+//! `mat.from/rows/cols/get` and plain `row` stay.
 
 use std::rc::Rc;
 
@@ -190,9 +197,40 @@ fn interp_get(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError
     Ok(smallvec![m.data[i * m.cols + j].clone()])
 }
 
+/// Whether a `mat.row` reads a column, row `i` of the transpose (see the
+/// module doc).
+pub fn row_is_transposed(ctx: &Context, op: OpId) -> bool {
+    ctx.attr(op, "transposed").is_some()
+}
+
+/// The op that gives the length of the rows `mat.row` op `op` reads:
+/// `"mat.cols"`, or `"mat.rows"` when it reads columns (`{transposed}`).
+pub fn row_len_op(ctx: &Context, op: OpId) -> &'static str {
+    if row_is_transposed(ctx, op) {
+        "mat.rows"
+    } else {
+        "mat.cols"
+    }
+}
+
+/// The op that gives how many rows `mat.row` op `op` may read (its valid
+/// indices): `"mat.rows"`, or `"mat.cols"` when it reads columns.
+pub fn row_count_op(ctx: &Context, op: OpId) -> &'static str {
+    if row_is_transposed(ctx, op) {
+        "mat.cols"
+    } else {
+        "mat.rows"
+    }
+}
+
 fn interp_row(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
     let ctx = it.ctx;
     let m = as_mat(ctx, op, &a[0])?;
+    if row_is_transposed(ctx, op) {
+        let i = as_index(ctx, op, &a[1], m.cols, "row index")?;
+        let col = (0..m.rows).map(|j| m.data[j * m.cols + i].clone());
+        return Ok(smallvec![vec_value(col.collect())]);
+    }
     let i = as_index(ctx, op, &a[1], m.rows, "row index")?;
     Ok(smallvec![vec_value(
         m.data[i * m.cols..(i + 1) * m.cols].to_vec()
@@ -312,7 +350,7 @@ fn read_through_transpose(b: &mut Builder, st: &OpState, name: &str) -> Repl {
         .cloned()
         .collect();
     if st.attr("transposed").is_none() {
-        attrs.push(("transposed".into(), ir::Attribute::Unit));
+        attrs.push(transposed_attr());
     }
     Some(smallvec![b.op1(
         name,
@@ -326,6 +364,12 @@ fn read_through_transpose(b: &mut Builder, st: &OpState, name: &str) -> Repl {
 fn rw_get(b: &mut Builder, st: &OpState) -> Repl {
     (st.operands.len() == 3).then_some(())?;
     read_through_transpose(b, st, "mat.get")
+}
+
+/// `row(transpose(m), i)` is column `i` of `m`, read in place.
+fn rw_row(b: &mut Builder, st: &OpState) -> Repl {
+    (st.operands.len() == 2).then_some(())?;
+    read_through_transpose(b, st, "mat.row")
 }
 
 /// `matvec(transpose(m), v)` multiplies by `m` read transposed.
@@ -374,6 +418,14 @@ fn mget(b: &mut Builder, m: ValueId, i: ValueId, j: ValueId, t: &Type) -> ValueI
 fn lower_transpose(b: &mut Builder, st: &OpState) -> Repl {
     let m = *st.operands.first()?;
     let t = elem_of(b.ctx, m)?;
+    Some(smallvec![transposed_copy(b, m, t)])
+}
+
+/// The transpose of `m` (element type `t`) as a new row-major matrix: a
+/// collect loop over its entries, then `mat.from`. Built directly, not as
+/// `mat.transpose`, so that the rows read from it stay plain rows (unit
+/// stride) instead of becoming columns of `m` (`rw_row`).
+fn transposed_copy(b: &mut Builder, m: ValueId, t: Type) -> ValueId {
     let (r, c) = dims(b, m);
     let total = idx(b, "arith.muli", c, r);
     // Result entry (p, q) at flat index i = p * r + q is m[q, p].
@@ -383,12 +435,66 @@ fn lower_transpose(b: &mut Builder, st: &OpState) -> Repl {
         let x = mget(b, m, q, p, &t);
         emit(b, h[0], x);
     })[0];
-    Some(smallvec![b.op1(
-        "mat.from",
-        &[flat, c, r],
-        Type::mat(t),
-        vec![]
-    )])
+    b.op1("mat.from", &[flat, c, r], Type::mat(t), vec![])
+}
+
+/// `m` with a transpose undone: the operand of `m`'s `mat.transpose`, or a
+/// transposed copy of `m` ([`transposed_copy`]).
+fn transposed(b: &mut Builder, m: ValueId, t: &Type) -> ValueId {
+    match b.ctx.def_op_named(m, "mat.transpose") {
+        Some(d) => b.ctx.operand(d, 0),
+        None => transposed_copy(b, m, t.clone()),
+    }
+}
+
+/// `mat.row(m, i) {transposed}`, column `i` of `m`: the index checked
+/// against `cols(m)` (an `scf.assert`, since the loop below does not run
+/// when `m` has no rows), then a collect loop over the rows reading
+/// `m[j][i]` in place. The read is `mat.get {transposed}`, whose own checks
+/// then always pass. Plain rows stay (a native backend reads them as a view).
+fn lower_row(b: &mut Builder, st: &OpState) -> Repl {
+    (st.attr("transposed").is_some()).then_some(())?;
+    let (&m, &i) = (st.operands.first()?, st.operands.get(1)?);
+    let t = elem_of(b.ctx, m)?;
+    let (r, c) = dims(b, m);
+    if !index_of_loop_over_cols(b.ctx, i, m) {
+        let ok = crate::arith::build_cmpi(b, "ult", i, c);
+        b.op(
+            "scf.assert",
+            &[ok],
+            &[],
+            vec![(
+                "msg".into(),
+                ir::Attribute::Str("row index out of bounds in mat.row".into()),
+            )],
+        );
+    }
+    Some(build_gen_loop(
+        b,
+        r,
+        &[],
+        vec![Gen::collect(&t)],
+        |b, j, h| {
+            let x = b.op1("mat.get", &[m, i, j], t.clone(), vec![transposed_attr()]);
+            emit(b, h[0], x);
+        },
+    ))
+}
+
+/// Whether `i` is the index of a `gen.loop` over `[0, mat.cols(m))`, so
+/// always a valid column of `m`.
+fn index_of_loop_over_cols(ctx: &Context, i: ValueId, m: ValueId) -> bool {
+    let ir::context::ValueDef::BlockArg(blk, 0) = ctx.value(i).def else {
+        return false;
+    };
+    ctx.block_parent_op(blk)
+        .filter(|&l| ctx.is(l, "gen.loop"))
+        .and_then(|l| ctx.def_op_named(ctx.operand(l, 0), "mat.cols"))
+        .is_some_and(|c| ctx.operand(c, 0) == m)
+}
+
+fn transposed_attr() -> (String, ir::Attribute) {
+    ("transposed".into(), ir::Attribute::Unit)
 }
 
 /// `vec.dot(mat.row(x, p), mat.row(y, q))`: both rows are read with unit
@@ -404,7 +510,8 @@ fn row_dot(b: &mut Builder, x: ValueId, p: ValueId, y: ValueId, q: ValueId, t: &
 /// entry `(p, q)` the dot product of row `p` of `x` and row `q` of
 /// `transpose(y)`: every operand is read with unit stride (issue 9, item
 /// 9), at the cost of one transposed copy of `y` (O(k n) next to the
-/// product's O(m k n); none when `y` is itself a transpose, which folds).
+/// product's O(m k n); none when `y` is itself a transpose, which is
+/// undone), and one of `x` when `x` is a transpose.
 fn lower_mul(b: &mut Builder, st: &OpState) -> Repl {
     let (&x, &y) = (st.operands.first()?, st.operands.get(1)?);
     let t = elem_of(b.ctx, x)?;
@@ -412,7 +519,17 @@ fn lower_mul(b: &mut Builder, st: &OpState) -> Repl {
     let (rx, cx) = dims(b, x);
     let (ry, cy) = dims(b, y);
     assert_eq_sizes(b, cx, ry, "size mismatch in mat.mul");
-    let yt = b.op1("mat.transpose", &[y], Type::mat(t.clone()), vec![]);
+    let yt = transposed(b, y, &t);
+    // A transposed left operand is copied once too (O(m k) next to the
+    // product's O(m k n)): its rows would otherwise be strided columns,
+    // gathered again for every entry.
+    let x = match b.ctx.def_op_named(x, "mat.transpose") {
+        Some(d) => {
+            let inner = b.ctx.operand(d, 0);
+            transposed_copy(b, inner, t.clone())
+        }
+        None => x,
+    };
     let total = idx(b, "arith.muli", rx, cy);
     let flat = build_gen_loop(b, total, &[], vec![Gen::collect(&t)], |b, i, h| {
         let p = idx(b, "arith.divsi", i, cy);
@@ -526,7 +643,9 @@ pub fn register(r: &mut Registry) {
             .assembly_format("operands attr-dict : type(first)")
             .infer(crate::util::infer_vec_of_elem)
             .verify(verify_row)
-            .interpret(interp_row),
+            .interpret(interp_row)
+            .rewrite(rw_row)
+            .lowering("gen", lower_row),
     );
     r.register(
         pure("mat.transpose", "the transposed matrix", 1)

@@ -783,12 +783,14 @@ fn rw_len(b: &mut Builder, st: &OpState) -> Repl {
     match len_key(b.ctx, v) {
         LenKey::Size(n) if b.ctx.ty(n) == &Type::Index => Some(smallvec![n]),
         LenKey::Vec(w) => match b.ctx.def_op_named(w, "mat.row") {
-            // Every row of m is cols(m) long (the thesis's structural size
-            // analysis, Henriksen 2014 §6.1): the length no longer depends
-            // on which row, so it is invariant in a loop over the rows.
+            // Every row of m is cols(m) long, every column rows(m) (the
+            // thesis's structural size analysis, Henriksen 2014 §6.1): the
+            // length no longer depends on which row, so it is invariant in
+            // a loop over the rows.
             Some(r) => {
                 let m = b.ctx.operand(r, 0);
-                Some(smallvec![b.op1("mat.cols", &[m], Type::Index, vec![])])
+                let len_op = crate::mat::row_len_op(b.ctx, r);
+                Some(smallvec![b.op1(len_op, &[m], Type::Index, vec![])])
             }
             None if w != v => Some(smallvec![len(b, w)]),
             None => None,

@@ -882,7 +882,7 @@ func.func @f(%a: index, %n: index) -> index {
     scf.yield %q : index
   }
   %kept = scf.for %i = %z to %n step %one iter_args(%acc = %z) -> (index) {
-    %ok = arith.cmpi slt, %i, %n : index
+    %ok = arith.cmpi slt, %i, %a : index
     scf.assert %ok, "bounds"
     scf.yield %acc : index
   }

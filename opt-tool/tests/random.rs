@@ -721,7 +721,9 @@ impl Gen {
 
     /// Matrices: a vector viewed as a column or a row (`mat.from`), its
     /// transpose, a product, then one entry, row 0 or 1 (out of bounds for
-    /// short vectors) or a matrix-vector product (lengths that may differ).
+    /// short vectors), a matrix-vector product (lengths that may differ), or
+    /// rows of the transpose (columns read in place): the sum of each, and
+    /// column 0 or 1 (out of bounds for short vectors).
     fn matrices(&mut self, d: String) {
         let (Some(v), Some(w)) = (self.any(Ty::VF64), self.any(Ty::VF64)) else {
             return;
@@ -732,7 +734,14 @@ impl Gen {
         let from = |r: &str, c: &str| {
             format!("  {d}m = \"mat.from\"({v}, {r}, {c}) : (vec<f64>, index, index) -> mat<f64>\n  {d}t = \"mat.transpose\"({d}m) : (mat<f64>) -> mat<f64>\n")
         };
-        match self.rng.below(4) {
+        match self.rng.below(5) {
+            4 => {
+                let t = format!(
+                    "  // columns\n{head}{}  {d}rn = mat.rows {d}t : mat<f64>\n  {d}io = vec.iota {d}rn\n  {d}c = vec.map ({d}io) : vec<index> -> vec<f64> {{\n  ^bb0(%i: index):\n    {d}row = mat.row {d}t, %i : mat<f64>\n    {d}rs = vec.sum {d}row : vec<f64>\n    vec.yield {d}rs : f64\n  }}\n  {d}j = arith.mini %n, {d}one : index\n  {d}r = mat.row {d}t, {d}j : mat<f64>\n  {d}cs = vec.sum {d}c : vec<f64>\n  {d}s = vec.sum {d}r : vec<f64>\n  {d} = arith.addf {d}cs, {d}s : f64\n",
+                    from(&format!("{d}one"), &format!("{d}n"))
+                );
+                self.push(d, Ty::F64, t, &[&v]);
+            }
             3 => {
                 // An entry of the transpose (read in place after canonicalize),
                 // out of bounds when %n >= len(v).
@@ -1319,7 +1328,7 @@ fn random_programs_agree_everywhere() {
     let file = dir.join(format!("work-{}.ir", std::process::id()));
     let started = Instant::now();
     let (mut faulted, mut runs, mut records, mut buffers, mut switches) = (0, 0, 0, 0, 0);
-    let (mut halves, mut widths, mut guarded) = (0, 0, 0);
+    let (mut halves, mut widths, mut guarded, mut columns) = (0, 0, 0, 0);
     for seed in first..first + count {
         let (p, args) = generate(seed);
         runs += 1 + configs().len();
@@ -1329,6 +1338,7 @@ fn random_programs_agree_everywhere() {
         halves += p.text().contains("f16 to f64") as u32;
         widths += p.text().contains(" : i64 to i") as u32;
         guarded += p.text().contains("// guarded") as u32;
+        columns += p.text().contains("// columns") as u32;
         if let Some((config, why)) = disagreement(&p, &args, &file, None) {
             let small = reduce(p, &args, &file, &config);
             let repro = dir.join(format!("seed-{seed}.ir"));
@@ -1371,7 +1381,7 @@ fn random_programs_agree_everywhere() {
     let _ = std::fs::remove_file(&file);
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches, {halves} with f16/bf16, {widths} with other integer widths, {guarded} with invariant checks), {runs} runs in {secs:.1} s: {:.0} programs/minute",
+        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches, {halves} with f16/bf16, {widths} with other integer widths, {guarded} with invariant checks, {columns} with columns of a transpose), {runs} runs in {secs:.1} s: {:.0} programs/minute",
         count as f64 * 60.0 / secs
     );
     assert!(
@@ -1397,6 +1407,10 @@ fn random_programs_agree_everywhere() {
     assert!(
         count < 40 || guarded > 0,
         "no program had an invariant check in a loop: the generator is broken"
+    );
+    assert!(
+        count < 80 || columns > 0,
+        "no program read a column of a transpose: the generator is broken"
     );
     assert!(
         count < 40 || halves > 0,

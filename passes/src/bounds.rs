@@ -134,12 +134,13 @@ fn exact_output_of_size(ctx: &Context, v: ValueId, size: ValueId) -> bool {
 }
 
 /// Whether `v` is a row of a matrix `m` (`mat.row(m, _)`) and `size` is
-/// `mat.cols(m)`: every row is that long.
+/// `mat.cols(m)`: every row is that long (`mat.rows(m)` for a column,
+/// `mat.row {transposed}`).
 fn row_of_cols(ctx: &Context, v: ValueId, size: ValueId) -> bool {
     let Some(r) = ctx.def_op_named(v, "mat.row") else {
         return false;
     };
-    ctx.def_op_named(size, "mat.cols")
+    ctx.def_op_named(size, dialects::mat::row_len_op(ctx, r))
         .is_some_and(|c| ctx.operand(c, 0) == ctx.operand(r, 0))
 }
 

@@ -206,7 +206,35 @@ fn bool_attr(b: bool) -> Attribute {
     Attribute::Int(b as i64, Type::I1)
 }
 
-/// Fold of `arith.cmpi`: constants, and `x <pred> x`.
+/// Whether `i` is the index of a loop that runs it over `[lo, n)` with a
+/// constant `lo >= 0`: a `gen.loop` of size `n`, or an `scf.for` from a
+/// constant `lo >= 0` to `n` with a constant positive step. Inside the
+/// body, then, `0 <= i < n` holds, signed and unsigned.
+fn index_below(ctx: &Context, i: ValueId, n: ValueId) -> bool {
+    let ir::context::ValueDef::BlockArg(b, 0) = ctx.value(i).def else {
+        return false;
+    };
+    let Some(lp) = ctx.block_parent_op(b) else {
+        return false;
+    };
+    let int = |v: ValueId| {
+        ctx.def_op_named(v, "arith.constant")
+            .and_then(|c| ctx.attr(c, "value"))
+            .and_then(|a| a.as_int())
+    };
+    match ctx.op_name(lp) {
+        "gen.loop" => ctx.operand(lp, 0) == n,
+        "scf.for" => {
+            ctx.operand(lp, 1) == n
+                && int(ctx.operand(lp, 0)).is_some_and(|lo| lo >= 0)
+                && int(ctx.operand(lp, 2)).is_some_and(|s| s > 0)
+        }
+        _ => false,
+    }
+}
+
+/// Fold of `arith.cmpi`: constants, `x <pred> x`, and a loop's index
+/// against the loop's upper bound ([`index_below`]: `i < n` is true).
 pub fn fold_cmpi(ctx: &Context, st: &OpState) -> Folded {
     if st.operands.len() != 2 || st.result_types.len() != 1 || st.result_types[0] != Type::I1 {
         return None;
@@ -222,6 +250,13 @@ pub fn fold_cmpi(ctx: &Context, st: &OpState) -> Folded {
     }
     if x == y {
         return constant(bool_attr(eval::cmpi(pred, ty, 0, 0)?));
+    }
+    // As 0 and 1, which compare as every i < n with 0 <= i does.
+    if index_below(ctx, x, y) {
+        return constant(bool_attr(eval::cmpi(pred, ty, 0, 1)?));
+    }
+    if index_below(ctx, y, x) {
+        return constant(bool_attr(eval::cmpi(pred, ty, 1, 0)?));
     }
     None
 }

@@ -119,7 +119,8 @@ pub(super) fn cannot_fault(ctx: &Context, op: OpId) -> bool {
         }
         "mat.row" => {
             let (m, i) = (ctx.operand(op, 0), ctx.operand(op, 1));
-            super::loop_over(ctx, i, |n| super::is_size_of(ctx, n, "mat.rows", m)).is_some()
+            let count = dialects::mat::row_count_op(ctx, op);
+            super::loop_over(ctx, i, |n| super::is_size_of(ctx, n, count, m)).is_some()
         }
         _ => super::speculatable(ctx, op) || super::harmless_loop(ctx, op),
     }
