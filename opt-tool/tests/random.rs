@@ -734,7 +734,15 @@ impl Gen {
         let from = |r: &str, c: &str| {
             format!("  {d}m = \"mat.from\"({v}, {r}, {c}) : (vec<f64>, index, index) -> mat<f64>\n  {d}t = \"mat.transpose\"({d}m) : (mat<f64>) -> mat<f64>\n")
         };
-        match self.rng.below(5) {
+        match self.rng.below(6) {
+            5 => {
+                // A map producer read through a reshape, entry by entry
+                // (fused at the reads); 0 rows fault unless v is empty.
+                let t = format!(
+                    "  // reshape\n{head}  {d}y = vec.map ({v}) : vec<f64> -> vec<f64> {{\n  ^bb0({d}e: f64):\n    {d}h = arith.mulf {d}e, %half : f64\n    vec.yield {d}h : f64\n  }}\n  {d}r = arith.mini %n, {d}one : index\n  {d}m = mat.from {d}y, {d}r, {d}n : vec<f64>\n  {d}nr = mat.rows {d}m : mat<f64>\n  {d}nc = mat.cols {d}m : mat<f64>\n  {d}ri = vec.iota {d}nr\n  {d}o = vec.map ({d}ri) : vec<index> -> vec<f64> {{\n  ^bb0(%i: index):\n    {d}ci = vec.iota {d}nc\n    {d}row = vec.map ({d}ci) : vec<index> -> vec<f64> {{\n    ^bb0(%j: index):\n      {d}g = mat.get {d}m, %i, %j : mat<f64>\n      {d}g2 = arith.addf {d}g, {d}g : f64\n      vec.yield {d}g2 : f64\n    }}\n    {d}rs = vec.sum {d}row : vec<f64>\n    vec.yield {d}rs : f64\n  }}\n  {d} = vec.sum {d}o : vec<f64>\n"
+                );
+                self.push(d, Ty::F64, t, &[&v]);
+            }
             4 => {
                 let t = format!(
                     "  // columns\n{head}{}  {d}rn = mat.rows {d}t : mat<f64>\n  {d}io = vec.iota {d}rn\n  {d}c = vec.map ({d}io) : vec<index> -> vec<f64> {{\n  ^bb0(%i: index):\n    {d}row = mat.row {d}t, %i : mat<f64>\n    {d}rs = vec.sum {d}row : vec<f64>\n    vec.yield {d}rs : f64\n  }}\n  {d}j = arith.mini %n, {d}one : index\n  {d}r = mat.row {d}t, {d}j : mat<f64>\n  {d}cs = vec.sum {d}c : vec<f64>\n  {d}s = vec.sum {d}r : vec<f64>\n  {d} = arith.addf {d}cs, {d}s : f64\n",
@@ -1328,7 +1336,8 @@ fn random_programs_agree_everywhere() {
     let file = dir.join(format!("work-{}.ir", std::process::id()));
     let started = Instant::now();
     let (mut faulted, mut runs, mut records, mut buffers, mut switches) = (0, 0, 0, 0, 0);
-    let (mut halves, mut widths, mut guarded, mut columns) = (0, 0, 0, 0);
+    let (mut halves, mut widths, mut guarded) = (0, 0, 0);
+    let (mut columns, mut reshapes) = (0, 0);
     for seed in first..first + count {
         let (p, args) = generate(seed);
         runs += 1 + configs().len();
@@ -1339,6 +1348,7 @@ fn random_programs_agree_everywhere() {
         widths += p.text().contains(" : i64 to i") as u32;
         guarded += p.text().contains("// guarded") as u32;
         columns += p.text().contains("// columns") as u32;
+        reshapes += p.text().contains("// reshape") as u32;
         if let Some((config, why)) = disagreement(&p, &args, &file, None) {
             let small = reduce(p, &args, &file, &config);
             let repro = dir.join(format!("seed-{seed}.ir"));
@@ -1381,7 +1391,7 @@ fn random_programs_agree_everywhere() {
     let _ = std::fs::remove_file(&file);
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches, {halves} with f16/bf16, {widths} with other integer widths, {guarded} with invariant checks, {columns} with columns of a transpose), {runs} runs in {secs:.1} s: {:.0} programs/minute",
+        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches, {halves} with f16/bf16, {widths} with other integer widths, {guarded} with invariant checks, {columns} with columns of a transpose, {reshapes} with reshaped maps), {runs} runs in {secs:.1} s: {:.0} programs/minute",
         count as f64 * 60.0 / secs
     );
     assert!(
@@ -1411,6 +1421,10 @@ fn random_programs_agree_everywhere() {
     assert!(
         count < 80 || columns > 0,
         "no program read a column of a transpose: the generator is broken"
+    );
+    assert!(
+        count < 80 || reshapes > 0,
+        "no program read a map through mat.from: the generator is broken"
     );
     assert!(
         count < 40 || halves > 0,

@@ -12,6 +12,11 @@
 //! the vector whose length is the producer's size. That read comes first in
 //! the clone, so a read out of bounds faults as the original read of the
 //! producer's output did (same index, same length).
+//!
+//! Also through a reshape: `mat.from(out, r, c)` read only entry by entry
+//! in a loop nest over its rows and columns ([`entry_reads`]) is computed
+//! at flat index `i * c + j`, and `mat.from`'s shape check stays behind as
+//! an `scf.assert` ([`assert_shape`]).
 
 use ir::clone::{clone_op_into, ValueMap};
 use ir::pass::PassStats;
@@ -138,6 +143,131 @@ fn cheap_body(ctx: &Context, a: &LoopView) -> Option<Vec<OpId>> {
     Some(ordered)
 }
 
+/// A read of a producer's output that substitution replaces with a clone
+/// of the producer's body.
+struct Read {
+    /// The `vec.get` or `mat.get` op.
+    op: OpId,
+    /// The producer index it reads: `Flat(j)`, or entry `(i, j)` of
+    /// `mat.from(out, r, c)`, flat index `i * c + j`.
+    at: At,
+}
+
+enum At {
+    Flat(ValueId),
+    Entry {
+        i: ValueId,
+        j: ValueId,
+        cols: ValueId,
+    },
+}
+
+/// The body block of loop `l`.
+fn body(ctx: &Context, l: OpId) -> ir::BlockId {
+    ctx.op_block(l, 0)
+}
+
+/// The loop (a `gen.loop` of size exactly `n`) whose index is `v`.
+fn loop_over(ctx: &Context, v: ValueId, n: ValueId) -> Option<OpId> {
+    loop_of_index(ctx, v).filter(|&l| ctx.operand(l, 0) == n)
+}
+
+/// The reads of matrix `mat.from(out, r, c)` (op `from`) for substitution
+/// (issue 9, item 1, through a reshape): every use of the matrix is a
+/// `mat.get` (either orientation) of entry `(i, j)`, where `i` is the index
+/// of a loop over `r` and `j` of a loop over `c` (so both always in range),
+/// the read stands directly in the body of one of the two loops (the inner
+/// one, at most one read per inner loop), the inner loop directly in the
+/// outer one, and the outer loop runs at most once per run of `producer`.
+/// So each entry, and each producer element, is read at most once per run
+/// of the consumer nest.
+fn entry_reads(
+    ctx: &Context,
+    from: OpId,
+    producer: OpId,
+    inner_loops: &mut Vec<OpId>,
+) -> Option<Vec<Read>> {
+    let (m, r, c) = (
+        ctx.result(from, 0),
+        ctx.operand(from, 1),
+        ctx.operand(from, 2),
+    );
+    let mut reads = Vec::new();
+    for u in ctx.uses(m) {
+        let g = u.op;
+        if !ctx.is(g, "mat.get") || u.index != 0 {
+            return None;
+        }
+        let (a, b) = (ctx.operand(g, 1), ctx.operand(g, 2));
+        // Entry (a, b) of the transpose is entry (b, a) of m.
+        let (i, j) = if dialects::mat::get_is_transposed(ctx, g) {
+            (b, a)
+        } else {
+            (a, b)
+        };
+        let (li, lj) = (loop_over(ctx, i, r)?, loop_over(ctx, j, c)?);
+        let parent = ctx.op(g).parent?;
+        let (inner, outer) = if parent == body(ctx, lj) {
+            (lj, li)
+        } else if parent == body(ctx, li) {
+            (li, lj)
+        } else {
+            return None;
+        };
+        let nested = ctx.op(inner).parent == Some(body(ctx, outer));
+        if !nested || inner_loops.contains(&inner) || !runs_once(ctx, outer, producer) {
+            return None;
+        }
+        inner_loops.push(inner);
+        reads.push(Read {
+            op: g,
+            at: At::Entry { i, j, cols: c },
+        });
+    }
+    Some(reads)
+}
+
+/// Puts, in place of `mat.from(v, r, c)` (op `from`, `len` the length of
+/// `v`), the check that `mat.from` makes: `r` and `c` not negative and
+/// `r * c == len` (computed without overflow: `len` is 0 when `c` is, else
+/// `len / c == r` with no remainder). It stays when the matrix goes, so a
+/// bad shape still faults there (message `shape mismatch in mat.from`).
+fn assert_shape(ctx: &mut Context, from: OpId, len: ValueId) {
+    use dialects::arith::build_cmpi;
+    let (r, c) = (ctx.operand(from, 1), ctx.operand(from, 2));
+    let mut b = Builder::before(ctx, from);
+    let index = ir::Type::Index;
+    let zero = b.constant(ir::Attribute::Int(0, index.clone()), &index);
+    let one = b.constant(ir::Attribute::Int(1, index.clone()), &index);
+    let r_ok = build_cmpi(&mut b, "sge", r, zero);
+    let c_ok = build_cmpi(&mut b, "sge", c, zero);
+    let c_zero = build_cmpi(&mut b, "eq", c, zero);
+    let d = b.op1("arith.select", &[c_zero, one, c], index.clone(), vec![]);
+    let q = b.op1("arith.divui", &[len, d], index.clone(), vec![]);
+    let rem = b.op1("arith.remui", &[len, d], index.clone(), vec![]);
+    let no_rem = build_cmpi(&mut b, "eq", rem, zero);
+    let q_ok = build_cmpi(&mut b, "eq", q, r);
+    let exact = b.op1("arith.andi", &[no_rem, q_ok], ir::Type::I1, vec![]);
+    let empty = build_cmpi(&mut b, "eq", len, zero);
+    let shape = b.op1(
+        "arith.select",
+        &[c_zero, empty, exact],
+        ir::Type::I1,
+        vec![],
+    );
+    let sizes = b.op1("arith.andi", &[r_ok, c_ok], ir::Type::I1, vec![]);
+    let ok = b.op1("arith.andi", &[sizes, shape], ir::Type::I1, vec![]);
+    b.op(
+        "scf.assert",
+        &[ok],
+        &[],
+        vec![(
+            "msg".into(),
+            ir::Attribute::Str("shape mismatch in mat.from".into()),
+        )],
+    );
+}
+
 /// Substitutes qualifying map producers into their reads; returns how many
 /// producers went.
 pub fn substitute_maps(ctx: &mut Context, stats: &mut PassStats) -> u64 {
@@ -153,9 +283,20 @@ pub fn substitute_maps(ctx: &mut Context, stats: &mut PassStats) -> u64 {
         let out = a.gens[0].results[0];
         let uses: Vec<OpId> = ctx.uses(out).iter().map(|u| u.op).collect();
         // Every use a read at an injective index of a loop of its own, one
-        // read per consumer loop, directly in that loop's body.
+        // read per consumer loop, directly in that loop's body; or a
+        // reshape (`mat.from`) read entry by entry ([`entry_reads`]).
         let mut consumers = Vec::new();
+        let mut reads = Vec::new();
+        let mut reshapes = Vec::new();
         let ok = uses.iter().all(|&u| {
+            if ctx.is(u, "mat.from") && ctx.operand(u, 0) == out {
+                let Some(rs) = entry_reads(ctx, u, op, &mut consumers) else {
+                    return false;
+                };
+                reads.extend(rs);
+                reshapes.push(u);
+                return true;
+            }
             if !ctx.is(u, "vec.get") || ctx.operand(u, 0) != out {
                 return false;
             }
@@ -165,6 +306,10 @@ pub fn substitute_maps(ctx: &mut Context, stats: &mut PassStats) -> u64 {
             let direct = ctx.op(u).parent == Some(ctx.op_block(l, 0));
             let fresh = !consumers.contains(&l);
             consumers.push(l);
+            reads.push(Read {
+                op: u,
+                at: At::Flat(ctx.operand(u, 1)),
+            });
             direct && fresh && l != op && runs_once(ctx, l, op)
         });
         if !ok || uses.is_empty() {
@@ -172,12 +317,19 @@ pub fn substitute_maps(ctx: &mut Context, stats: &mut PassStats) -> u64 {
         }
         let e = exact_emit(ctx, a.body, a.gens[0].handle).unwrap();
         let value = emitted_value(ctx, e);
-        for u in uses {
-            let j = ctx.operand(u, 1);
-            let mut map = ValueMap::default();
-            map.insert(a.index, j);
+        for read in reads {
+            let u = read.op;
             let mut b = Builder::before(ctx, u);
             b.smart = false;
+            let j = match read.at {
+                At::Flat(j) => j,
+                At::Entry { i, j, cols } => {
+                    let row = b.op1("arith.muli", &[i, cols], ir::Type::Index, vec![]);
+                    b.op1("arith.addi", &[row, j], ir::Type::Index, vec![])
+                }
+            };
+            let mut map = ValueMap::default();
+            map.insert(a.index, j);
             for &o in &ops {
                 clone_op_into(&mut b, o, &mut map);
             }
@@ -186,6 +338,10 @@ pub fn substitute_maps(ctx: &mut Context, stats: &mut PassStats) -> u64 {
             ctx.replace_all_uses(r, x);
             ctx.erase_op(u);
             stats.add("substituted-reads", 1);
+        }
+        for from in reshapes {
+            assert_shape(ctx, from, a.size);
+            ctx.erase_op(from);
         }
         ctx.erase_op(op);
         gone += 1;
