@@ -3,7 +3,7 @@
 # program before `fuse` (after the gen lowering) and after it, and the run
 # time of `--pass=lower` against `--pass=fuse,lower` on Cranelift, one
 # thread, N elements (the invariant sum: over 1000; the bucket: 16 keys;
-# the emit: 10 outer iterations), in one run (medians of --bench=REPS).
+# the emit: 10 outer iterations; the matrices: 1000 rows of N/1000), in one run (medians of --bench=REPS).
 # Usage: benches/fusion_rules.sh [N] [REPS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,8 +23,12 @@ np.save(f"{d}/y.npy", g.random(n))
 np.save(f"{d}/small.npy", g.random(1000))
 np.save(f"{d}/k.npy", g.integers(0, 16, n, dtype=np.int64))
 np.save(f"{d}/xi.npy", g.integers(-100, 100, n, dtype=np.int64))
+c = max(n // 1000, 1)
+np.save(f"{d}/m.npy", g.random((1000, c)))
+np.save(f"{d}/xr.npy", g.random(1000 * c))
 PY
 X="--arg=@$D/x.npy"; Y="--arg=@$D/y.npy"
+C=$(( N / 1000 > 0 ? N / 1000 : 1 ))
 T=lit-tests/tests/ir
 # rule | file | function | arguments
 rules=(
@@ -37,6 +41,8 @@ rules=(
   "map of a scan|$T/fuse/scan-consumer.ir|map_scan|--arg=@$D/xi.npy"
   "sum of a scan|$T/fuse/scan-consumer.ir|sum_scan|$X"
   "flatMap into its consumer|$T/fuse/flatmap-consumer.ir|flat_sum|$X"
+  "column sums of a transpose|$T/mat/transpose-row.ir|colsums|--arg=@$D/m.npy"
+  "map through a reshape|$T/fuse/reshape.ir|rowsums|--arg=@$D/xr.npy --arg=1000 --arg=$C"
 )
 printf "%-26s %7s %7s %12s %12s %8s\n" rule before after "lower ms" "fuse ms" speedup
 for r in "${rules[@]}"; do
