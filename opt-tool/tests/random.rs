@@ -807,14 +807,18 @@ impl Gen {
     }
 
     /// A map read at an affine index of another loop's index (`n-1-i`
-    /// two ways, `i+1`, `2i`; out of bounds when the lengths differ), which
+    /// two ways, `i+1`, `2i`, `2i+1`; out of bounds when the lengths differ), which
     /// `fuse` computes at the read and `lower` versions.
     fn shifted_reads(&mut self, d: String) {
         let (Some(x), Some(y)) = (self.any(Ty::VF64), self.any(Ty::VF64)) else {
             return;
         };
         let f = *self.rng.pick(FACTORS);
-        let index = match self.rng.below(4) {
+        let index = match self.rng.below(5) {
+            // `2 i + 1`: a strided read (what loop versioning reads too).
+            4 => format!(
+                "{d}two = arith.constant 2 : index\n    {d}i2 = arith.muli %i, {d}two : index\n    {d}j = arith.addi {d}i2, {d}one : index"
+            ),
             0 => format!(
                 "{d}a = arith.subi {d}n, %i : index\n    {d}j = arith.subi {d}a, {d}one : index"
             ),

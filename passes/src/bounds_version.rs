@@ -3,12 +3,15 @@
 //! assertion on the loop's index becomes one on its bounds).
 //!
 //! An innermost `gen.loop` of size `s` with index `i` that reads
-//! `vec.get(v, i + c)` or `vec.get(v, c - i)` (`v` and `c` defined outside
-//! the loop; `c` may be absent, i.e. `i`) checks each read in every
-//! iteration. All of them are in bounds in every iteration exactly when,
-//! for `s > 0`:
+//! `vec.get(v, i + c)`, `vec.get(v, c - i)` or `vec.get(v, k * i + c)`
+//! (`v` and `c` defined outside the loop, `c` may be absent, i.e. `i`;
+//! `k >= 2` a constant) checks each read in every iteration. All of them
+//! are in bounds in every iteration exactly when, for `s > 0`:
 //! - `v[i + c]`: `0 <= c` and `c <= len(v) - s`;
-//! - `v[c - i]`: `c < len(v)` and `c >= s - 1`.
+//! - `v[c - i]`: `c < len(v)` and `c >= s - 1`;
+//! - `v[k i + c]`: `0 <= c < len(v)` and `s - 1 <= (len(v) - 1 - c) / k`
+//!   (the last read, `k (s - 1) + c`, at most `len(v) - 1`, without
+//!   computing that product).
 //!
 //! (For `s > 0`, `len(v) - s` and `s - 1` cannot overflow, nor can `i + c`
 //! and `c - i` inside the loop then.) The loop becomes
@@ -30,6 +33,26 @@ enum Index {
     Up(Option<ValueId>),
     /// `c - i`.
     Down(ValueId),
+    /// `k * i + c` with a constant `k >= 2` (`c` absent: `k * i`).
+    Strided(i64, Option<ValueId>),
+}
+
+/// `k` when `v` is `arith.muli` of `i` and a constant `k >= 2`, either way
+/// round.
+fn stride_of(ctx: &Context, v: ValueId, i: ValueId) -> Option<i64> {
+    let d = ctx.def_op_named(v, "arith.muli")?;
+    let (x, y) = (ctx.operand(d, 0), ctx.operand(d, 1));
+    let k = if x == i {
+        y
+    } else if y == i {
+        x
+    } else {
+        return None;
+    };
+    ctx.def_op_named(k, "arith.constant")
+        .and_then(|c| ctx.attr(c, "value"))
+        .and_then(|a| a.as_int())
+        .filter(|&k| k >= 2)
 }
 
 /// The reads of `lp` that versioning covers, as `(read, vector, index)`.
@@ -57,6 +80,11 @@ fn reads(ctx: &Context, lp: OpId) -> Vec<(OpId, ValueId, Index)> {
                 "arith.addi" if x == i && outside(y) => Some(Index::Up(Some(y))),
                 "arith.addi" if y == i && outside(x) => Some(Index::Up(Some(x))),
                 "arith.subi" if y == i && outside(x) => Some(Index::Down(x)),
+                "arith.muli" => stride_of(ctx, idx, i).map(|k| Index::Strided(k, None)),
+                "arith.addi" => [(x, y), (y, x)].into_iter().find_map(|(m, c)| {
+                    let k = stride_of(ctx, m, i)?;
+                    outside(c).then_some(Index::Strided(k, Some(c)))
+                }),
                 _ => None,
             }
         } else {
@@ -96,6 +124,22 @@ fn condition(ctx: &mut Context, lp: OpId, rs: &[(OpId, ValueId, Index)]) -> Valu
                 let lo = build_cmpi(&mut b, "sge", c, last);
                 let hi = build_cmpi(&mut b, "slt", c, len);
                 and(&mut b, lo, hi)
+            }
+            Index::Strided(k, c) => {
+                // 0 <= c < len and k (s - 1) + c <= len - 1, the last as
+                // s - 1 <= (len - 1 - c) / k: no product that overflows,
+                // and the quotient of a non-negative number (c < len).
+                let c = c.unwrap_or(zero);
+                let kc = b.constant(Attribute::int(k, Type::Index), &Type::Index);
+                let lo = build_cmpi(&mut b, "sge", c, zero);
+                let hi = build_cmpi(&mut b, "slt", c, len);
+                let last = b.op1("arith.subi", &[len, one], Type::Index, vec![]);
+                let room = b.op1("arith.subi", &[last, c], Type::Index, vec![]);
+                let steps = b.op1("arith.divsi", &[room, kc], Type::Index, vec![]);
+                let s1 = b.op1("arith.subi", &[s, one], Type::Index, vec![]);
+                let fits = build_cmpi(&mut b, "sle", s1, steps);
+                let both = and(&mut b, lo, hi);
+                and(&mut b, both, fits)
             }
         };
         all = Some(match all {
