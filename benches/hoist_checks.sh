@@ -61,7 +61,7 @@ PY
 done
 # Loop versioning: the same program lowered with and without it.
 printf "\n%-24s %-10s %14s %14s %8s\n" program backend "versioned ms" "checked ms" speedup
-for c in "stencil x[i+1] - x[i]|diff" "sum of x[i+1] * x[i]|lag_dot"; do
+for c in "stencil x[i+1] - x[i]|diff" "sum of x[i+1] * x[i]|lag_dot" "pairs x[2i] + x[2i+1]|pair_sums"; do
   IFS='|' read -r name fn <<<"$c"
   args="$X"
   for be in cranelift llvm; do
