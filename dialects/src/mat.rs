@@ -449,7 +449,7 @@ fn transposed(b: &mut Builder, m: ValueId, t: &Type) -> ValueId {
 
 /// `mat.row(m, i) {transposed}`, column `i` of `m`: the index checked
 /// against `cols(m)` (an `scf.assert`, since the loop below does not run
-/// when `m` has no rows), then a collect loop over the rows reading
+/// when `m` has no rows; it folds away inside a loop over the columns), then a collect loop over the rows reading
 /// `m[j][i]` in place. The read is `mat.get {transposed}`, whose own checks
 /// then always pass. Plain rows stay (a native backend reads them as a view).
 fn lower_row(b: &mut Builder, st: &OpState) -> Repl {
@@ -457,18 +457,10 @@ fn lower_row(b: &mut Builder, st: &OpState) -> Repl {
     let (&m, &i) = (st.operands.first()?, st.operands.get(1)?);
     let t = elem_of(b.ctx, m)?;
     let (r, c) = dims(b, m);
-    if !index_of_loop_over_cols(b.ctx, i, m) {
-        let ok = crate::arith::build_cmpi(b, "ult", i, c);
-        b.op(
-            "scf.assert",
-            &[ok],
-            &[],
-            vec![(
-                "msg".into(),
-                ir::Attribute::Str("row index out of bounds in mat.row".into()),
-            )],
-        );
-    }
+    // Folds away when `i` is the index of a loop over `cols(m)` (arith's
+    // fold of a loop index against its bound).
+    let ok = crate::arith::build_cmpi(b, "ult", i, c);
+    crate::scf::build_assert(b, ok, "row index out of bounds in mat.row");
     Some(build_gen_loop(
         b,
         r,
@@ -479,18 +471,6 @@ fn lower_row(b: &mut Builder, st: &OpState) -> Repl {
             emit(b, h[0], x);
         },
     ))
-}
-
-/// Whether `i` is the index of a `gen.loop` over `[0, mat.cols(m))`, so
-/// always a valid column of `m`.
-fn index_of_loop_over_cols(ctx: &Context, i: ValueId, m: ValueId) -> bool {
-    let ir::context::ValueDef::BlockArg(blk, 0) = ctx.value(i).def else {
-        return false;
-    };
-    ctx.block_parent_op(blk)
-        .filter(|&l| ctx.is(l, "gen.loop"))
-        .and_then(|l| ctx.def_op_named(ctx.operand(l, 0), "mat.cols"))
-        .is_some_and(|c| ctx.operand(c, 0) == m)
 }
 
 fn transposed_attr() -> (String, ir::Attribute) {

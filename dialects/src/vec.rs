@@ -349,12 +349,7 @@ pub fn assert_eq_sizes(b: &mut Builder, x: ValueId, y: ValueId, msg: &str) {
         return;
     }
     let c = crate::arith::build_cmpi(b, "eq", x, y);
-    b.op(
-        "scf.assert",
-        &[c],
-        &[],
-        vec![("msg".into(), Attribute::Str(msg.into()))],
-    );
+    crate::scf::build_assert(b, c, msg);
 }
 
 /// Checks that every vector of `vs` has the length of the first (unless

@@ -49,10 +49,7 @@ fn stride_of(ctx: &Context, v: ValueId, i: ValueId) -> Option<i64> {
     } else {
         return None;
     };
-    ctx.def_op_named(k, "arith.constant")
-        .and_then(|c| ctx.attr(c, "value"))
-        .and_then(|a| a.as_int())
-        .filter(|&k| k >= 2)
+    dialects::arith::fold::constant_int(ctx, k).filter(|&k| k >= 2)
 }
 
 /// The reads of `lp` that versioning covers, as `(read, vector, index)`.

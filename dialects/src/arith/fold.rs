@@ -217,17 +217,12 @@ fn index_below(ctx: &Context, i: ValueId, n: ValueId) -> bool {
     let Some(lp) = ctx.block_parent_op(b) else {
         return false;
     };
-    let int = |v: ValueId| {
-        ctx.def_op_named(v, "arith.constant")
-            .and_then(|c| ctx.attr(c, "value"))
-            .and_then(|a| a.as_int())
-    };
     match ctx.op_name(lp) {
         "gen.loop" => ctx.operand(lp, 0) == n,
         "scf.for" => {
             ctx.operand(lp, 1) == n
-                && int(ctx.operand(lp, 0)).is_some_and(|lo| lo >= 0)
-                && int(ctx.operand(lp, 2)).is_some_and(|s| s > 0)
+                && constant_int(ctx, ctx.operand(lp, 0)).is_some_and(|lo| lo >= 0)
+                && constant_int(ctx, ctx.operand(lp, 2)).is_some_and(|s| s > 0)
         }
         _ => false,
     }

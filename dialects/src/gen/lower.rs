@@ -141,18 +141,8 @@ pub fn check_size(b: &mut Builder, size: ValueId, c0: ValueId) {
     if non_negative(b.ctx, size) {
         return;
     }
-    let ok = b.op1(
-        "arith.cmpi",
-        &[size, c0],
-        Type::I1,
-        vec![("predicate".into(), Attribute::Str("sge".into()))],
-    );
-    b.op(
-        "scf.assert",
-        &[ok],
-        &[],
-        vec![("msg".into(), Attribute::Str("negative size".to_string()))],
-    );
+    let ok = crate::arith::build_cmpi(b, "sge", size, c0);
+    crate::scf::build_assert(b, ok, "negative size");
 }
 
 /// The op combining `acc` with `x` under monoid `m`. With `reassoc`, a

@@ -233,12 +233,12 @@ fn entry_reads(
 /// `len / c == r` with no remainder). It stays when the matrix goes, so a
 /// bad shape still faults there (message `shape mismatch in mat.from`).
 fn assert_shape(ctx: &mut Context, from: OpId, len: ValueId) {
-    use dialects::arith::build_cmpi;
+    use dialects::arith::{build_cmpi, const_int};
     let (r, c) = (ctx.operand(from, 1), ctx.operand(from, 2));
     let mut b = Builder::before(ctx, from);
     let index = ir::Type::Index;
-    let zero = b.constant(ir::Attribute::Int(0, index.clone()), &index);
-    let one = b.constant(ir::Attribute::Int(1, index.clone()), &index);
+    let zero = const_int(&mut b, 0, &index);
+    let one = const_int(&mut b, 1, &index);
     let r_ok = build_cmpi(&mut b, "sge", r, zero);
     let c_ok = build_cmpi(&mut b, "sge", c, zero);
     let c_zero = build_cmpi(&mut b, "eq", c, zero);
@@ -257,15 +257,7 @@ fn assert_shape(ctx: &mut Context, from: OpId, len: ValueId) {
     );
     let sizes = b.op1("arith.andi", &[r_ok, c_ok], ir::Type::I1, vec![]);
     let ok = b.op1("arith.andi", &[sizes, shape], ir::Type::I1, vec![]);
-    b.op(
-        "scf.assert",
-        &[ok],
-        &[],
-        vec![(
-            "msg".into(),
-            ir::Attribute::Str("shape mismatch in mat.from".into()),
-        )],
-    );
+    dialects::scf::build_assert(&mut b, ok, "shape mismatch in mat.from");
 }
 
 /// Substitutes qualifying map producers into their reads; returns how many
