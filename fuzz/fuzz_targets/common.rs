@@ -19,7 +19,10 @@ pub fn parse(data: &[u8]) -> Option<Context> {
             return None;
         }
     };
-    if let Err(ds) = ir::verifier::verify(&ctx) {
+    let verified = ir::verifier::verify(&ctx);
+    // The parser's shortcut (no dominance walk) must give the same answer.
+    assert_eq!(ir::verifier::verify_parsed(&ctx), verified);
+    if let Err(ds) = verified {
         for d in &ds {
             let _ = ir::diag::render(Some(&src), d);
         }

@@ -561,14 +561,14 @@ fn stream_region(
                     Some(b) => Ok(b),
                     None => start_block(ctx, scopes, &mut block, None, line.loc),
                 };
-                b.and_then(|b| build_custom_line(ctx, scopes, &line, b))
+                b.and_then(|b| build_custom_line(ctx, scopes, line, b))
             }
             RegionEvent::Line(line) => {
                 let b = match block {
                     Some(b) => Ok(b),
                     None => start_block(ctx, scopes, &mut block, None, line.loc),
                 };
-                b.and_then(|b| build_line(ctx, scopes, &line, b))
+                b.and_then(|b| build_line(ctx, scopes, line, b))
             }
         };
         res.map_err(|d| {

@@ -347,7 +347,15 @@ fn check(tools: &Tools, bytes: &[u8]) -> Result<Outcome, String> {
             return Ok(Outcome::ParseError);
         }
     };
-    if let Err(ds) = ir::verifier::verify(&ctx) {
+    let verified = ir::verifier::verify(&ctx);
+    // The parser's shortcut (no dominance walk) must give the same answer.
+    if ir::verifier::verify_parsed(&ctx) != verified {
+        return Err(format!(
+            "verify_parsed disagrees with verify: {:?}",
+            verified.err()
+        ));
+    }
+    if let Err(ds) = verified {
         render_all(&src, &ds);
         return Ok(Outcome::VerifyError);
     }

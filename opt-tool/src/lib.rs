@@ -578,7 +578,7 @@ fn process(
         unregistered::register_opaque_ops(&source.text, &mut registry);
     }
     let mut ctx: Context = ir::build::parse(source.clone(), Rc::new(registry))?;
-    ir::verifier::verify(&ctx).map_err(Failure::Diags)?;
+    ir::verifier::verify_parsed(&ctx).map_err(Failure::Diags)?;
     let parse_time = t0.elapsed();
     let parse_rss = if cli.timing { peak_rss_kib() } else { None };
 

@@ -112,24 +112,26 @@ pub fn parse_module(src: &str) -> Result<AstModule, SyntaxError> {
 /// [`check_nesting`] on `src`. This is what lets the IR builder build a
 /// large function body op by op (issue 14: no syntax tree of the whole file).
 pub fn parse_module_lazy(src: &str) -> Result<AstModule, SyntaxError> {
-    check_nesting(src)?;
+    let long_braces = scan_nesting(src)?;
     Driver {
         lazy: true,
+        long_braces,
         ..Driver::new(src)
     }
     .module()
 }
 
 /// What [`stream_region`] hands its sink, in source order.
-pub enum RegionEvent<'a> {
+pub enum RegionEvent<'e, 's> {
     /// A block label `^name(%a: T, ...):` (its `ops` are empty).
     Label(AstBlock),
     /// One op of the region, its own regions lazy.
     Op(AstOp),
-    /// The most common op shape, read without allocating: see [`GenericLine`].
-    Line(GenericLine<'a>),
+    /// The most common op shape, read without allocating: see [`GenericLine`]
+    /// (lent: the parser reuses it for the next line).
+    Line(&'e GenericLine<'s>),
     /// The most common custom form, read without allocating: see [`CustomLine`].
-    Custom(CustomLine<'a>),
+    Custom(&'e CustomLine<'s>),
 }
 
 /// A custom-form op `%r = d.op %a, %b : T` (one result, plain operand names,
@@ -216,6 +218,17 @@ pub struct GenericLine<'s> {
 }
 
 impl GenericLine<'_> {
+    /// Empties the line for reuse at `loc` (keeps no heap memory: its lists
+    /// are inline up to their usual lengths).
+    fn clear(&mut self, loc: Offset) {
+        self.loc = loc;
+        self.results.clear();
+        self.name = "";
+        self.operands.clear();
+        self.operand_types.clear();
+        self.result_types.clear();
+        self.type_loc = 0;
+    }
     /// The same op as a syntax tree node (for the general build path).
     pub fn to_ast(&self) -> AstOp {
         AstOp {
@@ -254,10 +267,10 @@ impl GenericLine<'_> {
 /// [`parse_module_lazy`]) and hands each block label and op to `sink` as soon
 /// as it is read, so memory stays bounded by one op. Nested regions are lazy
 /// again. Errors: the first syntax error, or the first error `sink` returns.
-pub fn stream_region(
-    src: &str,
+pub fn stream_region<'s>(
+    src: &'s str,
     start: Offset,
-    sink: &mut dyn for<'e> FnMut(RegionEvent<'e>) -> PResult<()>,
+    sink: &mut dyn for<'e> FnMut(RegionEvent<'e, 's>) -> PResult<()>,
 ) -> PResult<()> {
     let mut d = Driver {
         lazy: true,
@@ -428,8 +441,22 @@ pub fn parse_attribute(src: &str) -> Result<Attribute, SyntaxError> {
 /// string literals; `->` is not a bracket) exceeds [`MAX_NESTING`], so that
 /// no later stage can run out of stack.
 pub fn check_nesting(src: &str) -> Result<(), SyntaxError> {
+    scan_nesting(src).map(|_| ())
+}
+
+/// Braces further apart than this are remembered by [`scan_nesting`].
+const LONG_BRACES: Offset = 1 << 16;
+
+/// [`check_nesting`], which also returns the `{` `}` pairs at least
+/// [`LONG_BRACES`] bytes apart, sorted by the `{`, as [`matching_close`]
+/// would match them: the lazy parser then skips a large region without a
+/// second scan of its text (a function body is most of a large file).
+fn scan_nesting(src: &str) -> Result<Vec<(Offset, Offset)>, SyntaxError> {
     let b = src.as_bytes();
     let mut depth = 0usize;
+    // The open `{`s, innermost last (as `matching_close` counts them).
+    let mut braces: Vec<Offset> = Vec::new();
+    let mut long = Vec::new();
     let mut i = 0;
     while i < b.len() {
         // Skip the bytes the match below ignores (most of the text).
@@ -450,20 +477,37 @@ pub fn check_nesting(src: &str) -> Result<(), SyntaxError> {
                 while i < b.len() && b[i] != b'"' && b[i] != b'\n' {
                     i += if b[i] == b'\\' { 2 } else { 1 };
                 }
+                if i >= b.len() || b[i] == b'\n' {
+                    // `matching_close` finds no `}` past an unclosed string.
+                    braces.clear();
+                }
             }
             b'(' | b'[' | b'{' | b'<' => {
                 depth += 1;
                 if depth > MAX_NESTING {
                     return Err(error(i, format!("nesting too deep (limit {MAX_NESTING})")));
                 }
+                if c == b'{' {
+                    braces.push(i);
+                }
             }
-            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b')' | b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                if c == b'}' {
+                    if let Some(open) = braces.pop() {
+                        if i - open >= LONG_BRACES {
+                            long.push((open, i));
+                        }
+                    }
+                }
+            }
             b'>' if i == 0 || b[i - 1] != b'-' => depth = depth.saturating_sub(1),
             _ => {}
         }
         i += 1;
     }
-    Ok(())
+    long.sort_unstable();
+    Ok(long)
 }
 
 /// What an op list is currently collecting into.
@@ -505,7 +549,7 @@ enum Head {
 }
 
 /// Where [`stream_region`] sends what it reads.
-type Sink<'k> = &'k mut dyn for<'e> FnMut(RegionEvent<'e>) -> PResult<()>;
+type Sink<'k, 's> = &'k mut dyn for<'e> FnMut(RegionEvent<'e, 's>) -> PResult<()>;
 
 /// What a run of the driver produced.
 enum Done {
@@ -523,7 +567,11 @@ struct Driver<'s, 'k> {
     /// Read regions lazily (see [`parse_module_lazy`]).
     lazy: bool,
     /// Where a streamed region's ops and labels go.
-    sink: Option<Sink<'k>>,
+    sink: Option<Sink<'k, 's>>,
+    /// The last generic line's function type, for the fast path.
+    signatures: fast::SigCache,
+    /// The far-apart `{` `}` pairs of `src` (see [`scan_nesting`]).
+    long_braces: Vec<(Offset, Offset)>,
 }
 
 fn internal(offset: Offset) -> SyntaxError {
@@ -538,6 +586,8 @@ impl<'s> Driver<'s, '_> {
             fast_path: true,
             lazy: false,
             sink: None,
+            signatures: fast::SigCache::default(),
+            long_braces: Vec::new(),
         }
     }
 
@@ -782,6 +832,8 @@ impl<'s> Driver<'s, '_> {
 
     /// Runs the op-list state machine on `stack` until its bottom frame ends.
     fn drive(&mut self, mut stack: Vec<Frame>) -> PResult<Done> {
+        // The fast path's line, filled anew for each line (no copies of it).
+        let mut line = GenericLine::default();
         loop {
             let Some(frame) = stack.last_mut() else {
                 return Err(internal(self.pos));
@@ -868,18 +920,22 @@ impl<'s> Driver<'s, '_> {
                         }
                         Some(_) => {
                             if self.sink.is_some() && self.fast_path && stack.len() == 1 {
-                                if let Some((line, end)) =
-                                    fast::generic_line(self.src.as_bytes(), self.src, self.pos)
-                                {
+                                if let Some(end) = fast::generic_line(
+                                    self.src.as_bytes(),
+                                    self.src,
+                                    self.pos,
+                                    &mut self.signatures,
+                                    &mut line,
+                                ) {
                                     self.pos = end;
-                                    self.emit(RegionEvent::Line(line))?;
+                                    self.emit(RegionEvent::Line(&line))?;
                                     continue;
                                 }
-                                if let Some((line, end)) =
+                                if let Some((custom, end)) =
                                     fast::custom_line(self.src.as_bytes(), self.src, self.pos)
                                 {
                                     self.pos = end;
-                                    self.emit(RegionEvent::Custom(line))?;
+                                    self.emit(RegionEvent::Custom(&custom))?;
                                     continue;
                                 }
                             }
@@ -1066,7 +1122,13 @@ impl<'s> Driver<'s, '_> {
             return Err(self.expected("'{' (a region)"));
         }
         if self.lazy {
-            if let Some(end) = matching_close(self.src.as_bytes(), self.pos) {
+            let known = self
+                .long_braces
+                .binary_search_by_key(&self.pos, |&(open, _)| open)
+                .ok()
+                .map(|k| self.long_braces[k].1);
+            let close = known.or_else(|| matching_close(self.src.as_bytes(), self.pos));
+            if let Some(end) = close {
                 let mut region = AstRegion::new(Vec::new(), self.pos);
                 region.lazy_end = Some(end);
                 self.pos = end + 1;
@@ -1083,7 +1145,7 @@ impl<'s> Driver<'s, '_> {
     }
 
     /// Hands `event` to the sink of a streamed region.
-    fn emit(&mut self, event: RegionEvent) -> PResult<()> {
+    fn emit(&mut self, event: RegionEvent<'_, 's>) -> PResult<()> {
         match self.sink.as_mut() {
             Some(sink) => sink(event),
             None => Err(internal(self.pos)),
@@ -1310,13 +1372,15 @@ impl<'s> Driver<'s, '_> {
     // ------------------------------------------------------------ types
 
     /// A sink-less copy of this driver positioned at `base`.
-    fn at_base(&self, base: Offset) -> Driver<'s, 'static> {
+    fn at_base(&self, base: Offset) -> Driver<'s, 's> {
         Driver {
             src: self.src,
             pos: base,
             fast_path: self.fast_path,
             lazy: self.lazy,
             sink: None,
+            signatures: fast::SigCache::default(),
+            long_braces: Vec::new(),
         }
     }
 
@@ -1820,8 +1884,8 @@ mod fast {
         fn eat(&mut self, c: u8) -> Option<()> {
             (self.peek() == Some(c)).then(|| self.i += 1)
         }
-        /// `%name` (returns the name without `%`).
-        fn value_name(&mut self) -> Option<&str> {
+        /// `%name` (returns the name's bytes without `%`: ASCII only).
+        fn value_name(&mut self) -> Option<&[u8]> {
             self.eat(b'%')?;
             let start = self.i;
             while self.peek().is_some_and(is_value_char) {
@@ -1830,7 +1894,7 @@ mod fast {
             if self.i == start {
                 return None;
             }
-            std::str::from_utf8(&self.b[start..self.i]).ok()
+            Some(&self.b[start..self.i])
         }
         fn ty(&mut self, depth: usize) -> Option<Type> {
             let rest = &self.b[self.i..];
@@ -2054,7 +2118,7 @@ mod fast {
             after_comma = false;
             let kind = match ch {
                 b'%' => {
-                    let name = c.value_name()?.to_string();
+                    let name = std::str::from_utf8(c.value_name()?).ok()?.to_string();
                     let index = if c.eat(b'#').is_some() {
                         let s = c.i;
                         while c.peek().is_some_and(|d| d.is_ascii_digit()) {
@@ -2119,12 +2183,11 @@ mod fast {
         b: &'s [u8],
         src: &'s str,
         pos: Offset,
-    ) -> Option<(super::GenericLine<'s>, Offset)> {
+        cache: &mut SigCache,
+        line: &mut super::GenericLine<'s>,
+    ) -> Option<Offset> {
         let mut c = Cursor { b, i: pos };
-        let mut line = super::GenericLine {
-            loc: pos,
-            ..Default::default()
-        };
+        line.clear(pos);
         if c.peek() == Some(b'%') {
             loop {
                 line.results.push(c.value_at(src)?);
@@ -2175,6 +2238,12 @@ mod fast {
         line.type_loc = c.i;
         c.eat(b':')?;
         c.ws();
+        let sig = c.i;
+        if let Some(len) = cache.matches(b, sig) {
+            line.operand_types.clone_from(&cache.operand_types);
+            line.result_types.clone_from(&cache.result_types);
+            return Some(sig + len);
+        }
         line.operand_types = c.type_list()?;
         c.ws();
         c.eat(b'-')?;
@@ -2185,7 +2254,39 @@ mod fast {
         } else {
             line.result_types.push(c.ty(0)?);
         }
-        Some((line, c.i))
+        cache.remember(sig, c.i, line);
+        Some(c.i)
+    }
+
+    /// The function type of the last generic line read, `(f64, f64) -> f64`:
+    /// where its text lies and what it parsed to. Lines in a row mostly repeat
+    /// it, and a byte comparison is cheaper than parsing the types again.
+    #[derive(Default)]
+    pub(super) struct SigCache {
+        start: Offset,
+        end: Offset,
+        operand_types: smallvec::SmallVec<[Type; 4]>,
+        result_types: smallvec::SmallVec<[Type; 2]>,
+    }
+
+    impl SigCache {
+        /// The length of the remembered signature if the text at `at` repeats
+        /// it and ends where it did (whitespace or the end of the input
+        /// follows), so that parsing it would give the same types.
+        fn matches(&self, b: &[u8], at: Offset) -> Option<usize> {
+            let len = self.end - self.start;
+            let same = len > 0
+                && b.get(at..at + len) == Some(&b[self.start..self.end])
+                && b.get(at + len)
+                    .is_none_or(|c| matches!(c, b' ' | b'\t' | b'\r' | b'\n'));
+            same.then_some(len)
+        }
+        fn remember(&mut self, start: Offset, end: Offset, line: &super::GenericLine<'_>) {
+            self.start = start;
+            self.end = end;
+            self.operand_types.clone_from(&line.operand_types);
+            self.result_types.clone_from(&line.result_types);
+        }
     }
 
     /// A [`super::CustomLine`] at `pos` and the offset just past it, or
@@ -2286,7 +2387,8 @@ mod fast {
         if let Some(name) = c.dotted_name(src) {
             return custom(name, c.i);
         }
-        let (line, end) = generic_line(b, src, pos)?;
+        let mut line = super::GenericLine::default();
+        let end = generic_line(b, src, pos, &mut SigCache::default(), &mut line)?;
         Some((line.to_ast(), end))
     }
 }

@@ -980,3 +980,40 @@ fn streamed_lines_equal_the_eager_syntax_tree() {
     // addf/two/none generic lines and the four plain custom lines are fast.
     assert_eq!(fast, 6, "{got:#?}");
 }
+
+#[test]
+fn long_braces_match_as_matching_close_does() {
+    // Large regions with braces inside strings and comments, an unclosed
+    // string (no `}` is matched past it), and short regions (not kept).
+    let filler = "  %a = \"t.op\"() {s = \"}{\"} : () -> f64 // } {\n".repeat(2000);
+    let src = format!(
+        "{{\n{filler}  {{ {{ }} }}\n  {{\n{filler}  }}\n}}\n{{\n{filler} \"open\n{filler}}}\n{{ {filler} }}"
+    );
+    let long = scan_nesting(&src).unwrap();
+    assert!(long.len() >= 3, "{long:?}");
+    let b = src.as_bytes();
+    for &(open, close) in &long {
+        assert_eq!(matching_close(b, open), Some(close), "at {open}");
+    }
+    // Every long region's `{` outside strings and comments is kept.
+    let region_opens: Vec<usize> = src
+        .match_indices("{\n")
+        .map(|(k, _)| k)
+        .filter(|&k| k == 0 || b[k - 1] == b'\n' || b[k - 1] == b' ')
+        .filter(|&k| !src[..k].rsplit('\n').next().unwrap().contains("//"))
+        .filter(|&k| matching_close(b, k).is_some_and(|e| e - k >= LONG_BRACES))
+        .collect();
+    for k in region_opens {
+        assert!(
+            long.iter().any(|&(o, _)| o == k) || src[k..].contains("\"open"),
+            "at {k}"
+        );
+    }
+    // The pair after the unclosed string is kept; the one around it is not.
+    let around = src
+        .find("{\n")
+        .map(|_| src.rfind("\n{\n").unwrap() + 1)
+        .unwrap();
+    assert!(!long.iter().any(|&(o, _)| o == around));
+    assert_eq!(long.last().unwrap().1, src.len() - 1);
+}
