@@ -37,6 +37,7 @@ mod forall;
 mod half;
 mod mem;
 mod scf;
+pub mod slp;
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{self, I64, I8};

@@ -67,6 +67,9 @@ fn if_op(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
 }
 
 fn for_op(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
+    if let Some(plan) = super::slp::plan(cx.ctx, op) {
+        return super::slp::emit_for(cx, op, plan);
+    }
     let ctx = cx.ctx;
     let ops = ctx.operands(op);
     let (lb, ub, step) = (cx.get1(ops[0]), cx.get1(ops[1]), cx.get1(ops[2]));

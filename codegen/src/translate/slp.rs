@@ -1,0 +1,353 @@
+//! Lane pairing of split reductions on Cranelift (issue 9, item 9).
+//!
+//! `split-reductions` gives a reduction loop `k` accumulators and a body of
+//! `k` lanes, lane `g` reading at `base + g` and adding into accumulator
+//! `g` (the dot products of a lowered `mat.mul` are such loops). Cranelift
+//! does not vectorize, so this pairs the lanes itself, in the manner of
+//! superword-level parallelism (Larsen and Amarasinghe, PLDI 2000): lanes
+//! `g` and `g + 1` become one `f64x2` computation when their expression
+//! trees match op for op, their loads read neighbouring elements of one
+//! vector, and nothing else in the body uses a lane's values. The
+//! accumulators travel as `f64x2` block parameters and are split into
+//! scalars after the loop.
+//!
+//! Every lane op is an IEEE operation on one lane, so the paired loop
+//! computes exactly the scalar loop's values (no reassociation, no fused
+//! multiply-add). Loads are paired only where both are proved in bounds
+//! (never under `--keep-all-checks`), so no check is dropped. Anything else
+//! (other ops in the lanes, odd lane counts, a lane value used elsewhere)
+//! leaves the loop to the scalar translation.
+
+use std::cell::Cell;
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{F64X2, I64};
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use ir::context::ValueDef;
+use ir::spec::Traits;
+use ir::{Context, Diagnostic, OpId, Type, ValueId};
+
+use super::FnCx;
+use crate::abi;
+
+thread_local! {
+    /// Loops paired on this thread (for tests: each test compiles on its own
+    /// thread).
+    static PAIRED: Cell<usize> = const { Cell::new(0) };
+}
+
+/// How many loops this thread has translated with paired lanes.
+pub fn paired_loops() -> usize {
+    PAIRED.with(|p| p.get())
+}
+
+/// One `f64x2` value of the paired body: lanes `(a, b)` of the scalar body.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Node {
+    /// Accumulators `2j` and `2j + 1`.
+    Acc(usize),
+    /// One scalar defined outside the lanes, in both lanes.
+    Splat(ValueId),
+    /// `vec.get v, i` and `vec.get v, i + 1` (lane ops `a`, `b`).
+    Load(OpId, OpId),
+    /// The same arithmetic op in both lanes.
+    Arith(OpId, OpId),
+}
+
+/// A loop whose lanes pair: the body ops that belong to lanes, and the
+/// trees of the yielded pairs.
+pub(super) struct Plan {
+    lane_ops: FxHashSet<OpId>,
+    roots: Vec<Node>,
+    /// The operand nodes of each `Arith` node.
+    kids: FxHashMap<Node, Vec<Node>>,
+}
+
+/// The arithmetic ops a lane may hold, all exact per lane on `f64x2`.
+fn lane_arith(name: &str) -> bool {
+    matches!(
+        name,
+        "arith.addf" | "arith.subf" | "arith.mulf" | "arith.divf" | "arith.negf"
+    )
+}
+
+/// `v` as `(base, offset)`: `addi base, c` (either order) with `c` an
+/// index constant, or `(v, 0)`.
+fn split_offset(ctx: &Context, v: ValueId) -> (ValueId, i64) {
+    if let ValueDef::Result(op, 0) = ctx.value(v).def {
+        if ctx.op_name(op) == "arith.addi" {
+            let ops = ctx.operands(op);
+            for (x, c) in [(ops[0], ops[1]), (ops[1], ops[0])] {
+                if let Some(k) = dialects::arith::fold::constant_int(ctx, c) {
+                    return (x, k);
+                }
+            }
+        }
+    }
+    (v, 0)
+}
+
+struct Matcher<'a> {
+    ctx: &'a Context,
+    body: ir::BlockId,
+    /// Accumulator block arguments and their index.
+    accs: FxHashMap<ValueId, usize>,
+    lane_ops: FxHashSet<OpId>,
+    kids: FxHashMap<Node, Vec<Node>>,
+}
+
+impl Matcher<'_> {
+    /// The op of `v` if it is defined by an op of the loop body.
+    fn body_op(&self, v: ValueId) -> Option<OpId> {
+        match self.ctx.value(v).def {
+            ValueDef::Result(op, _) if self.ctx.op(op).parent == Some(self.body) => Some(op),
+            _ => None,
+        }
+    }
+
+    /// The node computing lanes `a` (even) and `b` (odd), or `None`.
+    fn pair(&mut self, a: ValueId, b: ValueId) -> Option<Node> {
+        let ctx = self.ctx;
+        if *ctx.ty(a) != Type::F64 || *ctx.ty(b) != Type::F64 {
+            return None;
+        }
+        if let (Some(&i), Some(&j)) = (self.accs.get(&a), self.accs.get(&b)) {
+            return (i % 2 == 0 && j == i + 1).then_some(Node::Acc(i / 2));
+        }
+        let (oa, ob) = (self.body_op(a), self.body_op(b));
+        if a == b {
+            // A scalar both lanes share: defined outside the lanes.
+            return match oa {
+                Some(op) if self.lane_ops.contains(&op) => None,
+                _ => Some(Node::Splat(a)),
+            };
+        }
+        let (oa, ob) = (oa?, ob?);
+        // Each lane value feeds exactly its own lane's parent.
+        if ctx.value(a).uses.len() != 1 || ctx.value(b).uses.len() != 1 {
+            return None;
+        }
+        let name = ctx.op_name(oa);
+        if name != ctx.op_name(ob) || ctx.op(oa).attrs != ctx.op(ob).attrs {
+            return None;
+        }
+        if !self.lane_ops.insert(oa) || !self.lane_ops.insert(ob) {
+            return None;
+        }
+        if name == "vec.get" {
+            let (va, vb) = (ctx.operand(oa, 0), ctx.operand(ob, 0));
+            let ok = va == vb
+                && *ctx.ty(va) == Type::vec(Type::F64)
+                && crate::proofs::proved_in_bounds(ctx, oa)
+                && crate::proofs::proved_in_bounds(ctx, ob)
+                && {
+                    let (ba, ka) = split_offset(ctx, ctx.operand(oa, 1));
+                    let (bb, kb) = split_offset(ctx, ctx.operand(ob, 1));
+                    ba == bb && ka.checked_add(1) == Some(kb)
+                };
+            return ok.then_some(Node::Load(oa, ob));
+        }
+        if !lane_arith(name) || !ctx.regions(oa).is_empty() {
+            return None;
+        }
+        let (xa, xb) = (ctx.operands(oa).to_vec(), ctx.operands(ob).to_vec());
+        if xa.len() != xb.len() {
+            return None;
+        }
+        let mut kids = Vec::with_capacity(xa.len());
+        for (&x, &y) in xa.iter().zip(&xb) {
+            kids.push(self.pair(x, y)?);
+        }
+        self.kids.insert(Node::Arith(oa, ob), kids);
+        Some(Node::Arith(oa, ob))
+    }
+}
+
+/// The plan for `scf.for` op `op`, if its lanes pair.
+pub(super) fn plan(ctx: &Context, op: OpId) -> Option<Plan> {
+    let body = ctx.op_block(op, 0);
+    let args = ctx.block_args(body);
+    let accs = &args[1..];
+    if accs.len() < 2
+        || !accs.len().is_multiple_of(2)
+        || accs.iter().any(|&a| *ctx.ty(a) != Type::F64)
+    {
+        return None;
+    }
+    let term = ctx.terminator(body)?;
+    let yields = ctx.operands(term);
+    if yields.len() != accs.len() {
+        return None;
+    }
+    let mut m = Matcher {
+        ctx,
+        body,
+        accs: accs.iter().enumerate().map(|(k, &a)| (a, k)).collect(),
+        lane_ops: FxHashSet::default(),
+        kids: FxHashMap::default(),
+    };
+    let mut roots = Vec::new();
+    for g in (0..yields.len()).step_by(2) {
+        // A root is an op of the lanes (a bare accumulator or shared value
+        // would need no pairing, and is left to the scalar loop).
+        let root = m.pair(yields[g], yields[g + 1])?;
+        if !matches!(root, Node::Arith(..)) {
+            return None;
+        }
+        roots.push(root);
+    }
+    // An accumulator feeds its own lane alone (it has no scalar in the
+    // paired body).
+    for &a in accs {
+        let uses = &ctx.value(a).uses;
+        if uses.len() != 1 || !m.lane_ops.contains(&uses[0].op) {
+            return None;
+        }
+    }
+    // The other body ops: no regions, no buffers (they are emitted as
+    // usual, without the block's frees), and no use of a lane value.
+    for o in ctx.iter_block(body) {
+        if o == term || m.lane_ops.contains(&o) {
+            continue;
+        }
+        let uses_lane = ctx
+            .operands(o)
+            .iter()
+            .any(|&v| m.body_op(v).is_some_and(|d| m.lane_ops.contains(&d)));
+        let buffers = ctx.results(o).iter().any(|&r| abi::is_buffer(ctx.ty(r)));
+        if uses_lane
+            || buffers
+            || !ctx.regions(o).is_empty()
+            || ctx.has_traits(o, Traits::TERMINATOR)
+        {
+            return None;
+        }
+    }
+    Some(Plan {
+        lane_ops: m.lane_ops,
+        roots,
+        kids: m.kids,
+    })
+}
+
+/// Emits node `n` of `plan` (memoized in `done`).
+fn emit_node(
+    cx: &mut FnCx,
+    plan: &Plan,
+    n: Node,
+    accs: &[Value],
+    done: &mut FxHashMap<Node, Value>,
+) -> Value {
+    if let Some(&v) = done.get(&n) {
+        return v;
+    }
+    let ctx = cx.ctx;
+    let v = match n {
+        Node::Acc(j) => accs[j],
+        Node::Splat(s) => {
+            let x = cx.get1(s);
+            cx.b.ins().splat(F64X2, x)
+        }
+        Node::Load(a, _) => {
+            let p = cx.get(ctx.operand(a, 0));
+            // `base + c` reads at `base`'s address plus `8c` bytes, so that
+            // the loads of all lanes share one address (the element is in
+            // bounds, so neither sum wraps).
+            let (base, c) = split_offset(ctx, ctx.operand(a, 1));
+            let (i, disp) = match c.checked_mul(8).and_then(|d| i32::try_from(d).ok()) {
+                Some(d) => (cx.get1(base), d),
+                None => (cx.get1(ctx.operand(a, 1)), 0),
+            };
+            let addr = cx.elem_addr(p[0], i, 8);
+            // In bounds (proved), but only 8-byte aligned.
+            cx.b.ins()
+                .load(F64X2, MemFlagsData::new().with_notrap(), addr, disp)
+        }
+        Node::Arith(a, _) => {
+            let k: Vec<Value> = plan.kids[&n]
+                .iter()
+                .map(|&c| emit_node(cx, plan, c, accs, done))
+                .collect();
+            match ctx.op_name(a) {
+                "arith.addf" => cx.b.ins().fadd(k[0], k[1]),
+                "arith.subf" => cx.b.ins().fsub(k[0], k[1]),
+                "arith.mulf" => cx.b.ins().fmul(k[0], k[1]),
+                "arith.divf" => cx.b.ins().fdiv(k[0], k[1]),
+                _ => cx.b.ins().fneg(k[0]),
+            }
+        }
+    };
+    done.insert(n, v);
+    v
+}
+
+/// Translates `scf.for` op `op` by `plan`: the loop of [`super::scf`] with
+/// `f64x2` accumulators.
+pub(super) fn emit_for(cx: &mut FnCx, op: OpId, plan: Plan) -> Result<(), Diagnostic> {
+    let ctx = cx.ctx;
+    let ops = ctx.operands(op);
+    let (lb, ub, step) = (cx.get1(ops[0]), cx.get1(ops[1]), cx.get1(ops[2]));
+    let inits: Vec<Value> = ops[3..].iter().map(|&v| cx.get1(v)).collect();
+    let pairs = inits.len() / 2;
+    let mut packed = Vec::with_capacity(pairs);
+    for j in 0..pairs {
+        let v = cx.b.ins().splat(F64X2, inits[2 * j]);
+        packed.push(cx.b.ins().insertlane(v, inits[2 * j + 1], 1));
+    }
+    let body_l0 = ctx.op_block(op, 0);
+    let mut tys = vec![I64];
+    tys.extend(std::iter::repeat_n(F64X2, pairs));
+    let body = cx.block_with(&tys);
+    let exit = cx.block_with(&vec![F64X2; pairs]);
+    let check = cx.b.create_block();
+    let empty = cx.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, lb, ub);
+    cx.brif(empty, exit, &packed, check, &[]);
+
+    cx.b.switch_to_block(check);
+    let pos = cx.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, step, 0);
+    cx.check(
+        pos,
+        op,
+        "'scf.for' op step must be positive, but is {0}".into(),
+        &[step],
+    )?;
+    let mut first = vec![lb];
+    first.extend(packed.iter().copied());
+    cx.jump(body, &first);
+
+    cx.b.switch_to_block(body);
+    let params = cx.b.block_params(body).to_vec();
+    let iv = params[0];
+    cx.set(ctx.block_args(body_l0)[0], &[iv]);
+    let term = ctx.terminator(body_l0);
+    for o in ctx.iter_block(body_l0) {
+        if Some(o) != term && !plan.lane_ops.contains(&o) {
+            cx.emit_op(o)?;
+        }
+    }
+    let mut done = FxHashMap::default();
+    let vals: Vec<Value> = plan
+        .roots
+        .iter()
+        .map(|&r| emit_node(cx, &plan, r, &params[1..], &mut done))
+        .collect();
+    let rem = cx.b.ins().isub(ub, iv);
+    let more = cx.b.ins().icmp(IntCC::UnsignedLessThan, step, rem);
+    let next = cx.b.ins().iadd(iv, step);
+    let mut again = vec![next];
+    again.extend(vals.iter().copied());
+    cx.brif(more, body, &again, exit, &vals);
+
+    cx.b.switch_to_block(exit);
+    let outs = cx.b.block_params(exit).to_vec();
+    let mut scalars = Vec::with_capacity(2 * pairs);
+    for v in outs {
+        scalars.push(cx.b.ins().extractlane(v, 0));
+        scalars.push(cx.b.ins().extractlane(v, 1));
+    }
+    cx.bind(ctx.results(op), &scalars, true);
+    PAIRED.with(|p| p.set(p.get() + 1));
+    Ok(())
+}
