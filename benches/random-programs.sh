@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Long runs of the random-program differential test (opt-tool/tests/random.rs).
 # Usage: benches/random-programs.sh [N [FIRST_SEED]]   (default 2000 programs from seed 1)
+# Env: RANDOM_JOBS, worker threads (default: the number of cores, at most 16).
 # Prints the number of programs, runs and programs per minute; a disagreement stops the run
 # with a reduced reproducer under target/random-failures/.
 set -euo pipefail

@@ -1331,28 +1331,72 @@ fn env_num(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-#[test]
-fn random_programs_agree_everywhere() {
-    let count = env_num("RANDOM_PROGRAMS", 80);
-    let first = env_num("RANDOM_SEED", 1);
-    let dir = root().join("target/random-failures");
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!("work-{}.ir", std::process::id()));
-    let started = Instant::now();
-    let (mut faulted, mut runs, mut records, mut buffers, mut switches) = (0, 0, 0, 0, 0);
-    let (mut halves, mut widths, mut guarded) = (0, 0, 0);
-    let (mut columns, mut reshapes) = (0, 0);
-    for seed in first..first + count {
+/// What a run of the generator produced (for the assertions that it covers
+/// every feature).
+#[derive(Default)]
+struct Counts {
+    faulted: u32,
+    runs: usize,
+    records: u32,
+    buffers: u32,
+    switches: u32,
+    halves: u32,
+    widths: u32,
+    guarded: u32,
+    columns: u32,
+    reshapes: u32,
+}
+
+impl Counts {
+    fn add(&mut self, o: &Counts) {
+        self.faulted += o.faulted;
+        self.runs += o.runs;
+        self.records += o.records;
+        self.buffers += o.buffers;
+        self.switches += o.switches;
+        self.halves += o.halves;
+        self.widths += o.widths;
+        self.guarded += o.guarded;
+        self.columns += o.columns;
+        self.reshapes += o.reshapes;
+    }
+}
+
+/// Set when a worker found a disagreement.
+static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Checks the programs of `seeds` in every configuration; panics with a
+/// reduced reproducer (written to `dir`) at the first disagreement. `worker`
+/// names this worker's scratch files.
+fn check_seeds(seeds: impl Iterator<Item = u64>, dir: &Path, worker: usize) -> Counts {
+    let file = dir.join(format!("work-{}-{worker}.ir", std::process::id()));
+    let check = dir.join(format!("check-{}-{worker}.ir", std::process::id()));
+    let mut n = Counts::default();
+    // A worker that panics stops the others at their next program.
+    struct StopOthers;
+    impl Drop for StopOthers {
+        fn drop(&mut self) {
+            if std::thread::panicking() {
+                STOP.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+    }
+    let _stop = StopOthers;
+    for seed in seeds {
+        if STOP.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
         let (p, args) = generate(seed);
-        runs += 1 + configs().len();
-        records += p.text().contains("struct.new") as u32;
-        buffers += p.text().contains("arr.from_vec") as u32;
-        switches += p.text().contains("scf.index_switch") as u32;
-        halves += p.text().contains("f16 to f64") as u32;
-        widths += p.text().contains(" : i64 to i") as u32;
-        guarded += p.text().contains("// guarded") as u32;
-        columns += p.text().contains("// columns") as u32;
-        reshapes += p.text().contains("// reshape") as u32;
+        n.runs += 1 + configs().len();
+        let text = p.text();
+        n.records += text.contains("struct.new") as u32;
+        n.buffers += text.contains("arr.from_vec") as u32;
+        n.switches += text.contains("scf.index_switch") as u32;
+        n.halves += text.contains("f16 to f64") as u32;
+        n.widths += text.contains(" : i64 to i") as u32;
+        n.guarded += text.contains("// guarded") as u32;
+        n.columns += text.contains("// columns") as u32;
+        n.reshapes += text.contains("// reshape") as u32;
         if let Some((config, why)) = disagreement(&p, &args, &file, None) {
             let small = reduce(p, &args, &file, &config);
             let repro = dir.join(format!("seed-{seed}.ir"));
@@ -1363,7 +1407,7 @@ fn random_programs_agree_everywhere() {
             );
             std::fs::write(&repro, &text).unwrap();
             let _ = std::fs::remove_file(&file);
-            let now = disagreement(&small, &args, &dir.join("check.ir"), Some(&config))
+            let now = disagreement(&small, &args, &check, Some(&config))
                 .map(|(_, w)| w)
                 .unwrap_or(why);
             // A native backend: is it a wrong in-bounds proof or a wrong translation?
@@ -1373,7 +1417,7 @@ fn random_programs_agree_everywhere() {
                 .map(|(_, extra)| {
                     let mut e = extra.to_vec();
                     e.push("--keep-all-checks");
-                    let r = run(&dir.join("check.ir"), &args, &e);
+                    let r = run(&check, &args, &e);
                     if r.code == 1 {
                         "with --keep-all-checks it faults: a wrong in-bounds proof"
                     } else {
@@ -1387,15 +1431,59 @@ fn random_programs_agree_everywhere() {
             );
         }
         let r = run(&file, &args, &["--backend=interp"]);
-        faulted += (r.code == 1) as u32;
+        n.faulted += (r.code == 1) as u32;
         if r.code == 1 && std::env::var_os("RANDOM_VERBOSE").is_some() {
             eprintln!("seed {seed}: {}", r.stderr.lines().next().unwrap_or(""));
         }
     }
     let _ = std::fs::remove_file(&file);
+    let _ = std::fs::remove_file(&check);
+    n
+}
+
+/// `$RANDOM_PROGRAMS` programs (default 80) from seed `$RANDOM_SEED` (default
+/// 1), shared among `$RANDOM_JOBS` worker threads (default: the number of
+/// cores, at most 16), each running `l0-opt` processes.
+#[test]
+fn random_programs_agree_everywhere() {
+    let count = env_num("RANDOM_PROGRAMS", 80);
+    let first = env_num("RANDOM_SEED", 1);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let jobs = env_num("RANDOM_JOBS", cores.min(16) as u64).clamp(1, 64);
+    let dir = root().join("target/random-failures");
+    std::fs::create_dir_all(&dir).unwrap();
+    let started = Instant::now();
+    let mut n = Counts::default();
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..jobs)
+            .map(|w| {
+                let dir = &dir;
+                let seeds = (first + w..first + count).step_by(jobs as usize);
+                s.spawn(move || check_seeds(seeds, dir, w as usize))
+            })
+            .collect();
+        for h in workers {
+            match h.join() {
+                Ok(c) => n.add(&c),
+                Err(e) => std::panic::resume_unwind(e),
+            }
+        }
+    });
+    let Counts {
+        faulted,
+        runs,
+        records,
+        buffers,
+        switches,
+        halves,
+        widths,
+        guarded,
+        columns,
+        reshapes,
+    } = n;
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches, {halves} with f16/bf16, {widths} with other integer widths, {guarded} with invariant checks, {columns} with columns of a transpose, {reshapes} with reshaped maps), {runs} runs in {secs:.1} s: {:.0} programs/minute",
+        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches, {halves} with f16/bf16, {widths} with other integer widths, {guarded} with invariant checks, {columns} with columns of a transpose, {reshapes} with reshaped maps), {runs} runs in {secs:.1} s on {jobs} threads: {:.0} programs/minute",
         count as f64 * 60.0 / secs
     );
     assert!(
