@@ -84,10 +84,8 @@ fn check_op(ctx: &Context, op: OpId, dominance: bool, out: &mut Vec<Diagnostic>)
         ));
         return;
     }
-    for (i, &v) in ctx.operands(op).iter().enumerate() {
-        if !dominance {
-            break;
-        }
+    let operands = if dominance { ctx.operands(op) } else { &[] };
+    for (i, &v) in operands.iter().enumerate() {
         if let Err(why) = check_dominance(ctx, v, op) {
             out.push(err(ctx, op, format!("operand #{i}: {why}")));
             return;
