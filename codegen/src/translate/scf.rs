@@ -7,7 +7,7 @@
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::I64;
-use cranelift_codegen::ir::{InstBuilder, StackSlotData, StackSlotKind};
+use cranelift_codegen::ir::{InstBuilder, StackSlotData, StackSlotKind, Type as CType, Value};
 
 use ir::{Diagnostic, OpId};
 
@@ -71,17 +71,45 @@ fn for_op(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
         return super::slp::emit_for(cx, op, plan);
     }
     let ctx = cx.ctx;
-    let ops = ctx.operands(op);
-    let (lb, ub, step) = (cx.get1(ops[0]), cx.get1(ops[1]), cx.get1(ops[2]));
-    let inits = cx.copy_in(&ops[3..], op)?;
+    let inits = cx.copy_in(&ctx.operands(op)[3..], op)?;
     let body_l0 = ctx.op_block(op, 0);
+    let carried = cx.flat_all(&ctx.block_args(body_l0)[1..]);
+    let outs = rotated_for(cx, op, &inits, &carried, |cx, iv, params| {
+        let args = ctx.block_args(body_l0);
+        cx.set(args[0], &[iv]);
+        cx.bind(&args[1..], params, true);
+        Ok(cx.emit_block(body_l0)?.1)
+    })?;
+    cx.bind(ctx.results(op), &outs, true);
+    Ok(())
+}
+
+/// Emits the loop skeleton of `scf.for` `op` (operands `lb, ub, step`,
+/// then the initial values) as a rotated loop carrying values of the
+/// Cranelift types `carried`, which `inits` start: `lb >= ub` skips the
+/// loop with `inits`, a non-positive step faults, and the latch continues
+/// while `step <u ub - iv`. `body` emits one iteration into the current
+/// block, given the induction variable and the carried block parameters,
+/// and returns the next iteration's carried values. Leaves the builder in
+/// the exit block and returns its parameters (the loop's final carried
+/// values). Shared by the scalar translation and the paired one of
+/// [`super::slp`], so both keep `scf.for`'s semantics.
+pub(super) fn rotated_for<'a, 'f>(
+    cx: &mut FnCx<'a, 'f>,
+    op: OpId,
+    inits: &[Value],
+    carried: &[CType],
+    body: impl FnOnce(&mut FnCx<'a, 'f>, Value, &[Value]) -> Result<Vals, Diagnostic>,
+) -> Result<Vec<Value>, Diagnostic> {
+    let ops = cx.ctx.operands(op);
+    let (lb, ub, step) = (cx.get1(ops[0]), cx.get1(ops[1]), cx.get1(ops[2]));
     let mut tys = vec![I64];
-    tys.extend(cx.flat_all(&ctx.block_args(body_l0)[1..]));
-    let body = cx.block_with(&tys);
-    let exit = exit_block(cx, op);
+    tys.extend_from_slice(carried);
+    let body_blk = cx.block_with(&tys);
+    let exit = cx.block_with(carried);
     let check = cx.b.create_block();
     let empty = cx.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, lb, ub);
-    cx.brif(empty, exit, &inits, check, &[]);
+    cx.brif(empty, exit, inits, check, &[]);
 
     cx.b.switch_to_block(check);
     let pos = cx.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, step, 0);
@@ -92,25 +120,22 @@ fn for_op(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
         &[step],
     )?;
     let mut first = vec![lb];
-    first.extend(inits.iter().copied());
-    cx.jump(body, &first);
+    first.extend_from_slice(inits);
+    cx.jump(body_blk, &first);
 
-    cx.b.switch_to_block(body);
-    let params = cx.b.block_params(body).to_vec();
+    cx.b.switch_to_block(body_blk);
+    let params = cx.b.block_params(body_blk).to_vec();
     let iv = params[0];
-    let args = ctx.block_args(body_l0);
-    cx.set(args[0], &[iv]);
-    cx.bind(&args[1..], &params[1..], true);
-    let (_, vals) = cx.emit_block(body_l0)?;
+    let vals = body(cx, iv, &params[1..])?;
     let rem = cx.b.ins().isub(ub, iv);
     let more = cx.b.ins().icmp(IntCC::UnsignedLessThan, step, rem);
     let next = cx.b.ins().iadd(iv, step);
     let mut again = vec![next];
     again.extend(vals.iter().copied());
-    cx.brif(more, body, &again, exit, &vals);
+    cx.brif(more, body_blk, &again, exit, &vals);
 
-    bind_results(cx, op, exit);
-    Ok(())
+    cx.b.switch_to_block(exit);
+    Ok(cx.b.block_params(exit).to_vec())
 }
 
 fn while_op(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {

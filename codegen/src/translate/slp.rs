@@ -20,8 +20,7 @@
 
 use std::cell::Cell;
 
-use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{F64X2, I64};
+use cranelift_codegen::ir::types::F64X2;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -288,7 +287,6 @@ fn emit_node(
 pub(super) fn emit_for(cx: &mut FnCx, op: OpId, plan: Plan) -> Result<(), Diagnostic> {
     let ctx = cx.ctx;
     let ops = ctx.operands(op);
-    let (lb, ub, step) = (cx.get1(ops[0]), cx.get1(ops[1]), cx.get1(ops[2]));
     let inits: Vec<Value> = ops[3..].iter().map(|&v| cx.get1(v)).collect();
     let pairs = inits.len() / 2;
     let mut packed = Vec::with_capacity(pairs);
@@ -297,51 +295,21 @@ pub(super) fn emit_for(cx: &mut FnCx, op: OpId, plan: Plan) -> Result<(), Diagno
         packed.push(cx.b.ins().insertlane(v, inits[2 * j + 1], 1));
     }
     let body_l0 = ctx.op_block(op, 0);
-    let mut tys = vec![I64];
-    tys.extend(std::iter::repeat_n(F64X2, pairs));
-    let body = cx.block_with(&tys);
-    let exit = cx.block_with(&vec![F64X2; pairs]);
-    let check = cx.b.create_block();
-    let empty = cx.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, lb, ub);
-    cx.brif(empty, exit, &packed, check, &[]);
-
-    cx.b.switch_to_block(check);
-    let pos = cx.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, step, 0);
-    cx.check(
-        pos,
-        op,
-        "'scf.for' op step must be positive, but is {0}".into(),
-        &[step],
-    )?;
-    let mut first = vec![lb];
-    first.extend(packed.iter().copied());
-    cx.jump(body, &first);
-
-    cx.b.switch_to_block(body);
-    let params = cx.b.block_params(body).to_vec();
-    let iv = params[0];
-    cx.set(ctx.block_args(body_l0)[0], &[iv]);
-    let term = ctx.terminator(body_l0);
-    for o in ctx.iter_block(body_l0) {
-        if Some(o) != term && !plan.lane_ops.contains(&o) {
-            cx.emit_op(o)?;
+    let outs = super::scf::rotated_for(cx, op, &packed, &vec![F64X2; pairs], |cx, iv, accs| {
+        cx.set(ctx.block_args(body_l0)[0], &[iv]);
+        let term = ctx.terminator(body_l0);
+        for o in ctx.iter_block(body_l0) {
+            if Some(o) != term && !plan.lane_ops.contains(&o) {
+                cx.emit_op(o)?;
+            }
         }
-    }
-    let mut done = FxHashMap::default();
-    let vals: Vec<Value> = plan
-        .roots
-        .iter()
-        .map(|&r| emit_node(cx, &plan, r, &params[1..], &mut done))
-        .collect();
-    let rem = cx.b.ins().isub(ub, iv);
-    let more = cx.b.ins().icmp(IntCC::UnsignedLessThan, step, rem);
-    let next = cx.b.ins().iadd(iv, step);
-    let mut again = vec![next];
-    again.extend(vals.iter().copied());
-    cx.brif(more, body, &again, exit, &vals);
-
-    cx.b.switch_to_block(exit);
-    let outs = cx.b.block_params(exit).to_vec();
+        let mut done = FxHashMap::default();
+        Ok(plan
+            .roots
+            .iter()
+            .map(|&r| emit_node(cx, &plan, r, accs, &mut done))
+            .collect())
+    })?;
     let mut scalars = Vec::with_capacity(2 * pairs);
     for v in outs {
         scalars.push(cx.b.ins().extractlane(v, 0));
