@@ -16,6 +16,12 @@
 #
 # Environment of `run`: RANDOM_PROGRAMS (default 200), RANDOM_SEED (default 1),
 # N and REPS for gpu.sh (defaults 10^8 and 10), SKIP_BENCH=1 leaves gpu.sh out.
+# ALL_UNTIL_S=T then runs random programs in every configuration (the GPU's and
+# the CPU ones), one worker per core, in chunks of ALL_CHUNK programs (default
+# 1000) from seed ALL_SEED (default 100000), starting chunks until T seconds
+# after `run` began; each chunk prints its own summary line. CPU_ONLY=1 skips
+# the GPU checks and hides the GPU from those chunks (CPU configurations only,
+# which run about ten times faster than with the GPU's, one context per program).
 # Logs go to $OUT when it is set (the device tool's output folder), else /tmp.
 #
 # The test binaries find l0-opt and the repository through the absolute paths cargo
@@ -74,10 +80,26 @@ run)
   L0_PTXAS="$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)"
   export L0_PTXAS
   status=0
-  "$dev/bin/ptx" --test-threads=4 2>&1 | tee "$LOG/ptx.log" || status=1
-  "$dev/bin/differential" nvptx --nocapture 2>&1 | tee "$LOG/differential.log" || status=1
-  RANDOM_ONLY=nvptx RANDOM_PROGRAMS="${RANDOM_PROGRAMS:-200}" RANDOM_SEED="${RANDOM_SEED:-1}" \
-    "$dev/bin/random" --nocapture 2>&1 | tee "$LOG/random.log" || status=1
+  if [ "${CPU_ONLY:-0}" = 1 ]; then
+    export CUDA_VISIBLE_DEVICES=
+    unset L0_REQUIRE_GPU
+  else
+    "$dev/bin/ptx" --test-threads=4 2>&1 | tee "$LOG/ptx.log" || status=1
+    "$dev/bin/differential" nvptx --nocapture 2>&1 | tee "$LOG/differential.log" || status=1
+    RANDOM_ONLY=nvptx RANDOM_PROGRAMS="${RANDOM_PROGRAMS:-200}" RANDOM_SEED="${RANDOM_SEED:-1}" \
+      "$dev/bin/random" --nocapture 2>&1 | tee "$LOG/random.log" || status=1
+  fi
+  seed="${ALL_SEED:-100000}"
+  chunk="${ALL_CHUNK:-1000}"
+  while [ "$SECONDS" -lt "${ALL_UNTIL_S:-0}" ]; do
+    if ! RANDOM_JOBS="$(nproc)" RANDOM_PROGRAMS="$chunk" RANDOM_SEED="$seed" \
+      "$dev/bin/random" --nocapture 2>&1 | tee -a "$LOG/random_all.log" |
+      grep -E "^random:|disagree|panicked|test result"; then
+      status=1
+      break
+    fi
+    seed=$((seed + chunk))
+  done
   if [ "${SKIP_BENCH:-0}" != 1 ]; then
     L0_OPT="$ROOT/target/release/l0-opt" \
       N="${N:-100000000}" REPS="${REPS:-10}" bash benches/gpu.sh 2>&1 | tee "$LOG/gpu_bench.log" || status=1
