@@ -11,30 +11,38 @@ use crate::attributes::Attribute;
 use crate::context::{BlockId, Context, Loc, RegionId, Source, ValueId};
 use crate::custom::{CustomParser, ParsedOp, ParsedRegion};
 use crate::diag::Diagnostic;
-use crate::names::{name_hash, Name};
+use crate::names::{name_hash, name_hash_key, Name};
 use crate::parser::{CustomLine, GenericLine, RegionEvent};
 use crate::spec::{OpKind, OpState, Registry, Traits};
 use crate::types::Type;
 use smallvec::SmallVec;
 
 /// Value names in scope: one table per block, and whether the block's op is
-/// isolated from above. An entry is a value and its interned name (8
-/// bytes), hashed and compared through the name, which is always the name
-/// the value was defined under: a lookup reads the table and the name's
-/// text, not the value's record.
+/// isolated from above. An entry (8 bytes) is a value and the short key of
+/// the name it was defined under ([`name_hash_key`]; 0 for a name without
+/// one), hashed through the name. Names with keys, as generated IR's
+/// numbered names are, compare by key: a lookup reads the table alone.
+/// Others compare by text, read through the value's record.
 struct Scopes {
-    frames: Vec<(HashTable<(Name, ValueId)>, bool)>,
+    frames: Vec<(HashTable<(u32, ValueId)>, bool)>,
 }
 
 impl Scopes {
     /// A table for about `n` names.
-    fn table(n: usize) -> HashTable<(Name, ValueId)> {
+    fn table(n: usize) -> HashTable<(u32, ValueId)> {
         HashTable::with_capacity(n)
     }
     fn lookup(&self, ctx: &Context, name: &str) -> Option<ValueId> {
-        let h = name_hash(name);
+        let (h, key) = name_hash_key(name);
+        self.lookup_hashed(ctx, name, h, key)
+    }
+    /// [`Scopes::lookup`] of `name`, whose hash and key are `h` and `key`.
+    fn lookup_hashed(&self, ctx: &Context, name: &str, h: u64, key: u32) -> Option<ValueId> {
+        let eq = |&(k, v): &(u32, ValueId)| {
+            k == key && (key != 0 || value_name(ctx, v).is_some_and(|n| ctx.name_text(n) == name))
+        };
         for (map, isolated) in self.frames.iter().rev() {
-            if let Some(&(_, v)) = map.find(h, |&(n, _)| ctx.name_text(n) == name) {
+            if let Some(&(_, v)) = map.find(h, eq) {
                 return Some(v);
             }
             if *isolated {
@@ -52,17 +60,24 @@ impl Scopes {
             ));
         };
         let name = ctx.name_text(n);
-        if self.lookup(ctx, name).is_some() {
+        let (h, key) = name_hash_key(name);
+        if self.lookup_hashed(ctx, name, h, key).is_some() {
             return Err(diag(loc, format!("redefinition of SSA value '%{name}'")));
         }
-        let h = name_hash(name);
         self.frames
             .last_mut()
             .unwrap()
             .0
-            .insert_unique(h, (n, v), |&(m, _)| name_hash(ctx.name_text(m)));
+            .insert_unique(h, (key, v), |&(_, w)| {
+                value_name(ctx, w).map_or(0, |m| name_hash(ctx.name_text(m)))
+            });
         Ok(())
     }
+}
+
+/// The name `v` was defined under.
+fn value_name(ctx: &Context, v: ValueId) -> Option<Name> {
+    ctx.value(v).name
 }
 
 /// A terminator without operands named `term` (`scf.yield`), at `loc`, that

@@ -192,6 +192,14 @@ pub struct Context {
     pub source: Option<Rc<Source>>,
     pub(crate) gvn: crate::builder::GvnTable,
     names: Names,
+    /// Whether an op whose spec has [`Traits::SAME_OPERANDS_AND_RESULT_TYPE`]
+    /// was ever created here with operand and result types that differ.
+    /// While it stays false, IR fresh from the parser (no op changed since
+    /// its creation) needs no second look at those types:
+    /// [`crate::verifier::verify_parsed`] then skips the check, whose reads
+    /// of each operand's record, at random places in a large module, are
+    /// a third of its time.
+    pub(crate) mixed_same_type_ops: bool,
 }
 
 impl Context {
@@ -209,6 +217,7 @@ impl Context {
             source: None,
             gvn: Default::default(),
             names: Names::default(),
+            mixed_same_type_ops: false,
         };
         ctx.top = ctx.new_block();
         ctx
@@ -554,6 +563,21 @@ impl Context {
         let mut results = SmallVec::new();
         for (i, t) in result_types.iter().enumerate() {
             results.push(self.new_value(t.clone(), ValueDef::Result(id, i as u32), None));
+        }
+        if !self.mixed_same_type_ops
+            && self
+                .registry
+                .spec(kind)
+                .traits
+                .contains(Traits::SAME_OPERANDS_AND_RESULT_TYPE)
+        {
+            let mut tys = operands
+                .iter()
+                .map(|&v| &self.values[v.index()].ty)
+                .chain(result_types);
+            if let Some(first) = tys.next() {
+                self.mixed_same_type_ops = tys.any(|t| t != first);
+            }
         }
         let mut list = OperandList::new(operands);
         for (i, &v) in operands.iter().enumerate() {

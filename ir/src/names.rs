@@ -23,13 +23,23 @@ pub struct Name(NonZeroU32);
 /// within a probe group, come from a multiplicative hash of the number so
 /// that neighbours differ there. Any other name: FxHash of its text.
 pub(crate) fn name_hash(s: &str) -> u64 {
+    name_hash_key(s).0
+}
+
+/// [`name_hash`] of `s`, and its short key: for a name of at most one ASCII
+/// character followed by a number below 2^24 written without leading zeros
+/// (`%v1234`, MLIR's `%1234`, `%x7`), `0x8000_0000 | char << 24 | number`,
+/// which no other name shares; for any other name 0 (no key). The parser's
+/// scope tables compare keys where they exist, so a lookup does not read the
+/// name's text (at a random place in a large module, a cache miss).
+pub(crate) fn name_hash_key(s: &str) -> (u64, u32) {
     use std::hash::{Hash, Hasher};
     let b = s.as_bytes();
     let digits = b.iter().rev().take_while(|c| c.is_ascii_digit()).count();
     let mut h = rustc_hash::FxHasher::default();
     if digits == 0 || digits > 18 {
         s.hash(&mut h);
-        return h.finish();
+        return (h.finish(), 0);
     }
     let (prefix, number) = b.split_at(b.len() - digits);
     let n = number
@@ -38,7 +48,16 @@ pub(crate) fn name_hash(s: &str) -> u64 {
     prefix.hash(&mut h);
     const TAG: u64 = 0x7f << 57;
     let tag = n.wrapping_mul(0x9e37_79b9_7f4a_7c15) & TAG;
-    tag | (n.wrapping_add(h.finish()) & !TAG)
+    let hash = tag | (n.wrapping_add(h.finish()) & !TAG);
+    let canonical = digits == 1 || number[0] != b'0';
+    let key = match prefix {
+        [] if canonical && n < 1 << 24 => 0x8000_0000 | n as u32,
+        [c] if canonical && *c < 0x80 && n < 1 << 24 => {
+            0x8000_0000 | u32::from(*c) << 24 | n as u32
+        }
+        _ => 0,
+    };
+    (hash, key)
 }
 
 impl Name {
@@ -112,6 +131,32 @@ impl Names {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_keys_are_exact() {
+        let key = |s: &str| name_hash_key(s).1;
+        let keyed = [
+            "0",
+            "1",
+            "16777215",
+            "v0",
+            "v1",
+            "v10",
+            "x1",
+            "_5",
+            "v16777215",
+        ];
+        for (i, a) in keyed.iter().enumerate() {
+            assert_ne!(key(a), 0, "{a}");
+            assert_eq!(name_hash_key(a).0, name_hash(a));
+            for b in &keyed[i + 1..] {
+                assert_ne!(key(a), key(b), "{a} {b}");
+            }
+        }
+        for s in ["", "v", "v01", "00", "arg3", "v16777216", "é1", "ab"] {
+            assert_eq!(key(s), 0, "{s}");
+        }
+    }
 
     #[test]
     fn names_read_back() {

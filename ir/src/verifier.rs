@@ -51,11 +51,13 @@ fn check_dominance(ctx: &Context, v: ValueId, user: OpId) -> Result<(), &'static
 
 /// Verifies one op (not its nested ops); appends problems to `out`.
 pub fn verify_op(ctx: &Context, op: OpId, out: &mut Vec<Diagnostic>) {
-    check_op(ctx, op, true, out)
+    check_op(ctx, op, true, true, out)
 }
 
-/// [`verify_op`], with the dominance of operands checked only if `dominance`.
-fn check_op(ctx: &Context, op: OpId, dominance: bool, out: &mut Vec<Diagnostic>) {
+/// [`verify_op`], with the dominance of operands checked only if `dominance`
+/// and the equal types of a [`Traits::SAME_OPERANDS_AND_RESULT_TYPE`] op
+/// only if `same_types`.
+fn check_op(ctx: &Context, op: OpId, dominance: bool, same_types: bool, out: &mut Vec<Diagnostic>) {
     let spec = ctx.spec(op);
     let nops = ctx.operands(op).len();
     let nres = ctx.results(op).len();
@@ -91,7 +93,7 @@ fn check_op(ctx: &Context, op: OpId, dominance: bool, out: &mut Vec<Diagnostic>)
             return;
         }
     }
-    if spec.traits.contains(Traits::SAME_OPERANDS_AND_RESULT_TYPE) {
+    if same_types && spec.traits.contains(Traits::SAME_OPERANDS_AND_RESULT_TYPE) {
         let mut tys = ctx
             .operands(op)
             .iter()
@@ -143,7 +145,7 @@ fn check_op(ctx: &Context, op: OpId, dominance: bool, out: &mut Vec<Diagnostic>)
 /// Verifies every op of the module; returns all problems found (an op whose
 /// structure is broken is reported once and its own verifier is skipped).
 pub fn verify(ctx: &Context) -> Result<(), Vec<Diagnostic>> {
-    check_all(ctx, true)
+    check_all(ctx, true, true)
 }
 
 /// [`verify`] for IR fresh from the parser ([`crate::build::parse`]), which
@@ -154,14 +156,19 @@ pub fn verify(ctx: &Context) -> Result<(), Vec<Diagnostic>> {
 /// So every use it builds is dominated. The dominance walk reads the records
 /// of each operand and its defining op, at random places in a large module:
 /// about a tenth of the time to parse and verify one.
+///
+/// Nor does it compare the types of ops with
+/// [`Traits::SAME_OPERANDS_AND_RESULT_TYPE`] when the context saw every such
+/// op created with equal types (`Context::create_op` notes it, while the
+/// operands' records are in the cache): no op has changed since.
 pub fn verify_parsed(ctx: &Context) -> Result<(), Vec<Diagnostic>> {
-    check_all(ctx, false)
+    check_all(ctx, false, ctx.mixed_same_type_ops)
 }
 
-fn check_all(ctx: &Context, dominance: bool) -> Result<(), Vec<Diagnostic>> {
+fn check_all(ctx: &Context, dominance: bool, same_types: bool) -> Result<(), Vec<Diagnostic>> {
     let mut out = Vec::new();
     for op in ctx.walk_all() {
-        check_op(ctx, op, dominance, &mut out);
+        check_op(ctx, op, dominance, same_types, &mut out);
     }
     if out.is_empty() {
         Ok(())

@@ -78,8 +78,17 @@ fn operand_type(ctx: &Context, op: OpId) -> &Type {
     }
 }
 
+/// The type of every operand and the result of an op of the `binary!` and
+/// `unary!` families, read from its result: the verifier has checked their
+/// [`Traits::SAME_OPERANDS_AND_RESULT_TYPE`] before it runs an op's own
+/// verifier, and the result's record sits beside its neighbours' where an
+/// operand's may be anywhere in a large module.
+fn same_type(ctx: &Context, op: OpId) -> &Type {
+    ctx.ty(ctx.result(op, 0))
+}
+
 fn verify_int(ctx: &Context, op: OpId) -> Result<(), String> {
-    let t = operand_type(ctx, op);
+    let t = same_type(ctx, op);
     if t.is_integer() {
         Ok(())
     } else {
@@ -88,7 +97,7 @@ fn verify_int(ctx: &Context, op: OpId) -> Result<(), String> {
 }
 
 fn verify_float(ctx: &Context, op: OpId) -> Result<(), String> {
-    let t = operand_type(ctx, op);
+    let t = same_type(ctx, op);
     if t.is_float() {
         Ok(())
     } else {
@@ -97,7 +106,7 @@ fn verify_float(ctx: &Context, op: OpId) -> Result<(), String> {
 }
 
 fn verify_scalar(ctx: &Context, op: OpId) -> Result<(), String> {
-    let t = operand_type(ctx, op);
+    let t = same_type(ctx, op);
     if t.is_scalar() {
         Ok(())
     } else {
