@@ -12,7 +12,9 @@
 //! may be zero, lengths): moving a faulting op out of a loop that runs zero
 //! times would introduce an error. Those that can fault move under a guard
 //! instead ([`guarded`]). Sinking only
-//! ever removes executions, so any pure op may sink.
+//! ever removes executions, so any pure op may sink, as long as nothing in
+//! its regions reads memory ([`effect_free_inside`]): it moves past the ops
+//! between it and the branch, which may write.
 //!
 //! Whole loops (`gen.loop`, `scf.for`) that compute the same value in every
 //! iteration of the loop around them are hoisted too (issue 9, item 4: a
@@ -217,12 +219,34 @@ fn single_branch(ctx: &Context, op: OpId, if_op: OpId) -> Option<BlockId> {
     target
 }
 
+/// Whether no op in `op`'s regions has an effect: none reads or writes
+/// memory, calls a function or emits to a generator outside `op`, so that
+/// running `op` later in its block, after ops that may write, computes the
+/// same. A pure op's trait speaks for the op alone, not for its regions: a
+/// `vec.map` whose body reads a variable (`var.get`) is pure as an op, and
+/// sinking it past an `var.set` of that variable would read the new value.
+fn effect_free_inside(ctx: &Context, op: OpId) -> bool {
+    ctx.walk_nested(op)
+        .into_iter()
+        .all(|o| match ctx.op_name(o) {
+            // Control flow and faults only; the ops inside are walked too.
+            "scf.if" | "scf.for" | "gen.loop" | "scf.assert" => true,
+            "gen.emit" => dialects::gen::handle_owner(ctx, ctx.operand(o, 0))
+                .is_some_and(|l| l == op || ctx.is_ancestor(op, l)),
+            _ => ctx.has_traits(o, Traits::PURE) || ctx.has_traits(o, Traits::TERMINATOR),
+        })
+}
+
 /// Sinks pure ops of `block` into the one `scf.if` branch that uses them.
 fn sink_in(ctx: &mut Context, block: BlockId) -> u64 {
     let mut n = 0;
     // Backwards, so an op feeding a sunk op can follow it in.
     for op in ctx.block_ops(block).into_iter().rev() {
-        if !ctx.alive(op) || !ctx.has_traits(op, Traits::PURE) || ctx.results(op).is_empty() {
+        if !ctx.alive(op)
+            || !ctx.has_traits(op, Traits::PURE)
+            || ctx.results(op).is_empty()
+            || !effect_free_inside(ctx, op)
+        {
             continue;
         }
         let users: Vec<OpId> = ctx
