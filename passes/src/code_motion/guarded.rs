@@ -139,8 +139,7 @@ fn only_faults(ctx: &Context, op: OpId) -> bool {
                 .into_iter()
                 .all(|o| match ctx.op_name(o) {
                     "scf.yield" | "gen.end" => true,
-                    "gen.emit" => dialects::gen::handle_owner(ctx, ctx.operand(o, 0))
-                        .is_some_and(|l| l == op || ctx.is_ancestor(op, l)),
+                    "gen.emit" => super::emits_inside(ctx, o, op),
                     _ => only_faults(ctx, o),
                 })
         }

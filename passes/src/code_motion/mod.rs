@@ -120,6 +120,13 @@ fn constant(ctx: &Context, v: ValueId) -> Option<i64> {
         .and_then(|a| a.as_int())
 }
 
+/// Whether `gen.emit` op `emit` emits to a generator of `root` or of a loop
+/// inside it.
+pub(super) fn emits_inside(ctx: &Context, emit: OpId, root: OpId) -> bool {
+    dialects::gen::handle_owner(ctx, ctx.operand(emit, 0))
+        .is_some_and(|l| l == root || ctx.is_ancestor(root, l))
+}
+
 /// Whether loop `root` (with everything in it) has no effect and cannot
 /// fault, so that running it once more (or once when it would not have
 /// run) changes nothing but time.
@@ -132,8 +139,7 @@ fn harmless_loop(ctx: &Context, root: OpId) -> bool {
         .all(|o| match ctx.op_name(o) {
             "gen.loop" => dialects::gen::lower::non_negative(ctx, ctx.operand(o, 0)),
             "scf.for" => constant(ctx, ctx.operand(o, 2)).is_some_and(|s| s > 0),
-            "gen.emit" => dialects::gen::handle_owner(ctx, ctx.operand(o, 0))
-                .is_some_and(|l| l == root || ctx.is_ancestor(root, l)),
+            "gen.emit" => emits_inside(ctx, o, root),
             "gen.end" | "scf.yield" | "scf.if" => true,
             "vec.get" => index_over(ctx, ctx.operand(o, 1), ctx.operand(o, 0), root),
             _ => speculatable(ctx, o),
@@ -219,22 +225,18 @@ fn single_branch(ctx: &Context, op: OpId, if_op: OpId) -> Option<BlockId> {
     target
 }
 
-/// Whether no op in `op`'s regions has an effect: none reads or writes
-/// memory, calls a function or emits to a generator outside `op`, so that
+/// Whether nothing in `op` touches memory ([`Effects::of`], which reads
+/// the ops in its regions too) or emits to a generator outside it, so that
 /// running `op` later in its block, after ops that may write, computes the
 /// same. A pure op's trait speaks for the op alone, not for its regions: a
 /// `vec.map` whose body reads a variable (`var.get`) is pure as an op, and
-/// sinking it past an `var.set` of that variable would read the new value.
+/// sinking it past a `var.set` of that variable would read the new value.
 fn effect_free_inside(ctx: &Context, op: OpId) -> bool {
-    ctx.walk_nested(op)
-        .into_iter()
-        .all(|o| match ctx.op_name(o) {
-            // Control flow and faults only; the ops inside are walked too.
-            "scf.if" | "scf.for" | "gen.loop" | "scf.assert" => true,
-            "gen.emit" => dialects::gen::handle_owner(ctx, ctx.operand(o, 0))
-                .is_some_and(|l| l == op || ctx.is_ancestor(op, l)),
-            _ => ctx.has_traits(o, Traits::PURE) || ctx.has_traits(o, Traits::TERMINATOR),
-        })
+    Effects::of(ctx, op).is_empty()
+        && ctx
+            .walk_nested(op)
+            .into_iter()
+            .all(|o| !ctx.is(o, "gen.emit") || emits_inside(ctx, o, op))
 }
 
 /// Sinks pure ops of `block` into the one `scf.if` branch that uses them.
