@@ -564,21 +564,6 @@ impl Context {
         for (i, t) in result_types.iter().enumerate() {
             results.push(self.new_value(t.clone(), ValueDef::Result(id, i as u32), None));
         }
-        if !self.mixed_same_type_ops
-            && self
-                .registry
-                .spec(kind)
-                .traits
-                .contains(Traits::SAME_OPERANDS_AND_RESULT_TYPE)
-        {
-            let mut tys = operands
-                .iter()
-                .map(|&v| &self.values[v.index()].ty)
-                .chain(result_types);
-            if let Some(first) = tys.next() {
-                self.mixed_same_type_ops = tys.any(|t| t != first);
-            }
-        }
         let mut list = OperandList::new(operands);
         for (i, &v) in operands.iter().enumerate() {
             let uses = &mut self.values[v.index()].uses;
@@ -604,7 +589,33 @@ impl Context {
             order: 0,
             alive: true,
         });
+        if !self.mixed_same_type_ops
+            && self
+                .registry
+                .spec(kind)
+                .traits
+                .contains(Traits::SAME_OPERANDS_AND_RESULT_TYPE)
+        {
+            self.mixed_same_type_ops = self.operand_and_result_types_differ(id);
+        }
         id
+    }
+
+    /// Whether two of `op`'s operands and results have different types: the
+    /// violation of [`Traits::SAME_OPERANDS_AND_RESULT_TYPE`], asked by
+    /// [`Context::create_op`] and by the verifier. False for an op with
+    /// neither operands nor results.
+    pub fn operand_and_result_types_differ(&self, op: OpId) -> bool {
+        let d = &self.ops[op.index()];
+        let mut tys = d
+            .operands
+            .iter()
+            .chain(d.results.iter())
+            .map(|&v| &self.values[v.index()].ty);
+        match tys.next() {
+            Some(first) => tys.any(|t| t != first),
+            None => false,
+        }
     }
 
     // ----- linking ---------------------------------------------------------

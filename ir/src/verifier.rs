@@ -93,22 +93,16 @@ fn check_op(ctx: &Context, op: OpId, dominance: bool, same_types: bool, out: &mu
             return;
         }
     }
-    if same_types && spec.traits.contains(Traits::SAME_OPERANDS_AND_RESULT_TYPE) {
-        let mut tys = ctx
-            .operands(op)
-            .iter()
-            .chain(ctx.results(op).iter())
-            .map(|&v| ctx.ty(v));
-        if let Some(first) = tys.next() {
-            if tys.any(|t| t != first) {
-                out.push(err(
-                    ctx,
-                    op,
-                    "requires the same type for all operands and results",
-                ));
-                return;
-            }
-        }
+    if same_types
+        && spec.traits.contains(Traits::SAME_OPERANDS_AND_RESULT_TYPE)
+        && ctx.operand_and_result_types_differ(op)
+    {
+        out.push(err(
+            ctx,
+            op,
+            "requires the same type for all operands and results",
+        ));
+        return;
     }
     if spec.traits.contains(Traits::TERMINATOR) {
         if let Some(b) = ctx.op(op).parent {
