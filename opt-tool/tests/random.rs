@@ -1203,15 +1203,17 @@ fn disagreement(
     args: &[String],
     file: &Path,
     only: Option<&str>,
-) -> Option<(String, String)> {
+) -> Result<Out, (String, String)> {
     std::fs::write(file, p.text()).unwrap();
     // The generator must produce valid IR: parse and verify first.
+    let started = Instant::now();
     let parsed = Command::new(env!("CARGO_BIN_EXE_l0-opt"))
         .arg(file)
         .output()
         .unwrap();
+    spent("parse", started);
     if !parsed.status.success() {
-        return Some((
+        return Err((
             "parse".into(),
             format!(
                 "invalid IR from the generator:\n{}",
@@ -1219,15 +1221,17 @@ fn disagreement(
             ),
         ));
     }
+    let started = Instant::now();
     let reference = run(file, args, &["--backend=interp"]);
+    spent("reference", started);
     if reference.code != 0 && reference.code != 1 {
-        return Some((
+        return Err((
             "reference".into(),
             format!("exit {}: {}", reference.code, reference.stderr),
         ));
     }
     if reference.code == 1 && !reference.stderr.contains("error:") {
-        return Some((
+        return Err((
             "reference".into(),
             format!("exit 1 without a diagnostic: {}", reference.stderr),
         ));
@@ -1236,7 +1240,9 @@ fn disagreement(
         if only.is_some_and(|o| o != *name) {
             continue;
         }
+        let started = Instant::now();
         let got = run(file, args, extra);
+        spent(name, started);
         // Pure ops may be deleted when unused (IR-SPEC §3), and a fault of a
         // pure op with it: a pass may turn a fault into a result, never the
         // reverse, and never change a result.
@@ -1264,15 +1270,29 @@ fn disagreement(
             None
         };
         if let Some(w) = why {
-            return Some((name.to_string(), w));
+            return Err((name.to_string(), w));
         }
     }
-    None
+    Ok(reference)
+}
+
+/// Seconds spent in each configuration's `l0-opt` processes, over all workers
+/// (printed at the end of a run, to show where a program's time goes).
+static SPENT: std::sync::Mutex<Vec<(&'static str, f64)>> = std::sync::Mutex::new(Vec::new());
+
+/// Adds the time since `started` to configuration `name` in [`SPENT`].
+fn spent(name: &'static str, started: Instant) {
+    let secs = started.elapsed().as_secs_f64();
+    let mut all = SPENT.lock().unwrap_or_else(|e| e.into_inner());
+    match all.iter_mut().find(|(n, _)| *n == name) {
+        Some((_, t)) => *t += secs,
+        None => all.push((name, secs)),
+    }
 }
 
 /// Drops statements and results while configuration `config` still disagrees.
 fn reduce(mut p: Program, args: &[String], file: &Path, config: &str) -> Program {
-    let still = |q: &Program| disagreement(q, args, file, Some(config)).is_some();
+    let still = |q: &Program| disagreement(q, args, file, Some(config)).is_err();
     loop {
         let mut changed = false;
         // Fewer results.
@@ -1397,43 +1417,48 @@ fn check_seeds(seeds: impl Iterator<Item = u64>, dir: &Path, worker: usize) -> C
         n.guarded += text.contains("// guarded") as u32;
         n.columns += text.contains("// columns") as u32;
         n.reshapes += text.contains("// reshape") as u32;
-        if let Some((config, why)) = disagreement(&p, &args, &file, None) {
-            let small = reduce(p, &args, &file, &config);
-            let repro = dir.join(format!("seed-{seed}.ir"));
-            let text = format!(
+        let reference = match disagreement(&p, &args, &file, None) {
+            Ok(reference) => reference,
+            Err((config, why)) => {
+                let small = reduce(p, &args, &file, &config);
+                let repro = dir.join(format!("seed-{seed}.ir"));
+                let text = format!(
                 "// random program seed {seed}: '{config}' disagrees with the interpreter\n// args: {}\n{}",
                 args.iter().map(|a| format!("--arg=\"{a}\"")).collect::<Vec<_>>().join(" "),
                 small.text()
             );
-            std::fs::write(&repro, &text).unwrap();
-            let _ = std::fs::remove_file(&file);
-            let now = disagreement(&small, &args, &check, Some(&config))
-                .map(|(_, w)| w)
-                .unwrap_or(why);
-            // A native backend: is it a wrong in-bounds proof or a wrong translation?
-            let verdict = configs()
-                .iter()
-                .find(|(n, _)| *n == config && (n.contains("cranelift") || n.contains("llvm")))
-                .map(|(_, extra)| {
-                    let mut e = extra.to_vec();
-                    e.push("--keep-all-checks");
-                    let r = run(&check, &args, &e);
-                    if r.code == 1 {
-                        "with --keep-all-checks it faults: a wrong in-bounds proof"
-                    } else {
-                        "with --keep-all-checks it still disagrees: a wrong translation"
-                    }
-                })
-                .unwrap_or("");
-            panic!(
-                "seed {seed}: {config} disagrees (reproducer in {}):\n{text}\n{now}\n{verdict}",
-                repro.display()
+                std::fs::write(&repro, &text).unwrap();
+                let _ = std::fs::remove_file(&file);
+                let now = disagreement(&small, &args, &check, Some(&config))
+                    .err()
+                    .map_or(why, |(_, w)| w);
+                // A native backend: is it a wrong in-bounds proof or a wrong translation?
+                let verdict = configs()
+                    .iter()
+                    .find(|(n, _)| *n == config && (n.contains("cranelift") || n.contains("llvm")))
+                    .map(|(_, extra)| {
+                        let mut e = extra.to_vec();
+                        e.push("--keep-all-checks");
+                        let r = run(&check, &args, &e);
+                        if r.code == 1 {
+                            "with --keep-all-checks it faults: a wrong in-bounds proof"
+                        } else {
+                            "with --keep-all-checks it still disagrees: a wrong translation"
+                        }
+                    })
+                    .unwrap_or("");
+                panic!(
+                    "seed {seed}: {config} disagrees (reproducer in {}):\n{text}\n{now}\n{verdict}",
+                    repro.display()
+                );
+            }
+        };
+        n.faulted += (reference.code == 1) as u32;
+        if reference.code == 1 && std::env::var_os("RANDOM_VERBOSE").is_some() {
+            eprintln!(
+                "seed {seed}: {}",
+                reference.stderr.lines().next().unwrap_or("")
             );
-        }
-        let r = run(&file, &args, &["--backend=interp"]);
-        n.faulted += (r.code == 1) as u32;
-        if r.code == 1 && std::env::var_os("RANDOM_VERBOSE").is_some() {
-            eprintln!("seed {seed}: {}", r.stderr.lines().next().unwrap_or(""));
         }
     }
     let _ = std::fs::remove_file(&file);
@@ -1486,6 +1511,14 @@ fn random_programs_agree_everywhere() {
         "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches, {halves} with f16/bf16, {widths} with other integer widths, {guarded} with invariant checks, {columns} with columns of a transpose, {reshapes} with reshaped maps), {runs} runs in {secs:.1} s on {jobs} threads: {:.0} programs/minute",
         count as f64 * 60.0 / secs
     );
+    let spent = SPENT.lock().unwrap_or_else(|e| e.into_inner());
+    let total: f64 = spent.iter().map(|(_, t)| t).sum();
+    for (name, t) in spent.iter() {
+        eprintln!(
+            "random: {:5.1}% {t:8.1} s  {name}",
+            100.0 * t / total.max(1e-9)
+        );
+    }
     assert!(
         faulted < count as u32,
         "every program faulted: the generator is broken"
