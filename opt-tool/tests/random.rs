@@ -282,9 +282,14 @@ impl Gen {
     /// as body lines ending in `vec.yield`.
     fn float_body(&mut self, cap: &str) -> String {
         let f = *self.rng.pick(FACTORS);
-        match self.rng.below(4) {
+        match self.rng.below(6) {
             0 => format!(
                 "    %m = \"arith.addf\"(%e, {cap}) : (f64, f64) -> f64\n    \"vec.yield\"(%m) : (f64) -> ()\n"
+            ),
+            // sqrt(e * e) = |e| exactly (the square of a dyadic input is exact).
+            4 => "    %q = \"arith.mulf\"(%e, %e) : (f64, f64) -> f64\n    %m = \"arith.sqrt\"(%q) : (f64) -> f64\n    \"vec.yield\"(%m) : (f64) -> ()\n".to_string(),
+            5 => format!(
+                "    %a = \"arith.abs\"(%e) : (f64) -> f64\n    %ng = \"arith.negf\"(%a) : (f64) -> f64\n    %m = \"arith.minf\"(%ng, {cap}) : (f64, f64) -> f64\n    \"vec.yield\"(%m) : (f64) -> ()\n"
             ),
             1 => format!(
                 "    %f = \"arith.constant\"() {{value = {f} : f64}} : () -> f64\n    %m = \"arith.mulf\"(%e, %f) : (f64, f64) -> f64\n    \"vec.yield\"(%m) : (f64) -> ()\n"
@@ -300,7 +305,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(41);
+        let r = self.rng.below(43);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -428,7 +433,7 @@ impl Gen {
                 let (Some(v), Some(i)) = (self.any(Ty::VF64), self.any(Ty::Idx)) else {
                     return;
                 };
-                let t = if self.rng.chance(60) {
+                let t = if self.rng.chance(85) {
                     // Clamped to the last element: faults only on an empty vector.
                     format!(
                         "  {d}n = \"vec.len\"({v}) : (vec<f64>) -> index\n  {d}o = \"arith.constant\"() {{value = 1 : index}} : () -> index\n  {d}l = \"arith.subi\"({d}n, {d}o) : (index, index) -> index\n  {d}i = \"arith.mini\"({i}, {d}l) : (index, index) -> index\n  {d} = \"vec.get\"({v}, {d}i) : (vec<f64>, index) -> f64\n"
@@ -477,6 +482,10 @@ impl Gen {
                     "ceildivui",
                     "minui",
                     "maxsi",
+                    "andi",
+                    "ori",
+                    "xori",
+                    "subi",
                 ]);
                 let t = format!(
                     "  {d} = \"vec.map\"({v}) ({{\n  ^bb0(%e: i64):\n    %f = \"arith.constant\"() {{value = {m} : i64}} : () -> i64\n    %m = \"arith.{op}\"(%e, %f) : (i64, i64) -> i64\n    \"vec.yield\"(%m) : (i64) -> ()\n  }}) : (vec<i64>) -> vec<i64>\n"
@@ -523,6 +532,8 @@ impl Gen {
             38 => self.switch(d),
             39 => self.other_width(d),
             40 => self.invariant_checks(d),
+            41 => self.while_find(d),
+            42 => self.scaled_product(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -1020,6 +1031,67 @@ impl Gen {
         self.push_second(&d, format!("{d}r"), Ty::F64);
     }
 
+    /// `scf.while` as a search: the index of the first element of a vector
+    /// not above a captured scalar (its length if none), and the sum of the
+    /// elements before it. The condition reads `x[i]` only under `i < n`
+    /// (an `scf.if` in the before region); the after region reads it again,
+    /// guarded only by the condition's result.
+    fn while_find(&mut self, d: String) {
+        let (Some(x), Some(cap)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
+            return;
+        };
+        let t = format!(
+            r#"  {d}n = "vec.len"({x}) : (vec<f64>) -> index
+  {d}z = "arith.constant"() {{value = 0 : index}} : () -> index
+  {d}s0 = "arith.constant"() {{value = 0.0 : f64}} : () -> f64
+  {d}w, {d} = "scf.while"({d}z, {d}s0) ({{
+  ^bb0({d}a: index, {d}b: f64):
+    {d}in = "arith.cmpi"({d}a, {d}n) {{predicate = "slt"}} : (index, index) -> i1
+    {d}go = "scf.if"({d}in) ({{
+      {d}e = "vec.get"({x}, {d}a) : (vec<f64>, index) -> f64
+      {d}gt = "arith.cmpf"({d}e, {cap}) {{predicate = "ogt"}} : (f64, f64) -> i1
+      "scf.yield"({d}gt) : (i1) -> ()
+    }}, {{
+      "scf.yield"({d}in) : (i1) -> ()
+    }}) : (i1) -> i1
+    "scf.condition"({d}go, {d}a, {d}b) : (i1, index, f64) -> ()
+  }}, {{
+  ^bb0({d}c: index, {d}t: f64):
+    {d}f = "vec.get"({x}, {d}c) : (vec<f64>, index) -> f64
+    {d}u = "arith.addf"({d}t, {d}f) : (f64, f64) -> f64
+    {d}one = "arith.constant"() {{value = 1 : index}} : () -> index
+    {d}k = "arith.addi"({d}c, {d}one) : (index, index) -> index
+    "scf.yield"({d}k, {d}u) : (index, f64) -> ()
+  }}) : (index, f64) -> (index, f64)
+"#
+        );
+        self.push(d.clone(), Ty::F64, t, &[&x, &cap]);
+        self.push_second(&d, format!("{d}w"), Ty::Idx);
+    }
+
+    /// `vec.mul` of a vector and signs and powers of two made from another
+    /// (`-0.5` where its element is negative, else `2`), so products stay
+    /// exact; vectors of different lengths fault on purpose.
+    fn scaled_product(&mut self, d: String) {
+        let (Some(a), Some(b)) = (self.any(Ty::VF64), self.any(Ty::VF64)) else {
+            return;
+        };
+        let t = format!(
+            r#"  {d}p = "vec.map"({b}) ({{
+  ^bb0(%e: f64):
+    %z = "arith.constant"() {{value = 0.0 : f64}} : () -> f64
+    %l = "arith.cmpf"(%e, %z) {{predicate = "olt"}} : (f64, f64) -> i1
+    %h = "arith.constant"() {{value = -0.5 : f64}} : () -> f64
+    %t = "arith.constant"() {{value = 2.0 : f64}} : () -> f64
+    %m = "arith.select"(%l, %h, %t) : (i1, f64, f64) -> f64
+    "vec.yield"(%m) : (f64) -> ()
+  }}) : (vec<f64>) -> vec<f64>
+  {d} = "vec.mul"({a}, {d}p) : (vec<f64>, vec<f64>) -> vec<f64>
+"#
+        );
+        self.push(d, Ty::VF64, t, &[&a, &b]);
+    }
+
     /// flatMap: for each `k[i]`, a nested loop emits `10 * i + j` for `j <
     /// clamp(k[i], 0, 16)` to the outer collect (the cap keeps the huge
     /// values of unsigned divisions from asking for billions of elements).
@@ -1134,8 +1206,9 @@ fn generate(seed: u64) -> (Program, Vec<String>) {
     if results.is_empty() {
         results.push(("%s".into(), Ty::F64));
     }
-    // Inputs: lengths equal with high probability, dyadic values.
-    let lens = [0usize, 1, 2, 5, 37];
+    // Inputs: lengths equal with high probability, dyadic values; empty and
+    // one-element inputs (which make most reads fault) about a quarter of the time.
+    let lens = [0usize, 1, 2, 5, 8, 37, 37];
     let lx = *g.rng.pick(&lens);
     let ly = if g.rng.chance(80) {
         lx
@@ -1365,6 +1438,8 @@ struct Counts {
     guarded: u32,
     columns: u32,
     reshapes: u32,
+    whiles: u32,
+    products: u32,
 }
 
 impl Counts {
@@ -1379,6 +1454,8 @@ impl Counts {
         self.guarded += o.guarded;
         self.columns += o.columns;
         self.reshapes += o.reshapes;
+        self.whiles += o.whiles;
+        self.products += o.products;
     }
 }
 
@@ -1417,6 +1494,8 @@ fn check_seeds(seeds: impl Iterator<Item = u64>, dir: &Path, worker: usize) -> C
         n.guarded += text.contains("// guarded") as u32;
         n.columns += text.contains("// columns") as u32;
         n.reshapes += text.contains("// reshape") as u32;
+        n.whiles += text.contains("scf.while") as u32;
+        n.products += text.contains("vec.mul") as u32;
         let reference = match disagreement(&p, &args, &file, None) {
             Ok(reference) => reference,
             Err((config, why)) => {
@@ -1505,10 +1584,12 @@ fn random_programs_agree_everywhere() {
         guarded,
         columns,
         reshapes,
+        whiles,
+        products,
     } = n;
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches, {halves} with f16/bf16, {widths} with other integer widths, {guarded} with invariant checks, {columns} with columns of a transpose, {reshapes} with reshaped maps), {runs} runs in {secs:.1} s on {jobs} threads: {:.0} programs/minute",
+        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches, {halves} with f16/bf16, {widths} with other integer widths, {guarded} with invariant checks, {columns} with columns of a transpose, {reshapes} with reshaped maps, {whiles} with while loops, {products} with vec.mul), {runs} runs in {secs:.1} s on {jobs} threads: {:.0} programs/minute",
         count as f64 * 60.0 / secs
     );
     let spent = SPENT.lock().unwrap_or_else(|e| e.into_inner());
@@ -1550,6 +1631,14 @@ fn random_programs_agree_everywhere() {
     assert!(
         count < 80 || reshapes > 0,
         "no program read a map through mat.from: the generator is broken"
+    );
+    assert!(
+        count < 40 || whiles > 0,
+        "no program used scf.while: the generator is broken"
+    );
+    assert!(
+        count < 40 || products > 0,
+        "no program used vec.mul: the generator is broken"
     );
     assert!(
         count < 40 || halves > 0,
