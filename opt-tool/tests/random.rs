@@ -305,7 +305,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(43);
+        let r = self.rng.below(44);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -534,6 +534,7 @@ impl Gen {
             40 => self.invariant_checks(d),
             41 => self.while_find(d),
             42 => self.scaled_product(d),
+            43 => self.loop_three_generators(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -1092,6 +1093,50 @@ impl Gen {
         self.push(d, Ty::VF64, t, &[&a, &b]);
     }
 
+    /// One `gen.loop` with three generators and its emits split by a filter:
+    /// a scan of the elements above a captured scalar (from an initial
+    /// value), a bucket reduce of the same elements by key, and a collect
+    /// of the others (a zip of keys and values: unequal lengths fault).
+    fn loop_three_generators(&mut self, d: String) {
+        let (Some(kv), Some(x), Some(cap), Some(init)) = (
+            self.any(Ty::VI64),
+            self.any(Ty::VF64),
+            self.any(Ty::F64),
+            self.any(Ty::F64),
+        ) else {
+            return;
+        };
+        let sk = *self.rng.pick(&["add", "max", "min"]);
+        let bk = *self.rng.pick(&["add", "max", "min"]);
+        let t = format!(
+            r#"  {d}n = vec.len {kv} : vec<i64>
+  {d}r:4 = gen.loop ({d}n, {init}) [#gen.scan<{sk}>, #gen.bucket<#gen.reduce<{bk}>>, #gen.collect] : (index, f64) -> (vec<f64>, vec<i64>, vec<f64>, vec<f64>) {{
+  ^bb0({d}i: index, {d}s: !gen.scan<f64>, {d}b: !gen.bucket<i64, f64>, {d}c: !gen.collect<f64>):
+    {d}key = vec.get {kv}, {d}i : vec<i64>
+    {d}val = vec.get {x}, {d}i : vec<f64>
+    {d}p = arith.cmpf ogt, {d}val, {cap} : f64
+    scf.if {d}p {{
+      gen.emit {d}s, {d}val : !gen.scan<f64>
+      gen.emit {d}b, {d}key, {d}val : !gen.bucket<i64, f64>
+      scf.yield
+    }} else {{
+      gen.emit {d}c, {d}val : !gen.collect<f64>
+      scf.yield
+    }}
+    gen.end
+  }}
+  {d}ss = vec.sum {d}r#0 : vec<f64>
+  {d}bs = vec.sum {d}r#2 : vec<f64>
+  {d}t = arith.addf {d}ss, {d}bs : f64
+  {d}k = vec.len {d}r#1 : vec<i64>
+  {d} = vec.scale {d}r#3, %half : vec<f64>
+"#
+        );
+        self.push(d.clone(), Ty::VF64, t, &[&kv, &x, &cap, &init]);
+        self.push_second(&d, format!("{d}t"), Ty::F64);
+        self.push_second(&d, format!("{d}k"), Ty::Idx);
+    }
+
     /// flatMap: for each `k[i]`, a nested loop emits `10 * i + j` for `j <
     /// clamp(k[i], 0, 16)` to the outer collect (the cap keeps the huge
     /// values of unsigned divisions from asking for billions of elements).
@@ -1440,6 +1485,7 @@ struct Counts {
     reshapes: u32,
     whiles: u32,
     products: u32,
+    three_gens: u32,
 }
 
 impl Counts {
@@ -1456,6 +1502,7 @@ impl Counts {
         self.reshapes += o.reshapes;
         self.whiles += o.whiles;
         self.products += o.products;
+        self.three_gens += o.three_gens;
     }
 }
 
@@ -1496,6 +1543,7 @@ fn check_seeds(seeds: impl Iterator<Item = u64>, dir: &Path, worker: usize) -> C
         n.reshapes += text.contains("// reshape") as u32;
         n.whiles += text.contains("scf.while") as u32;
         n.products += text.contains("vec.mul") as u32;
+        n.three_gens += text.contains("[#gen.scan<") as u32;
         let reference = match disagreement(&p, &args, &file, None) {
             Ok(reference) => reference,
             Err((config, why)) => {
@@ -1586,10 +1634,11 @@ fn random_programs_agree_everywhere() {
         reshapes,
         whiles,
         products,
+        three_gens,
     } = n;
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches, {halves} with f16/bf16, {widths} with other integer widths, {guarded} with invariant checks, {columns} with columns of a transpose, {reshapes} with reshaped maps, {whiles} with while loops, {products} with vec.mul), {runs} runs in {secs:.1} s on {jobs} threads: {:.0} programs/minute",
+        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches, {halves} with f16/bf16, {widths} with other integer widths, {guarded} with invariant checks, {columns} with columns of a transpose, {reshapes} with reshaped maps, {whiles} with while loops, {products} with vec.mul, {three_gens} with scan, bucket and collect in one loop), {runs} runs in {secs:.1} s on {jobs} threads: {:.0} programs/minute",
         count as f64 * 60.0 / secs
     );
     let spent = SPENT.lock().unwrap_or_else(|e| e.into_inner());
@@ -1635,6 +1684,10 @@ fn random_programs_agree_everywhere() {
     assert!(
         count < 40 || whiles > 0,
         "no program used scf.while: the generator is broken"
+    );
+    assert!(
+        count < 40 || three_gens > 0,
+        "no program had a loop with three generators: the generator is broken"
     );
     assert!(
         count < 40 || products > 0,
