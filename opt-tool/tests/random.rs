@@ -2,9 +2,12 @@
 //! role Cranelift's `fuzzgen` plays for Cranelift).
 //!
 //! Each seed gives one `func.func @main(%x: vec<f64>, %y: vec<f64>, %k: vec<i64>,
-//! %s: f64, %n: index, %c: i1)` of 4 to 24 statements over `arith`, `scf.if`, and
+//! %s: f64, %n: index, %c: i1)` of 4 to 24 statements over `arith`, `scf.if`,
+//! `scf.while` (a search), and
 //! the `vec` ops (maps and zipWiths, filters, scans, reductions, dots, gets,
 //! iota/fill, elementwise ops; each of which `fuse` views as a `gen.loop`),
+//! `gen.loop`s written out (collect and reduce, flatMap, buckets, nested
+//! loops, and a scan, a bucket reduce and a collect in one filtered loop),
 //! variables, records, buffers read and written through aliases
 //! (selects, branch results, buffers swapped by a loop, a call), matrices
 //! (`mat.from`, transposes, products, rows), `scf.index_switch`, `f16` and
