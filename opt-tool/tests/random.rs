@@ -308,7 +308,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(44);
+        let r = self.rng.below(45);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -538,6 +538,7 @@ impl Gen {
             41 => self.while_find(d),
             42 => self.scaled_product(d),
             43 => self.loop_three_generators(d),
+            44 => self.for_invariant_map(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -1096,6 +1097,40 @@ impl Gen {
         self.push(d, Ty::VF64, t, &[&a, &b]);
     }
 
+    /// An `scf.for` of `%n` iterations (none when `%n <= 0`) whose body
+    /// holds a map and a sum that are the same in every iteration (what
+    /// code motion hoists out of the loop, under the guard "the loop
+    /// runs"), the map reading one element of another vector at a fixed
+    /// index (out of bounds on purpose), then a read at the loop's index.
+    fn for_invariant_map(&mut self, d: String) {
+        let (Some(x), Some(w), Some(i)) =
+            (self.any(Ty::VF64), self.any(Ty::VF64), self.any(Ty::Idx))
+        else {
+            return;
+        };
+        let t = format!(
+            r#"  // for-invariant
+  {d}z = arith.constant 0 : index
+  {d}one = arith.constant 1 : index
+  {d}a0 = arith.constant 0.0 : f64
+  {d} = scf.for {d}k = {d}z to %n step {d}one iter_args({d}acc = {d}a0) -> (f64) {{
+    {d}m = vec.map ({x}) : vec<f64> -> vec<f64> {{
+    ^bb0({d}e: f64):
+      {d}r = vec.get {w}, {i} : vec<f64>
+      {d}p = arith.addf {d}e, {d}r : f64
+      vec.yield {d}p : f64
+    }}
+    {d}s = vec.sum {d}m : vec<f64>
+    {d}g = vec.get {x}, {d}k : vec<f64>
+    {d}t = arith.addf {d}s, {d}g : f64
+    {d}u = arith.addf {d}acc, {d}t : f64
+    scf.yield {d}u : f64
+  }}
+"#
+        );
+        self.push(d, Ty::F64, t, &[&x, &w, &i]);
+    }
+
     /// One `gen.loop` with three generators and its emits split by a filter:
     /// a scan of the elements above a captured scalar (from an initial
     /// value), a bucket reduce of the same elements by key, and a collect
@@ -1489,6 +1524,7 @@ struct Counts {
     whiles: u32,
     products: u32,
     three_gens: u32,
+    for_hoists: u32,
 }
 
 impl Counts {
@@ -1506,6 +1542,7 @@ impl Counts {
         self.whiles += o.whiles;
         self.products += o.products;
         self.three_gens += o.three_gens;
+        self.for_hoists += o.for_hoists;
     }
 }
 
@@ -1547,6 +1584,7 @@ fn check_seeds(seeds: impl Iterator<Item = u64>, dir: &Path, worker: usize) -> C
         n.whiles += text.contains("scf.while") as u32;
         n.products += text.contains("vec.mul") as u32;
         n.three_gens += text.contains("[#gen.scan<") as u32;
+        n.for_hoists += text.contains("// for-invariant") as u32;
         let reference = match disagreement(&p, &args, &file, None) {
             Ok(reference) => reference,
             Err((config, why)) => {
@@ -1638,10 +1676,11 @@ fn random_programs_agree_everywhere() {
         whiles,
         products,
         three_gens,
+        for_hoists,
     } = n;
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches, {halves} with f16/bf16, {widths} with other integer widths, {guarded} with invariant checks, {columns} with columns of a transpose, {reshapes} with reshaped maps, {whiles} with while loops, {products} with vec.mul, {three_gens} with scan, bucket and collect in one loop), {runs} runs in {secs:.1} s on {jobs} threads: {:.0} programs/minute",
+        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches, {halves} with f16/bf16, {widths} with other integer widths, {guarded} with invariant checks, {columns} with columns of a transpose, {reshapes} with reshaped maps, {whiles} with while loops, {products} with vec.mul, {three_gens} with scan, bucket and collect in one loop, {for_hoists} with an invariant map in scf.for), {runs} runs in {secs:.1} s on {jobs} threads: {:.0} programs/minute",
         count as f64 * 60.0 / secs
     );
     let spent = SPENT.lock().unwrap_or_else(|e| e.into_inner());
@@ -1691,6 +1730,10 @@ fn random_programs_agree_everywhere() {
     assert!(
         count < 40 || three_gens > 0,
         "no program had a loop with three generators: the generator is broken"
+    );
+    assert!(
+        count < 40 || for_hoists > 0,
+        "no program had an invariant map in an scf.for: the generator is broken"
     );
     assert!(
         count < 40 || products > 0,
