@@ -308,7 +308,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(45);
+        let r = self.rng.below(47);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -539,6 +539,8 @@ impl Gen {
             42 => self.scaled_product(d),
             43 => self.loop_three_generators(d),
             44 => self.for_invariant_map(d),
+            45 => self.var_while(d),
+            46 => self.call_in_map(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -1095,6 +1097,61 @@ impl Gen {
 "#
         );
         self.push(d, Ty::VF64, t, &[&a, &b]);
+    }
+
+    /// A variable updated in an `scf.while` whose condition reads it: add
+    /// the elements of a vector while the running sum stays at most a
+    /// captured scalar (mem2reg turns the variable into a loop-carried
+    /// value of both regions).
+    fn var_while(&mut self, d: String) {
+        let (Some(x), Some(cap), Some(s)) =
+            (self.any(Ty::VF64), self.any(Ty::F64), self.any(Ty::F64))
+        else {
+            return;
+        };
+        let t = format!(
+            r#"  {d}v = var.new {s} : f64
+  {d}n = vec.len {x} : vec<f64>
+  {d}z = arith.constant 0 : index
+  {d}w = scf.while ({d}a = {d}z) : (index) -> index {{
+    {d}in = arith.cmpi slt, {d}a, {d}n : index
+    {d}cur = var.get {d}v : var<f64>
+    {d}le = arith.cmpf ole, {d}cur, {cap} : f64
+    {d}go = arith.andi {d}in, {d}le : i1
+    scf.condition({d}go) {d}a : index
+  }} do {{
+  ^bb0({d}c: index):
+    {d}e = vec.get {x}, {d}c : vec<f64>
+    {d}o = var.get {d}v : var<f64>
+    {d}u = arith.addf {d}o, {d}e : f64
+    var.set {d}v, {d}u : var<f64>
+    {d}one = arith.constant 1 : index
+    {d}k = arith.addi {d}c, {d}one : index
+    scf.yield {d}k : index
+  }}
+  {d} = var.get {d}v : var<f64>
+"#
+        );
+        self.push(d.clone(), Ty::F64, t, &[&x, &cap, &s]);
+        self.push_second(&d, format!("{d}w"), Ty::Idx);
+    }
+
+    /// A map whose body calls a helper that sums a whole vector (after
+    /// `inline`, a loop nested in the map's).
+    fn call_in_map(&mut self, d: String) {
+        let (Some(x), Some(v)) = (self.any(Ty::VF64), self.any(Ty::VF64)) else {
+            return;
+        };
+        let t = format!(
+            r#"  {d} = vec.map ({x}) : vec<f64> -> vec<f64> {{
+  ^bb0({d}e: f64):
+    {d}c = func.call @scaled_sum({d}e, {v}) : (f64, vec<f64>) -> f64
+    {d}h = arith.mulf {d}c, %half : f64
+    vec.yield {d}h : f64
+  }}
+"#
+        );
+        self.push(d, Ty::VF64, t, &[&x, &v]);
     }
 
     /// An `scf.for` of `%n` iterations (none when `%n <= 0`) whose body
