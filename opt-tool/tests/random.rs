@@ -308,7 +308,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(47);
+        let r = self.rng.below(48);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -541,6 +541,7 @@ impl Gen {
             44 => self.for_invariant_map(d),
             45 => self.var_while(d),
             46 => self.call_in_map(d),
+            47 => self.records_branch(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -684,6 +685,50 @@ impl Gen {
             ));
             self.push(d, Ty::VF64, t, &[&x, &s]);
         }
+    }
+
+    /// Records through control flow and containers (split-structs of
+    /// conditionals): an `scf.if` yielding one of two records, one field a
+    /// vector; then a zipWith of a vector of records (a map's) with that
+    /// field (unequal lengths fault), read back at one field.
+    fn records_branch(&mut self, d: String) {
+        let (Some(c), Some(x), Some(y), Some(s)) = (
+            self.any(Ty::I1),
+            self.any(Ty::VF64),
+            self.any(Ty::VF64),
+            self.any(Ty::F64),
+        ) else {
+            return;
+        };
+        let st = "struct<v: vec<f64>, w: f64>";
+        let pt = "struct<a: f64, b: f64>";
+        let field = *self.rng.pick(&["a", "b"]);
+        let t = format!(
+            r#"  {d}k = scf.if {c} -> ({st}) {{
+    {d}p = struct.new {x}, {s} : {st}
+    scf.yield {d}p : {st}
+  }} else {{
+    {d}y2 = vec.scale {y}, %half : vec<f64>
+    {d}q = struct.new {d}y2, %half : {st}
+    scf.yield {d}q : {st}
+  }}
+  {d}kv = struct.get {d}k ["v"] : {st}
+  {d}kw = struct.get {d}k ["w"] : {st}
+  {d}r = vec.map ({x}) : vec<f64> -> vec<{pt}> {{
+  ^bb0({d}e: f64):
+    {d}na = arith.addf {d}e, {d}kw : f64
+    {d}p2 = struct.new {d}na, {d}e : {pt}
+    vec.yield {d}p2 : {pt}
+  }}
+  {d} = vec.map ({d}r, {d}kv) : (vec<{pt}>, vec<f64>) -> vec<f64> {{
+  ^bb0({d}g: {pt}, {d}h: f64):
+    {d}gf = struct.get {d}g ["{field}"] : {pt}
+    {d}m = arith.subf {d}gf, {d}h : f64
+    vec.yield {d}m : f64
+  }}
+"#
+        );
+        self.push(d, Ty::VF64, t, &[&c, &x, &y, &s]);
     }
 
     /// Buffers through aliases (issue 13): a copy of a vector and a fresh
