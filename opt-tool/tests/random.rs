@@ -308,7 +308,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(48);
+        let r = self.rng.below(49);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -542,6 +542,7 @@ impl Gen {
             45 => self.var_while(d),
             46 => self.call_in_map(d),
             47 => self.records_branch(d),
+            48 => self.write_between_maps(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -685,6 +686,53 @@ impl Gen {
             ));
             self.push(d, Ty::VF64, t, &[&x, &s]);
         }
+    }
+
+    /// Two maps over one vector that read a variable (or element 0 of a
+    /// buffer) with a write to it between them: horizontal fusion and
+    /// code motion must keep each map on its side of the write. The
+    /// buffer's store faults on purpose when the vector is empty.
+    fn write_between_maps(&mut self, d: String) {
+        let (Some(x), Some(s), Some(t)) =
+            (self.any(Ty::VF64), self.any(Ty::F64), self.any(Ty::F64))
+        else {
+            return;
+        };
+        let var = self.rng.chance(50);
+        let (setup, write) = if var {
+            (
+                format!("  {d}v = var.new {s} : f64\n"),
+                format!("  var.set {d}v, {t} : var<f64>\n"),
+            )
+        } else {
+            (
+                format!(
+                    "  {d}v = arr.from_vec {x} : vec<f64>\n  {d}z = arith.constant 0 : index\n"
+                ),
+                format!("  arr.store {d}v, {d}z, {t} : arr<f64>\n"),
+            )
+        };
+        let map = |n: &str| {
+            let read = if var {
+                format!("{d}g{n} = var.get {d}v : var<f64>")
+            } else {
+                format!("{d}g{n} = arr.load {d}v, {d}z : arr<f64>")
+            };
+            format!(
+                "  {d}{n} = vec.map ({x}) : vec<f64> -> vec<f64> {{\n  ^bb0({d}e{n}: f64):\n    {read}\n    {d}a{n} = arith.addf {d}e{n}, {d}g{n} : f64\n    vec.yield {d}a{n} : f64\n  }}\n"
+            )
+        };
+        let text = format!(
+            "{setup}{}{write}{}  {d} = vec.map ({d}m1, {d}m2) : (vec<f64>, vec<f64>) -> vec<f64> {{
+  ^bb0({d}p: f64, {d}q: f64):
+    {d}w = arith.subf {d}p, {d}q : f64
+    vec.yield {d}w : f64
+  }}
+",
+            map("m1"),
+            map("m2")
+        );
+        self.push(d, Ty::VF64, text, &[&x, &s, &t]);
     }
 
     /// Records through control flow and containers (split-structs of
