@@ -1440,8 +1440,10 @@ fn generate(seed: u64) -> (Program, Vec<String>) {
         results.push(("%s".into(), Ty::F64));
     }
     // Inputs: lengths equal with high probability, dyadic values; empty and
-    // one-element inputs (which make most reads fault) about a quarter of the time.
-    let lens = [0usize, 1, 2, 5, 8, 37, 37];
+    // one-element inputs (which make most reads fault) about a quarter of the
+    // time, and 150 elements (more than the gpu configuration's 2 blocks of 32
+    // threads: grid-stride loops) an eighth.
+    let lens = [0usize, 1, 2, 5, 8, 37, 37, 150];
     let lx = *g.rng.pick(&lens);
     let ly = if g.rng.chance(80) {
         lx
