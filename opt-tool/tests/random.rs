@@ -88,6 +88,17 @@ const CONFIGS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "fuse{fuel=2},lower{until=gen}",
+        &["--pass=fuse{fuel=2},lower{until=gen}", "--backend=interp"],
+    ),
+    (
+        "fuse{horizontal=false},lower{split=1,version=false}/cranelift",
+        &[
+            "--pass=fuse{horizontal=false},lower{split=1,version=false}",
+            "--backend=cranelift",
+        ],
+    ),
+    (
         "fuse,lower{target=gpu}/interp",
         &[
             "--pass=fuse,lower{target=gpu,block=32,max-grid=2}",
