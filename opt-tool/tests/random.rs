@@ -88,6 +88,10 @@ const CONFIGS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "inline,fuse,lower/cranelift",
+        &["--pass=inline,fuse,lower", "--backend=cranelift"],
+    ),
+    (
         "fuse{fuel=2},lower{until=gen}",
         &["--pass=fuse{fuel=2},lower{until=gen}", "--backend=interp"],
     ),
