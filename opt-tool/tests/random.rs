@@ -8,10 +8,14 @@
 //! iota/fill, elementwise ops; each of which `fuse` views as a `gen.loop`),
 //! `gen.loop`s written out (collect and reduce, flatMap, buckets, nested
 //! loops, and a scan, a bucket reduce and a collect in one filtered loop),
-//! variables, records, buffers read and written through aliases
-//! (selects, branch results, buffers swapped by a loop, a call), matrices
+//! variables (also updated in an `scf.while` whose condition reads them),
+//! records (also through an `scf.if`, with a vector field), buffers read and
+//! written through aliases (selects, branch results, buffers swapped by a
+//! loop, a call), two maps with a write to what they read between them,
+//! an `scf.for` around loop-invariant maps, matrices
 //! (`mat.from`, transposes, products, rows), `scf.index_switch`, `f16` and
-//! `bf16` arithmetic, integers of other widths (`i3` to `i48`), calls of helper functions,
+//! `bf16` arithmetic, integers of other widths (`i3` to `i48`), calls of
+//! helper functions (also inside a map's body),
 //! sizes computed at run time (negative ones fault on purpose), and
 //! inputs of random lengths, equal or not, so that some programs fault on purpose
 //! (size mismatches, out-of-bounds reads). Floats stay dyadic with few bits (inputs
