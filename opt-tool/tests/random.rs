@@ -1678,42 +1678,41 @@ fn env_num(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// The forms the generator must keep producing: `(marker, what a program
+/// whose text contains the marker has, the fewest programs in a run that
+/// must show it)`. A run counts each and fails when one never appears.
+const FORMS: &[(&str, &str, u64)] = &[
+    ("struct.new", "records", 40),
+    ("arr.from_vec", "buffers", 40),
+    ("scf.index_switch", "switches", 40),
+    ("f16 to f64", "f16/bf16", 40),
+    (" : i64 to i", "other integer widths", 40),
+    ("// guarded", "invariant checks", 40),
+    ("// columns", "columns of a transpose", 80),
+    ("// reshape", "reshaped maps", 80),
+    ("scf.while", "while loops", 40),
+    ("vec.mul", "vec.mul", 40),
+    ("[#gen.scan<", "scan, bucket and collect in one loop", 40),
+    ("// for-invariant", "an invariant map in scf.for", 40),
+];
+
 /// What a run of the generator produced (for the assertions that it covers
 /// every feature).
 #[derive(Default)]
 struct Counts {
     faulted: u32,
     runs: usize,
-    records: u32,
-    buffers: u32,
-    switches: u32,
-    halves: u32,
-    widths: u32,
-    guarded: u32,
-    columns: u32,
-    reshapes: u32,
-    whiles: u32,
-    products: u32,
-    three_gens: u32,
-    for_hoists: u32,
+    /// Programs with each of [`FORMS`].
+    forms: [u32; FORMS.len()],
 }
 
 impl Counts {
     fn add(&mut self, o: &Counts) {
         self.faulted += o.faulted;
         self.runs += o.runs;
-        self.records += o.records;
-        self.buffers += o.buffers;
-        self.switches += o.switches;
-        self.halves += o.halves;
-        self.widths += o.widths;
-        self.guarded += o.guarded;
-        self.columns += o.columns;
-        self.reshapes += o.reshapes;
-        self.whiles += o.whiles;
-        self.products += o.products;
-        self.three_gens += o.three_gens;
-        self.for_hoists += o.for_hoists;
+        for (n, m) in self.forms.iter_mut().zip(o.forms) {
+            *n += m;
+        }
     }
 }
 
@@ -1744,18 +1743,9 @@ fn check_seeds(seeds: impl Iterator<Item = u64>, dir: &Path, worker: usize) -> C
         let (p, args) = generate(seed);
         n.runs += 1 + configs().len();
         let text = p.text();
-        n.records += text.contains("struct.new") as u32;
-        n.buffers += text.contains("arr.from_vec") as u32;
-        n.switches += text.contains("scf.index_switch") as u32;
-        n.halves += text.contains("f16 to f64") as u32;
-        n.widths += text.contains(" : i64 to i") as u32;
-        n.guarded += text.contains("// guarded") as u32;
-        n.columns += text.contains("// columns") as u32;
-        n.reshapes += text.contains("// reshape") as u32;
-        n.whiles += text.contains("scf.while") as u32;
-        n.products += text.contains("vec.mul") as u32;
-        n.three_gens += text.contains("[#gen.scan<") as u32;
-        n.for_hoists += text.contains("// for-invariant") as u32;
+        for (n, (marker, _, _)) in n.forms.iter_mut().zip(FORMS) {
+            *n += text.contains(marker) as u32;
+        }
         let reference = match disagreement(&p, &args, &file, None) {
             Ok(reference) => reference,
             Err((config, why)) => {
@@ -1836,22 +1826,17 @@ fn random_programs_agree_everywhere() {
     let Counts {
         faulted,
         runs,
-        records,
-        buffers,
-        switches,
-        halves,
-        widths,
-        guarded,
-        columns,
-        reshapes,
-        whiles,
-        products,
-        three_gens,
-        for_hoists,
+        forms,
     } = n;
     let secs = started.elapsed().as_secs_f64();
+    let seen: Vec<String> = FORMS
+        .iter()
+        .zip(forms)
+        .map(|((_, what, _), k)| format!("{k} with {what}"))
+        .collect();
     eprintln!(
-        "random: {count} programs ({faulted} faulting on purpose, {records} with records, {buffers} with buffers, {switches} with switches, {halves} with f16/bf16, {widths} with other integer widths, {guarded} with invariant checks, {columns} with columns of a transpose, {reshapes} with reshaped maps, {whiles} with while loops, {products} with vec.mul, {three_gens} with scan, bucket and collect in one loop, {for_hoists} with an invariant map in scf.for), {runs} runs in {secs:.1} s on {jobs} threads: {:.0} programs/minute",
+        "random: {count} programs ({faulted} faulting on purpose, {}), {runs} runs in {secs:.1} s on {jobs} threads: {:.0} programs/minute",
+        seen.join(", "),
         count as f64 * 60.0 / secs
     );
     let spent = SPENT.lock().unwrap_or_else(|e| e.into_inner());
@@ -1866,52 +1851,10 @@ fn random_programs_agree_everywhere() {
         faulted < count as u32,
         "every program faulted: the generator is broken"
     );
-    assert!(
-        count < 40 || records > 0,
-        "no program used records: the generator is broken"
-    );
-    assert!(
-        count < 40 || buffers > 0,
-        "no program used buffers: the generator is broken"
-    );
-    assert!(
-        count < 40 || switches > 0,
-        "no program used scf.index_switch: the generator is broken"
-    );
-    assert!(
-        count < 40 || widths > 0,
-        "no program used another integer width: the generator is broken"
-    );
-    assert!(
-        count < 40 || guarded > 0,
-        "no program had an invariant check in a loop: the generator is broken"
-    );
-    assert!(
-        count < 80 || columns > 0,
-        "no program read a column of a transpose: the generator is broken"
-    );
-    assert!(
-        count < 80 || reshapes > 0,
-        "no program read a map through mat.from: the generator is broken"
-    );
-    assert!(
-        count < 40 || whiles > 0,
-        "no program used scf.while: the generator is broken"
-    );
-    assert!(
-        count < 40 || three_gens > 0,
-        "no program had a loop with three generators: the generator is broken"
-    );
-    assert!(
-        count < 40 || for_hoists > 0,
-        "no program had an invariant map in an scf.for: the generator is broken"
-    );
-    assert!(
-        count < 40 || products > 0,
-        "no program used vec.mul: the generator is broken"
-    );
-    assert!(
-        count < 40 || halves > 0,
-        "no program used f16 or bf16: the generator is broken"
-    );
+    for ((_, what, fewest), k) in FORMS.iter().zip(forms) {
+        assert!(
+            count < *fewest || k > 0,
+            "no program had {what}: the generator is broken"
+        );
+    }
 }
