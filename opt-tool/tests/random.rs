@@ -283,10 +283,14 @@ impl Gen {
         format!("%v{}", self.next)
     }
     fn any(&mut self, t: Ty) -> Option<String> {
+        self.any_of(t, None)
+    }
+    /// A value of type `t` from the pool, of length class `class` where given.
+    fn any_of(&mut self, t: Ty, class: Option<usize>) -> Option<String> {
         let xs: Vec<&String> = self
             .pool
             .iter()
-            .filter(|(_, u)| *u == t)
+            .filter(|(v, u)| *u == t && class.is_none_or(|c| self.len_class.get(v) == Some(&c)))
             .map(|(v, _)| v)
             .collect();
         if xs.is_empty() {
@@ -301,14 +305,8 @@ impl Gen {
     fn like(&mut self, t: Ty, v: &str) -> Option<String> {
         let class = self.len_class.get(v).copied();
         if class.is_some() && self.rng.chance(85) {
-            let xs: Vec<String> = self
-                .pool
-                .iter()
-                .filter(|(u, ut)| *ut == t && self.len_class.get(u) == class.as_ref())
-                .map(|(u, _)| u.clone())
-                .collect();
-            if !xs.is_empty() {
-                return Some(xs[self.rng.below(xs.len())].clone());
+            if let Some(u) = self.any_of(t, class) {
+                return Some(u);
             }
         }
         self.any(t)
@@ -1622,11 +1620,14 @@ fn run(file: &Path, args: &[String], extra: &[&str]) -> Out {
 }
 
 /// The first configuration that disagrees with the reference, with why.
+/// `known` is the reference's output for `args` where the caller already
+/// ran it ([`fewer_faults`]); otherwise it runs here.
 fn disagreement(
     p: &Program,
     args: &[String],
     file: &Path,
     only: Option<&str>,
+    known: Option<Out>,
 ) -> Result<Out, (String, String)> {
     std::fs::write(file, p.text()).unwrap();
     // The generator must produce valid IR: parse and verify first.
@@ -1645,9 +1646,7 @@ fn disagreement(
             ),
         ));
     }
-    let started = Instant::now();
-    let reference = run(file, args, &["--backend=interp"]);
-    spent("reference", started);
+    let reference = known.unwrap_or_else(|| reference(file, args));
     if reference.code != 0 && reference.code != 1 {
         return Err((
             "reference".into(),
@@ -1716,7 +1715,7 @@ fn spent(name: &'static str, started: Instant) {
 
 /// Drops statements and results while configuration `config` still disagrees.
 fn reduce(mut p: Program, args: &[String], file: &Path, config: &str) -> Program {
-    let still = |q: &Program| disagreement(q, args, file, Some(config)).is_err();
+    let still = |q: &Program| disagreement(q, args, file, Some(config), None).is_err();
     loop {
         let mut changed = false;
         // Fewer results.
@@ -1825,23 +1824,41 @@ const RETRIES: u64 = 3;
 /// [`RETRIES`] other inputs (equal lengths, none shorter than 8), tried in the
 /// interpreter; the first that runs to the end replaces them. The fourth
 /// keeps its inputs, as do programs that fault with every try: programs still
-/// fault on purpose. Returns the inputs and whether a retry replaced them.
-fn fewer_faults(seed: u64, p: &Program, args: Vec<String>, file: &Path) -> (Vec<String>, bool) {
+/// fault on purpose. Returns the inputs, whether a retry replaced them, and
+/// the reference's output for them where it ran them (for [`disagreement`]).
+fn fewer_faults(
+    seed: u64,
+    text: &str,
+    args: Vec<String>,
+    file: &Path,
+) -> (Vec<String>, bool, Option<Out>) {
     if seed.is_multiple_of(4) {
-        return (args, false);
+        return (args, false, None);
     }
-    std::fs::write(file, p.text()).unwrap();
-    if run(file, &args, &["--backend=interp"]).code != 1 {
-        return (args, false);
+    std::fs::write(file, text).unwrap();
+    let first = reference(file, &args);
+    if first.code != 1 {
+        return (args, false, Some(first));
     }
     for t in 1..=RETRIES {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9) ^ t.wrapping_mul(0xA24B_AED4_963E_E407));
         let other = inputs(&mut rng, true);
-        if run(file, &other, &["--backend=interp"]).code == 0 {
-            return (other, true);
+        let started = Instant::now();
+        let got = run(file, &other, &["--backend=interp"]);
+        spent("retries", started);
+        if got.code == 0 {
+            return (other, true, Some(got));
         }
     }
-    (args, false)
+    (args, false, None)
+}
+
+/// The reference run of `file` (the interpreter, no passes).
+fn reference(file: &Path, args: &[String]) -> Out {
+    let started = Instant::now();
+    let out = run(file, args, &["--backend=interp"]);
+    spent("reference", started);
+    out
 }
 
 /// Set when a worker found a disagreement.
@@ -1869,10 +1886,10 @@ fn check_seeds(seeds: impl Iterator<Item = u64>, dir: &Path, worker: usize) -> C
             break;
         }
         let (p, args) = generate(seed);
-        let (args, rescued) = fewer_faults(seed, &p, args, &file);
+        let text = p.text();
+        let (args, rescued, reference) = fewer_faults(seed, &text, args, &file);
         n.rescued += rescued as u32;
         n.runs += 1 + configs().len();
-        let text = p.text();
         if let Some(keep) = std::env::var_os("RANDOM_KEEP") {
             let args: Vec<String> = args.iter().map(|a| format!("--arg={a}")).collect();
             let head = format!("// args: {}\n", args.join(" "));
@@ -1885,7 +1902,7 @@ fn check_seeds(seeds: impl Iterator<Item = u64>, dir: &Path, worker: usize) -> C
         for (n, (marker, _, _)) in n.forms.iter_mut().zip(FORMS) {
             *n += text.contains(marker) as u32;
         }
-        let reference = match disagreement(&p, &args, &file, None) {
+        let reference = match disagreement(&p, &args, &file, None, reference) {
             Ok(reference) => reference,
             Err((config, why)) => {
                 let small = reduce(p, &args, &file, &config);
@@ -1897,7 +1914,7 @@ fn check_seeds(seeds: impl Iterator<Item = u64>, dir: &Path, worker: usize) -> C
             );
                 std::fs::write(&repro, &text).unwrap();
                 let _ = std::fs::remove_file(&file);
-                let now = disagreement(&small, &args, &check, Some(&config))
+                let now = disagreement(&small, &args, &check, Some(&config), None)
                     .err()
                     .map_or(why, |(_, w)| w);
                 // A native backend: is it a wrong in-bounds proof or a wrong translation?
