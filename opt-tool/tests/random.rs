@@ -26,7 +26,11 @@
 //!
 //! The reference is the interpreter before any pass; every configuration of
 //! [`CONFIGS`] must print the same results, or fail with exit status 1 as the
-//! reference does. A disagreement is reduced (statements and results are dropped
+//! reference does, with a fault located in the program ([`located`]). Which
+//! fault comes first may change with the passes (IR-SPEC §3: pure ops may be
+//! hoisted, sunk or deleted), but not with the backend: Cranelift and LLVM (one thread) must
+//! report the interpreter's first fault, place and message, after the same
+//! passes ([`native_twin`]). A disagreement is reduced (statements and results are dropped
 //! while it persists) and the reproducer is printed and written to
 //! `target/random-failures/`.
 //!
@@ -1596,6 +1600,7 @@ fn inputs(rng: &mut Rng, retry: bool) -> Vec<String> {
     ]
 }
 
+#[derive(Clone)]
 struct Out {
     code: i32,
     stdout: String,
@@ -1629,7 +1634,8 @@ fn disagreement(
     only: Option<&str>,
     known: Option<Out>,
 ) -> Result<Out, (String, String)> {
-    std::fs::write(file, p.text()).unwrap();
+    let text = p.text();
+    std::fs::write(file, &text).unwrap();
     // The generator must produce valid IR: parse and verify first.
     let started = Instant::now();
     let parsed = Command::new(env!("CARGO_BIN_EXE_l0-opt"))
@@ -1653,19 +1659,57 @@ fn disagreement(
             format!("exit {}: {}", reference.code, reference.stderr),
         ));
     }
-    if reference.code == 1 && !reference.stderr.contains("error:") {
-        return Err((
-            "reference".into(),
-            format!("exit 1 without a diagnostic: {}", reference.stderr),
-        ));
+    if reference.code == 1 {
+        if let Err(w) = located(&reference.stderr, file, &text) {
+            return Err(("reference".into(), format!("{w}: {}", reference.stderr)));
+        }
     }
+    // The interpreter's output after each pipeline, for its native twins.
+    let mut interpreted: Vec<(&str, Out)> = Vec::new();
     for (name, extra) in configs() {
-        if only.is_some_and(|o| o != *name) {
+        let twin = native_twin(extra);
+        let wanted = match only {
+            None => true,
+            // A reduction keeps the interpreter run that its native twin is compared with.
+            Some(o) => {
+                o == *name
+                    || (extra.contains(&"--backend=interp")
+                        && configs().iter().any(|(n, e)| {
+                            *n == o && native_twin(e).is_some() && native_twin(e) == pass_of(extra)
+                        }))
+            }
+        };
+        if !wanted {
             continue;
         }
         let started = Instant::now();
         let got = run(file, args, extra);
         spent(name, started);
+        if got.code == 1 {
+            if let Err(w) = located(&got.stderr, file, &text) {
+                return Err((
+                    name.to_string(),
+                    format!("{w}\n--- {name} ---\n{}", got.stderr),
+                ));
+            }
+        }
+        if let Some(same) = twin.and_then(|t| interpreted.iter().find(|(q, _)| *q == t)) {
+            let (want, have) = (first_error(&same.1.stderr), first_error(&got.stderr));
+            if same.1.code == 1 && got.code == 1 {
+                TWIN_FAULTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            if same.1.code == 1 && got.code == 1 && want != have {
+                return Err((
+                    name.to_string(),
+                    format!("a different fault than the interpreter after the same passes\n--- interpreter ---\n{want}\n--- {name} ---\n{have}"),
+                ));
+            }
+        }
+        if extra.contains(&"--backend=interp") {
+            if let Some(pass) = pass_of(extra) {
+                interpreted.push((pass, got.clone()));
+            }
+        }
         // Pure ops may be deleted when unused (IR-SPEC §3), and a fault of a
         // pure op with it: a pass may turn a fault into a result, never the
         // reverse, and never change a result.
@@ -1697,6 +1741,70 @@ fn disagreement(
         }
     }
     Ok(reference)
+}
+
+/// The `--pass=` argument of a configuration.
+fn pass_of<'a>(extra: &[&'a str]) -> Option<&'a str> {
+    extra.iter().find_map(|a| a.strip_prefix("--pass="))
+}
+
+/// The pipeline of a native configuration (Cranelift or LLVM, one thread) whose
+/// code must fault exactly where the interpreter faults on the same IR, where
+/// [`CONFIGS`] runs the interpreter after that pipeline too: the
+/// interpreter and a sequential native backend both run the ops in program
+/// order, so the first fault is the same one, with the same location and
+/// message. Threaded configurations may report another chunk's fault first.
+fn native_twin<'a>(extra: &[&'a str]) -> Option<&'a str> {
+    let native = extra
+        .iter()
+        .any(|a| *a == "--backend=cranelift" || *a == "--backend=llvm");
+    let threaded = extra.iter().any(|a| a.starts_with("--threads"));
+    if native && !threaded {
+        pass_of(extra)
+    } else {
+        None
+    }
+}
+
+/// Faults of native configurations compared with the interpreter's fault after
+/// the same passes ([`native_twin`]), over a run.
+static TWIN_FAULTS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// The first `error:` line of a diagnostic output (the fault a run reports).
+fn first_error(stderr: &str) -> &str {
+    stderr.lines().find(|l| l.contains("error:")).unwrap_or("")
+}
+
+/// Checks that a fault is located in the program (`file:line:col: error: ...`,
+/// IR-SPEC's diagnostic form) at a position that holds text: a fault that
+/// names no place, or a place outside the program, is not the same located
+/// fault as the reference's.
+fn located(stderr: &str, file: &Path, text: &str) -> Result<(), String> {
+    let line = first_error(stderr);
+    let prefix = format!("{}:", file.display());
+    let pos = line
+        .strip_prefix(&prefix)
+        .and_then(|rest| rest.split_once(": error:"))
+        .map(|(pos, _)| pos)
+        .ok_or_else(|| format!("a fault without a location in {}", file.display()))?;
+    let (l, c) = pos
+        .split_once(':')
+        .and_then(|(l, c)| Some((l.parse::<usize>().ok()?, c.parse::<usize>().ok()?)))
+        .ok_or_else(|| format!("a fault at '{pos}', not line:column"))?;
+    let holds_text = l >= 1
+        && c >= 1
+        && text
+            .lines()
+            .nth(l - 1)
+            .and_then(|s| s.as_bytes().get(c - 1))
+            .is_some_and(|b| !b.is_ascii_whitespace());
+    if holds_text {
+        Ok(())
+    } else {
+        Err(format!(
+            "a fault at {l}:{c}, which is not an op of the program"
+        ))
+    }
 }
 
 /// Seconds spent in each configuration's `l0-opt` processes, over all workers
@@ -1985,6 +2093,7 @@ fn random_programs_agree_everywhere() {
         runs,
         forms,
     } = n;
+    let twinned = TWIN_FAULTS.load(std::sync::atomic::Ordering::Relaxed);
     let secs = started.elapsed().as_secs_f64();
     let seen: Vec<String> = FORMS
         .iter()
@@ -1992,7 +2101,7 @@ fn random_programs_agree_everywhere() {
         .map(|((_, what, _), k)| format!("{k} with {what}"))
         .collect();
     eprintln!(
-        "random: {count} programs ({faulted} faulting on purpose, {rescued} run with other inputs that do not fault, {}), {runs} runs in {secs:.1} s on {jobs} threads: {:.0} programs/minute",
+        "random: {count} programs ({faulted} faulting on purpose, {rescued} run with other inputs that do not fault, {twinned} native faults the same as the interpreter's after the same passes, {}), {runs} runs in {secs:.1} s on {jobs} threads: {:.0} programs/minute",
         seen.join(", "),
         count as f64 * 60.0 / secs
     );
@@ -2018,10 +2127,67 @@ fn random_programs_agree_everywhere() {
         count < 80 || rescued > 0,
         "no program ran with other inputs: fewer_faults is broken"
     );
+    assert!(
+        count < 80 || twinned > 0,
+        "no native fault was compared with the interpreter's: native_twin is broken"
+    );
     for ((_, what, fewest), k) in FORMS.iter().zip(forms) {
         assert!(
             count < *fewest || k > 0,
             "no program had {what}: the generator is broken"
         );
     }
+}
+
+/// What [`located`] accepts: a fault at a position that holds an op's text.
+#[test]
+fn located_faults() {
+    let file = Path::new("/tmp/p.ir");
+    let text = "func.func @main() {\n  %a = vec.get %x, %i : vec<f64>\n}\n";
+    let at = |pos: &str| {
+        located(
+            &format!("/tmp/p.ir:{pos}: error: 'vec.get' op index 3\n"),
+            file,
+            text,
+        )
+    };
+    assert!(at("2:3").is_ok());
+    assert!(at("2:1").is_err(), "indentation is not an op");
+    assert!(at("2:99").is_err(), "past the end of the line");
+    assert!(at("9:1").is_err(), "past the last line");
+    assert!(at("0:1").is_err());
+    assert!(at("x:1").is_err());
+    assert!(
+        located("error: 'vec.get' op index 3\n", file, text).is_err(),
+        "no location"
+    );
+    assert!(
+        located("/tmp/q.ir:2:3: error: x\n", file, text).is_err(),
+        "another file"
+    );
+}
+
+/// At least three native configurations without threads (Cranelift and LLVM)
+/// have an interpreter configuration with the same passes to compare faults with.
+#[test]
+fn native_configurations_have_interpreter_twins() {
+    let twinned: Vec<&str> = CONFIGS
+        .iter()
+        .filter(|(_, e)| {
+            native_twin(e).is_some_and(|t| {
+                CONFIGS
+                    .iter()
+                    .any(|(_, i)| i.contains(&"--backend=interp") && pass_of(i) == Some(t))
+            })
+        })
+        .map(|(n, _)| *n)
+        .collect();
+    assert!(twinned.contains(&"lower/llvm"), "{twinned:?}");
+    assert!(twinned.contains(&"fuse,lower/llvm"), "{twinned:?}");
+    assert!(twinned.contains(&"fuse,lower/cranelift"), "{twinned:?}");
+    assert_eq!(
+        native_twin(&["--pass=lower", "--backend=llvm", "--threads=3"]),
+        None
+    );
+    assert_eq!(native_twin(&["--pass=lower", "--backend=interp"]), None);
 }
