@@ -28,9 +28,11 @@
 //! [`CONFIGS`] must print the same results, or fail with exit status 1 as the
 //! reference does, with a fault located in the program ([`located`]). Which
 //! fault comes first may change with the passes (IR-SPEC §3: pure ops may be
-//! hoisted, sunk or deleted), but not with the backend: Cranelift and LLVM (one thread) must
-//! report the interpreter's first fault, place and message, after the same
-//! passes ([`native_twin`]). A disagreement is reduced (statements and results are dropped
+//! hoisted, sunk or deleted), but not with the backend: Cranelift and LLVM (with
+//! threads too) must fault where the interpreter faults after the same passes, and
+//! report its first fault, place and message ([`native_twin`]); so a check
+//! that a backend drops is found even where the reference faults earlier.
+//! A disagreement is reduced (statements and results are dropped
 //! while it persists) and the reproducer is printed and written to
 //! `target/random-failures/`.
 //!
@@ -77,6 +79,27 @@ const CONFIGS: &[(&str, &[&str])] = &[
     (
         "fuse,lower/cranelift",
         &["--pass=fuse,lower", "--backend=cranelift"],
+    ),
+    // The interpreter after the pipelines of the native configurations below,
+    // whose exits and faults must be the same (`native_twin`).
+    (
+        "fuse,lower{grain=2,chunks=4}",
+        &["--pass=fuse,lower{grain=2,chunks=4}", "--backend=interp"],
+    ),
+    (
+        "lower{grain=3,chunks=3}",
+        &["--pass=lower{grain=3,chunks=3}", "--backend=interp"],
+    ),
+    (
+        "inline,fuse,lower",
+        &["--pass=inline,fuse,lower", "--backend=interp"],
+    ),
+    (
+        "fuse{horizontal=false},lower{split=1,version=false}",
+        &[
+            "--pass=fuse{horizontal=false},lower{split=1,version=false}",
+            "--backend=interp",
+        ],
     ),
     ("lower/llvm", &["--pass=lower", "--backend=llvm"]),
     ("fuse,lower/llvm", &["--pass=fuse,lower", "--backend=llvm"]),
@@ -1693,15 +1716,30 @@ fn disagreement(
                 ));
             }
         }
-        if let Some(same) = twin.and_then(|t| interpreted.iter().find(|(q, _)| *q == t)) {
-            let (want, have) = (first_error(&same.1.stderr), first_error(&got.stderr));
-            if same.1.code == 1 && got.code == 1 {
+        if let Some((_, same)) = twin.and_then(|t| interpreted.iter().find(|(q, _)| *q == t)) {
+            // The same IR in the same order: a backend neither drops a fault
+            // (a missing check is wrong code), nor adds one, nor moves one.
+            let (want, have) = (first_error(&same.stderr), first_error(&got.stderr));
+            let why = if same.code != got.code {
+                Some(format!(
+                    "exit {} vs {} in the interpreter after the same passes",
+                    got.code, same.code
+                ))
+            } else if got.code == 1 && want != have {
+                Some("a different fault than the interpreter's after the same passes".to_string())
+            } else {
+                None
+            };
+            if got.code == 1 && same.code == 1 {
                 TWIN_FAULTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
-            if same.1.code == 1 && got.code == 1 && want != have {
+            if let Some(w) = why {
                 return Err((
                     name.to_string(),
-                    format!("a different fault than the interpreter after the same passes\n--- interpreter ---\n{want}\n--- {name} ---\n{have}"),
+                    format!(
+                        "{w}\n--- interpreter ---\n{}{}--- {name} ---\n{}{}",
+                        same.stdout, same.stderr, got.stdout, got.stderr
+                    ),
                 ));
             }
         }
@@ -1748,18 +1786,17 @@ fn pass_of<'a>(extra: &[&'a str]) -> Option<&'a str> {
     extra.iter().find_map(|a| a.strip_prefix("--pass="))
 }
 
-/// The pipeline of a native configuration (Cranelift or LLVM, one thread) whose
-/// code must fault exactly where the interpreter faults on the same IR, where
-/// [`CONFIGS`] runs the interpreter after that pipeline too: the
-/// interpreter and a sequential native backend both run the ops in program
+/// The pipeline of a native configuration (Cranelift or LLVM), whose code must
+/// exit as the interpreter does after the same passes, where [`CONFIGS`] runs
+/// it too, and fault exactly where it faults: both run the ops in program
 /// order, so the first fault is the same one, with the same location and
-/// message. Threaded configurations may report another chunk's fault first.
+/// message. Parallel loops too: the runtime reports the lowest faulting
+/// chunk's fault, the one a sequential run reports (`codegen::runtime::parallel`).
 fn native_twin<'a>(extra: &[&'a str]) -> Option<&'a str> {
     let native = extra
         .iter()
         .any(|a| *a == "--backend=cranelift" || *a == "--backend=llvm");
-    let threaded = extra.iter().any(|a| a.starts_with("--threads"));
-    if native && !threaded {
+    if native {
         pass_of(extra)
     } else {
         None
@@ -2167,27 +2204,22 @@ fn located_faults() {
     );
 }
 
-/// At least three native configurations without threads (Cranelift and LLVM)
-/// have an interpreter configuration with the same passes to compare faults with.
+/// Every native configuration (Cranelift and LLVM) has an interpreter
+/// configuration with the same passes, before it in [`CONFIGS`], to compare
+/// its exit and its fault with.
 #[test]
 fn native_configurations_have_interpreter_twins() {
-    let twinned: Vec<&str> = CONFIGS
-        .iter()
-        .filter(|(_, e)| {
-            native_twin(e).is_some_and(|t| {
-                CONFIGS
-                    .iter()
-                    .any(|(_, i)| i.contains(&"--backend=interp") && pass_of(i) == Some(t))
-            })
-        })
-        .map(|(n, _)| *n)
-        .collect();
-    assert!(twinned.contains(&"lower/llvm"), "{twinned:?}");
-    assert!(twinned.contains(&"fuse,lower/llvm"), "{twinned:?}");
-    assert!(twinned.contains(&"fuse,lower/cranelift"), "{twinned:?}");
-    assert_eq!(
-        native_twin(&["--pass=lower", "--backend=llvm", "--threads=3"]),
-        None
-    );
+    let mut natives = 0;
+    for (k, (name, e)) in CONFIGS.iter().enumerate() {
+        let Some(t) = native_twin(e) else { continue };
+        natives += 1;
+        assert!(
+            CONFIGS[..k]
+                .iter()
+                .any(|(_, i)| i.contains(&"--backend=interp") && pass_of(i) == Some(t)),
+            "{name}: no interpreter configuration before it runs --pass={t}"
+        );
+    }
+    assert_eq!(natives, 7);
     assert_eq!(native_twin(&["--pass=lower", "--backend=interp"]), None);
 }
