@@ -1705,7 +1705,12 @@ fn disagreement(
         }
         let started = Instant::now();
         let got = run(file, args, extra);
-        spent(name, started, reference.code == 1 && got.code == 0);
+        // Pure ops may be deleted when unused (IR-SPEC §3), and a fault of a
+        // pure op with it, as may writes that nothing reads (`dce`): a pass may
+        // turn a fault into a result, never the reverse, and never change a
+        // result. (A backend may not: see `native_twin`.)
+        let elided = reference.code == 1 && got.code == 0;
+        spent(name, started, elided);
         if got.code == 1 {
             if let Err(w) = located(&got.stderr, file, &text) {
                 return Err((
@@ -1746,11 +1751,6 @@ fn disagreement(
                 interpreted.push((pass, got.clone()));
             }
         }
-        // Pure ops may be deleted when unused (IR-SPEC §3), and a fault of a
-        // pure op with it, as may writes that nothing reads (`dce`): a pass may
-        // turn a fault into a result, never the reverse, and never change a
-        // result. (A backend may not: see `native_twin`.)
-        let elided = reference.code == 1 && got.code == 0;
         let why = if got.code != reference.code && !elided {
             Some(format!(
                 "exit {} vs reference {}\n--- reference ---\n{}{}--- {name} ---\n{}{}",
@@ -1863,7 +1863,7 @@ fn located(stderr: &str, file: &Path, text: &str) -> Result<(), String> {
 /// Seconds spent in each configuration's `l0-opt` processes, over all workers
 /// (printed at the end of a run, to show where a program's time goes).
 /// With each, how many faults of the reference it elided (ran to its end
-/// where the reference faulted at a pure op).
+/// where the reference faulted: a dead pure op or an unread write).
 static SPENT: std::sync::Mutex<Vec<(&'static str, f64, u32)>> = std::sync::Mutex::new(Vec::new());
 
 /// Adds the time since `started`, and `elided` elided faults, to
