@@ -57,3 +57,13 @@ pub fn release_llvm_pages() -> usize {
     #[cfg(not(target_os = "linux"))]
     0
 }
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    /// LLVM is mapped somewhere read-only: in this test binary (static
+    /// linking) or in `libLLVM-14.so` (the dynamic fallback).
+    #[test]
+    fn advises_the_mappings_that_hold_llvm() {
+        assert!(super::release_llvm_pages() > 0);
+    }
+}
