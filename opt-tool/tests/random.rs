@@ -1699,7 +1699,7 @@ fn disagreement(
         // A reduction of one configuration's disagreement also runs the
         // interpreter configurations (about 20 ms each), which its native twin
         // and its elided partner are compared with.
-        let wanted = only.is_none_or(|o| o == *name || extra.contains(&"--backend=interp"));
+        let wanted = only.is_none_or(|o| o == *name || is_interp(extra));
         if !wanted {
             continue;
         }
@@ -1746,7 +1746,7 @@ fn disagreement(
                 ));
             }
         }
-        if extra.contains(&"--backend=interp") {
+        if is_interp(extra) {
             if let Some(pass) = pass_of(extra) {
                 interpreted.push((pass, got.clone()));
             }
@@ -1795,6 +1795,11 @@ fn disagreement(
         }
     }
     Ok(reference)
+}
+
+/// Whether a configuration runs the interpreter (`--backend=interp`).
+fn is_interp(extra: &[&str]) -> bool {
+    extra.contains(&"--backend=interp")
 }
 
 /// The `--pass=` argument of a configuration.
@@ -2243,7 +2248,7 @@ fn native_configurations_have_interpreter_twins() {
         assert!(
             CONFIGS[..k]
                 .iter()
-                .any(|(_, i)| i.contains(&"--backend=interp") && pass_of(i) == Some(t)),
+                .any(|(_, i)| is_interp(i) && pass_of(i) == Some(t)),
             "{name}: no interpreter configuration before it runs --pass={t}"
         );
     }
