@@ -39,9 +39,11 @@ fn main() {
     if have_archives && !want_dynamic {
         let mut args = vec!["--link-static", "--libs"];
         args.extend(COMPONENTS);
+        // `-bundle`: the final link reads the archives where llvm-14-dev installed them;
+        // bundling would copy all 130 MB of them into codegen's rlib at every rebuild.
         for flag in run(&config, &args).split_whitespace() {
             let name = flag.trim_start_matches("-l");
-            println!("cargo:rustc-link-lib=static={name}");
+            println!("cargo:rustc-link-lib=static:-bundle={name}");
         }
         // LLVM's own dependencies (zlib, terminfo, ...), then its C++ runtime. With
         // `--as-needed`, the default, a library whose symbols nothing uses (z3) is dropped.
