@@ -25,42 +25,43 @@ fn main() {
     println!("cargo:rerun-if-env-changed=LLVM_SYS_140_PREFIX");
     println!("cargo:rerun-if-env-changed=L0_LLVM_LINK");
     let config = llvm_config();
-    let libdir = run(&config, &["--libdir"]);
-    println!("cargo:rustc-link-search=native={}", libdir.trim());
+    let libdir = PathBuf::from(run(&config, &["--libdir"]).trim());
+    println!("cargo:rustc-link-search=native={}", libdir.display());
+    // `llvm-config --link-static <what> COMPONENTS...`
+    let static_query = |what| {
+        let mut args = vec!["--link-static", what];
+        args.extend(COMPONENTS);
+        run(&config, &args)
+    };
 
     let want_dynamic = std::env::var("L0_LLVM_LINK").is_ok_and(|v| v == "dynamic");
-    let mut args = vec!["--link-static", "--libnames"];
-    args.extend(COMPONENTS);
-    let archives = run(&config, &args);
-    let have_archives = archives
+    let have_archives = static_query("--libnames")
         .split_whitespace()
-        .all(|name| Path::new(libdir.trim()).join(name).is_file());
+        .all(|name| libdir.join(name).is_file());
 
     if have_archives && !want_dynamic {
-        let mut args = vec!["--link-static", "--libs"];
-        args.extend(COMPONENTS);
         // `-bundle`: the final link reads the archives where llvm-14-dev installed them;
         // bundling would copy all 130 MB of them into codegen's rlib at every rebuild.
-        for flag in run(&config, &args).split_whitespace() {
+        for flag in static_query("--libs").split_whitespace() {
             let name = flag.trim_start_matches("-l");
             println!("cargo:rustc-link-lib=static:-bundle={name}");
         }
         // LLVM's own dependencies (zlib, terminfo, ...), then its C++ runtime. With
         // `--as-needed`, the default, a library whose symbols nothing uses (z3) is dropped.
         for flag in run(&config, &["--link-static", "--system-libs"]).split_whitespace() {
-            system_library(flag);
+            shared_library(flag);
         }
         println!("cargo:rustc-link-lib=dylib=stdc++");
     } else {
         for flag in run(&config, &["--link-shared", "--libs"]).split_whitespace() {
-            let name = flag.trim_start_matches("-l");
-            println!("cargo:rustc-link-lib=dylib={name}");
+            shared_library(flag);
         }
     }
 }
 
-/// Emits the link directive for one `--system-libs` entry: `-lNAME` or a library's path.
-fn system_library(flag: &str) {
+/// Emits the link directive for one shared library that `llvm-config` names (`--libs` of
+/// `--link-shared`, or `--system-libs`): `-lNAME` or a library's path.
+fn shared_library(flag: &str) {
     if let Some(name) = flag.strip_prefix("-l") {
         println!("cargo:rustc-link-lib=dylib={name}");
         return;
@@ -75,7 +76,7 @@ fn system_library(flag: &str) {
             println!("cargo:rustc-link-search=native={}", dir.display());
             println!("cargo:rustc-link-lib=dylib={name}");
         }
-        _ => panic!("cannot read llvm-config's system library {flag:?}"),
+        _ => panic!("cannot read llvm-config's library {flag:?}"),
     }
 }
 
