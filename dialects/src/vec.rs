@@ -30,9 +30,10 @@
 //!   zipWith size fault is never hidden; `vec.len(scale(v, s))` -> `vec.len(v)`;
 //!   `vec.len(mat.row(m, i))` -> `mat.cols(m)` (like deleting an unused
 //!   pure op, this can remove the row's out-of-bounds fault).
-//! - `vec.get(fill(n, x), i)` -> `x`, `vec.get(iota(n), i)` -> `i`. These
-//!   assume the access is in bounds: like deleting an unused pure op, they can
-//!   remove an out-of-bounds fault.
+//! - `vec.get(fill(n, x), i)` -> `x`, `vec.get(iota(n), i)` -> `i`, only
+//!   where `i` is provably in `[0, n)` ([`index_in_range`], or the read is
+//!   marked `in_bounds`): the read's value is used, so its out-of-bounds
+//!   fault must stay (a wrong result with exit 0 is worse than the fault).
 //! - integer elements only: `add(v, fill(n, 0))`, `add(fill(n, 0), v)`,
 //!   `sub(v, fill(n, 0))`, `mul(v, fill(n, 1))`, `mul(fill(n, 1), v)` -> `v`,
 //!   and only where `n` is provably `vec.len(v)` (e.g. `n` is `vec.len(v)`
@@ -802,7 +803,38 @@ fn rw_get(b: &mut Builder, st: &OpState) -> Repl {
         "vec.iota" => i,
         _ => return None,
     };
-    (b.ctx.ty(r) == st.result_types.first()?).then(|| smallvec![r])
+    // The element is known, but the read still faults when `i` is outside
+    // `[0, n)`: without a proof the get keeps its check.
+    let proven = st.attrs.iter().any(|(k, _)| k == "in_bounds")
+        || index_in_range(b.ctx, i, size_key(b.ctx, b.ctx.operand(d, 0)));
+    (proven && b.ctx.ty(r) == st.result_types.first()?).then(|| smallvec![r])
+}
+
+/// Whether index `i` is provably inside `[0, len)` for a vector whose length
+/// has the key `len` ([`len_key`]): `i` and the length are constants with
+/// `0 <= i < len`, or `i` is the induction variable of an enclosing
+/// `gen.loop` whose size has the key `len`, or of an `scf.for` from the
+/// constant 0 whose upper bound has it. (The `bounds` pass proves more and
+/// marks the read `in_bounds`.)
+pub fn index_in_range(ctx: &Context, i: ValueId, len: LenKey) -> bool {
+    if let (Some(Attribute::Int(x, _)), LenKey::Size(n)) = (const_attr(ctx, i), len) {
+        return matches!(const_attr(ctx, n), Some(Attribute::Int(m, _)) if 0 <= *x && x < m);
+    }
+    let Some(blk) = ctx.value_block(i) else {
+        return false;
+    };
+    if ctx.block_args(blk).first() != Some(&i) {
+        return false;
+    }
+    let Some(l) = ctx.block_parent_op(blk) else {
+        return false;
+    };
+    let bound = match ctx.op_name(l) {
+        "gen.loop" => ctx.operand(l, 0),
+        "scf.for" if is_int_const(ctx, ctx.operand(l, 0), 0) => ctx.operand(l, 1),
+        _ => return false,
+    };
+    size_key(ctx, bound) == len
 }
 
 /// `w` is `fill(n, c)` with `c` the integer constant `k` and `n` provably

@@ -177,7 +177,9 @@ fn normalize_lens(ctx: &mut Context) {
 /// Loops whose only work is emitting their index or a loop-invariant value
 /// (what `vec.iota` and `vec.fill` become): reads `vec.get(out, j)` anywhere
 /// become `j` or the value, so such producers fuse even into consumers in
-/// other blocks at no cost.
+/// other blocks at no cost. Only reads whose index is provably inside the
+/// output ([`read_in_range`]): any other read keeps its bounds check, and
+/// with it the producer.
 fn substitute_trivial(ctx: &mut Context, stats: &mut PassStats) {
     for op in ctx.walk_all() {
         if !ctx.alive(op) {
@@ -200,7 +202,7 @@ fn substitute_trivial(ctx: &mut Context, stats: &mut PassStats) {
         }
         let out = lv.gens[0].results[0];
         for u in ctx.uses(out).to_vec() {
-            if ctx.is(u.op, "vec.get") && u.index == 0 {
+            if ctx.is(u.op, "vec.get") && u.index == 0 && read_in_range(ctx, u.op, lv.size) {
                 let j = ctx.operand(u.op, 1);
                 let r = ctx.result(u.op, 0);
                 ctx.replace_all_uses(r, if is_index { j } else { x });
@@ -209,6 +211,19 @@ fn substitute_trivial(ctx: &mut Context, stats: &mut PassStats) {
             }
         }
     }
+}
+
+/// Whether the index of `read` (a `vec.get` of the output of a loop of
+/// `size` iterations that emits once per iteration) is provably in
+/// `[0, size)`: marked `in_bounds`, or the induction variable of a loop over
+/// `size` (or a length known to equal it), or constants
+/// ([`dialects::vec::index_in_range`]).
+fn read_in_range(ctx: &Context, read: OpId, size: ValueId) -> bool {
+    use dialects::vec::{index_in_range, size_key, LenKey};
+    let j = ctx.operand(read, 1);
+    ctx.attr(read, "in_bounds").is_some()
+        || index_in_range(ctx, j, size_key(ctx, size))
+        || index_in_range(ctx, j, LenKey::Vec(ctx.operand(read, 0)))
 }
 
 /// The ancestor of `op` (or `op` itself) that sits directly in `block`.
