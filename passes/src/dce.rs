@@ -1,7 +1,9 @@
 //! `dce`: erases operations whose results are unused and that have no
-//! effects (pure ops, and loops/conditionals whose bodies are pure), to a
-//! fixpoint: erasing an op may make its operands' producers dead (LMS's DCE
-//! by reachability from the effects and results).
+//! effects (pure ops, loops/conditionals whose bodies are pure, and
+//! `gen.loop`s whose bodies only emit to their own generators or those of
+//! loops nested in them), to a fixpoint: erasing an op may make its
+//! operands' producers dead (LMS's DCE by reachability from the effects and
+//! results).
 //!
 //! Effects are tracked per allocation (issue 13): an allocation (`arr.alloc`,
 //! `var.new`) that is only ever written (`arr.store`, `var.set`) or freed,
@@ -172,7 +174,14 @@ fn dead_ops(ctx: &mut Context) -> u64 {
     // Visit uses before definitions: reverse pre-order handles straight-line
     // code in one sweep; the worklist catches the rest.
     while let Some(op) = work.pop() {
-        if !ctx.alive(op) || ctx.op(op).parent.is_none() || !is_trivially_dead(ctx, op) {
+        if !ctx.alive(op) || ctx.op(op).parent.is_none() {
+            continue;
+        }
+        // A `gen.loop` whose emits all go to its own handles (or to those of
+        // loops inside it) is dead like a pure op when its results are unused.
+        let dead = is_trivially_dead(ctx, op)
+            || (ctx.is(op, dialects::gen::LOOP) && dialects::gen::is_dead_loop(ctx, op));
+        if !dead {
             continue;
         }
         let operands = ctx.operands(op).to_vec();
