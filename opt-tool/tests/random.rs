@@ -1694,6 +1694,9 @@ fn disagreement(
     let mut interpreted: Vec<(&str, Out)> = Vec::new();
     // The first configuration that ran to its end where the reference faulted.
     let mut first_elided: Option<(&str, Out)> = None;
+    // Whether `dce` alone elides the reference's fault too (asked once, at
+    // the first elision of a checking run, not of a reduction's).
+    let mut dce_asked = only.is_some();
     for (name, extra) in configs() {
         let twin = native_twin(extra);
         // A reduction of one configuration's disagreement also runs the
@@ -1771,6 +1774,10 @@ fn disagreement(
                     )
                 })
         } else if elided {
+            if !dce_asked {
+                dce_asked = true;
+                note_elision(file, args, name);
+            }
             // Configurations that elide the reference's fault compute the
             // same results as one another.
             match &first_elided {
@@ -1827,6 +1834,40 @@ fn native_twin<'a>(extra: &[&'a str]) -> Option<&'a str> {
 /// Faults of native configurations compared with the interpreter's fault after
 /// the same passes ([`native_twin`]), over a run.
 static TWIN_FAULTS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Programs whose reference fault some configuration elided, and how many of
+/// those faults `dce` alone keeps, over a run ([`note_elision`]).
+static ELIDED: [std::sync::atomic::AtomicU32; 2] = [
+    std::sync::atomic::AtomicU32::new(0),
+    std::sync::atomic::AtomicU32::new(0),
+];
+
+std::thread_local! {
+    /// The configuration that elided a fault `dce` keeps, in this worker's
+    /// last checked program (printed with its seed under `$RANDOM_VERBOSE`).
+    static ELIDED_BY_REWRITE: std::cell::RefCell<Option<String>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Counts a program whose fault configuration `name` elided, and asks
+/// whether `dce` alone elides it too (the faulting op was dead). Where it
+/// does not, a rewrite made the op dead or removed it: legitimately where
+/// only its length was used (`len(map(f, v))` -> `len(v)`), its value was
+/// forwarded from a store, or it sank into a branch not taken; wrongly where
+/// its value is used and its check went (the `get(fill(n, x), i)` fold
+/// did that before be26d98). The driver cannot tell these apart, so it
+/// counts them and `$RANDOM_VERBOSE` lists them for an audit by hand.
+fn note_elision(file: &Path, args: &[String], name: &str) {
+    use std::sync::atomic::Ordering::Relaxed;
+    ELIDED[0].fetch_add(1, Relaxed);
+    let started = Instant::now();
+    let dce = run(file, args, &["--pass=dce", "--backend=interp"]);
+    spent("dce (elision audit)", started, dce.code == 0);
+    if dce.code == 1 {
+        ELIDED[1].fetch_add(1, Relaxed);
+        ELIDED_BY_REWRITE.with(|e| *e.borrow_mut() = Some(name.to_string()));
+    }
+}
 
 /// The first `error:` line of a diagnostic output (the fault a run reports).
 fn first_error(stderr: &str) -> &str {
@@ -2111,10 +2152,14 @@ fn check_seeds(seeds: impl Iterator<Item = u64>, dir: &Path, worker: usize) -> C
             }
         };
         n.faulted += (reference.code == 1) as u32;
+        let by_rewrite = ELIDED_BY_REWRITE.with(|e| e.borrow_mut().take());
         if reference.code == 1 && std::env::var_os("RANDOM_VERBOSE").is_some() {
             eprintln!(
-                "seed {seed}: {}",
-                reference.stderr.lines().next().unwrap_or("")
+                "seed {seed}: {}{}",
+                reference.stderr.lines().next().unwrap_or(""),
+                by_rewrite.map_or(String::new(), |c| format!(
+                    " (elided by '{c}', kept by dce: audit it)"
+                ))
             );
         }
     }
@@ -2168,6 +2213,13 @@ fn random_programs_agree_everywhere() {
         "random: {count} programs ({faulted} faulting on purpose, {rescued} run with other inputs that do not fault, {twinned} native faults the same as the interpreter's after the same passes, {}), {runs} runs in {secs:.1} s on {jobs} threads: {:.0} programs/minute",
         seen.join(", "),
         count as f64 * 60.0 / secs
+    );
+    let elided = ELIDED
+        .each_ref()
+        .map(|e| e.load(std::sync::atomic::Ordering::Relaxed));
+    eprintln!(
+        "random: {} programs whose fault some configuration elided, {} of them faults that dce alone keeps (a rewrite elided them: RANDOM_VERBOSE=1 lists them for an audit)",
+        elided[0], elided[1]
     );
     let spent = SPENT.lock().unwrap_or_else(|e| e.into_inner());
     let total: f64 = spent.iter().map(|(_, t, _)| t).sum();
