@@ -1776,7 +1776,7 @@ fn disagreement(
         } else if elided {
             if !dce_asked {
                 dce_asked = true;
-                note_elision(file, args, name);
+                note_elision(file, args, name, &reference);
             }
             // Configurations that elide the reference's fault compute the
             // same results as one another.
@@ -1850,20 +1850,23 @@ std::thread_local! {
 }
 
 /// Counts a program whose fault configuration `name` elided, and asks
-/// whether `dce` alone elides it too (the faulting op was dead). Where it
+/// whether `dce` alone elides the reference's fault too (the faulting op
+/// was dead). Where it
 /// does not, a rewrite made the op dead or removed it: legitimately where
 /// only its length was used (`len(map(f, v))` -> `len(v)`), its value was
 /// forwarded from a store, or it sank into a branch not taken; wrongly where
 /// its value is used and its check went (the `get(fill(n, x), i)` fold
 /// did that before be26d98). The driver cannot tell these apart, so it
 /// counts them and `$RANDOM_VERBOSE` lists them for an audit by hand.
-fn note_elision(file: &Path, args: &[String], name: &str) {
+fn note_elision(file: &Path, args: &[String], name: &str, reference: &Out) {
     use std::sync::atomic::Ordering::Relaxed;
     ELIDED[0].fetch_add(1, Relaxed);
     let started = Instant::now();
     let dce = run(file, args, &["--pass=dce", "--backend=interp"]);
-    spent("dce (elision audit)", started, dce.code == 0);
-    if dce.code == 1 {
+    // Kept: the same first fault (`dce` may elide it and meet a later one).
+    let kept = dce.code == 1 && first_error(&dce.stderr) == first_error(&reference.stderr);
+    spent("dce (elision audit)", started, !kept);
+    if kept {
         ELIDED[1].fetch_add(1, Relaxed);
         ELIDED_BY_REWRITE.with(|e| *e.borrow_mut() = Some(name.to_string()));
     }
