@@ -1851,13 +1851,13 @@ std::thread_local! {
 
 /// Counts a program whose fault configuration `name` elided, and asks
 /// whether `dce` alone elides the reference's fault too (the faulting op
-/// was dead). Where it
-/// does not, a rewrite made the op dead or removed it: legitimately where
-/// only its length was used (`len(map(f, v))` -> `len(v)`), its value was
-/// forwarded from a store, or it sank into a branch not taken; wrongly where
-/// its value is used and its check went (the `get(fill(n, x), i)` fold
-/// did that before be26d98). The driver cannot tell these apart, so it
-/// counts them and `$RANDOM_VERBOSE` lists them for an audit by hand.
+/// was dead). Where it does not, a rewrite made the op dead or removed it:
+/// legitimately where only its length was used (`len(map(f, v))` ->
+/// `len(v)`), a store's value was forwarded to its loads, or the op sank
+/// into a branch not taken; wrongly where its value is used and its check
+/// went (the `get(fill(n, x), i)` fold did that before be26d98). The driver
+/// cannot tell these apart, so it counts them and `$RANDOM_VERBOSE` lists
+/// them for an audit by hand.
 fn note_elision(file: &Path, args: &[String], name: &str, reference: &Out) {
     use std::sync::atomic::Ordering::Relaxed;
     ELIDED[0].fetch_add(1, Relaxed);
