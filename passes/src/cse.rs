@@ -202,9 +202,12 @@ fn walk_block(ctx: &mut Context, b: BlockId, s: &mut Scopes) {
             && !traits.intersects(Traits::WRITES | Traits::ALLOCATES);
         if !(traits.contains(Traits::PURE) || is_read) || ctx.results(op).is_empty() {
             if has_write_effects(ctx, op) {
+                let in_bounds = cannot_fault(ctx, op, s);
                 let w = written(ctx, op);
                 s.invalidate(w.as_deref());
-                forward_store(ctx, op, s);
+                if in_bounds {
+                    forward_store(ctx, op, s);
+                }
             }
             continue;
         }
@@ -253,10 +256,58 @@ fn walk_block(ctx: &mut Context, b: BlockId, s: &mut Scopes) {
     s.reads.pop();
 }
 
+/// Whether store `op` provably cannot fault, so that its value may be
+/// forwarded ([`forward_store`]): a `var.set`, or an `arr.store` marked
+/// `in_bounds`, at a constant index inside an `arr.alloc` of constant size,
+/// or whose element an earlier read (or forwarded store) of this scope
+/// already accessed (arrays never change length). A store that
+/// may fault keeps its loads: once they read the stored value directly,
+/// `dce` would erase the store as unread, and its fault with it, while its
+/// value is still used.
+fn cannot_fault(ctx: &Context, op: ir::OpId, s: &Scopes) -> bool {
+    if !ctx.is(op, "arr.store") {
+        return true;
+    }
+    if ctx.attr(op, "in_bounds").is_some() {
+        return true;
+    }
+    // A constant index into an allocation of constant size.
+    let konst = |v: ValueId| {
+        ctx.def_op_named(v, "arith.constant")
+            .and_then(|c| ctx.attr(c, "value"))
+            .and_then(|a| a.as_int())
+    };
+    let alloc_size = ctx
+        .def_op_named(ctx.operand(op, 0), "arr.alloc")
+        .and_then(|a| konst(ctx.operand(a, 0)));
+    if let (Some(i), Some(n)) = (konst(ctx.operand(op, 1)), alloc_size) {
+        return 0 <= i && i < n;
+    }
+    let Some(kind) = ctx.registry().kind("arr.load") else {
+        return false;
+    };
+    let x = ctx.operand(op, 2);
+    [vec![], vec![("in_bounds".to_string(), ir::Attribute::Unit)]]
+        .into_iter()
+        .any(|attrs| {
+            let st = OpState {
+                kind,
+                operands: smallvec::smallvec![ctx.operand(op, 0), ctx.operand(op, 1)],
+                result_types: smallvec::smallvec![ctx.ty(x).clone()],
+                attrs,
+                regions: SmallVec::new(),
+                loc: ctx.loc(op),
+                existing: None,
+            };
+            let key = GvnKey::of(ctx, &st);
+            s.reads.iter().any(|m| m.contains_key(&key))
+        })
+}
+
 /// After a store, a later read of the same element (no aliasing write in
 /// between) is the stored value: `arr.store %a, %i, %x` then `arr.load
-/// %a, %i` (with or without `in_bounds`: the store did not fault, so the
-/// index is in bounds), `var.set %v, %x` then `var.get %v`.
+/// %a, %i` (with or without `in_bounds`), `var.set %v, %x` then `var.get
+/// %v`. Only for stores that cannot fault ([`cannot_fault`]).
 fn forward_store(ctx: &Context, op: ir::OpId, s: &mut Scopes) {
     let (load, operands, x) = match ctx.op_name(op) {
         "arr.store" => (
