@@ -21,6 +21,7 @@ use rustc_hash::{FxHashMap, FxHasher};
 use smallvec::SmallVec;
 
 use crate::alias::{Aliases, Effects};
+use dialects::arith::constant_int;
 use ir::builder::GvnKey;
 use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
 use ir::{BlockId, Context, Diagnostic, OpState, Traits, ValueId};
@@ -272,44 +273,23 @@ fn cannot_fault(ctx: &Context, op: ir::OpId, s: &Scopes) -> bool {
         return true;
     }
     // A constant index into an allocation of constant size.
-    let konst = |v: ValueId| {
-        ctx.def_op_named(v, "arith.constant")
-            .and_then(|c| ctx.attr(c, "value"))
-            .and_then(|a| a.as_int())
-    };
     let alloc_size = ctx
         .def_op_named(ctx.operand(op, 0), "arr.alloc")
-        .and_then(|a| konst(ctx.operand(a, 0)));
-    if let (Some(i), Some(n)) = (konst(ctx.operand(op, 1)), alloc_size) {
+        .and_then(|a| constant_int(ctx, ctx.operand(a, 0)));
+    if let (Some(i), Some(n)) = (constant_int(ctx, ctx.operand(op, 1)), alloc_size) {
         return 0 <= i && i < n;
     }
-    let Some(kind) = ctx.registry().kind("arr.load") else {
-        return false;
-    };
-    let x = ctx.operand(op, 2);
-    [vec![], vec![("in_bounds".to_string(), ir::Attribute::Unit)]]
-        .into_iter()
-        .any(|attrs| {
-            let st = OpState {
-                kind,
-                operands: smallvec::smallvec![ctx.operand(op, 0), ctx.operand(op, 1)],
-                result_types: smallvec::smallvec![ctx.ty(x).clone()],
-                attrs,
-                regions: SmallVec::new(),
-                loc: ctx.loc(op),
-                existing: None,
-            };
-            let key = GvnKey::of(ctx, &st);
-            s.reads.iter().any(|m| m.contains_key(&key))
-        })
+    read_keys(ctx, op).is_some_and(|(keys, _)| {
+        keys.iter()
+            .any(|key| s.reads.iter().any(|m| m.contains_key(key)))
+    })
 }
 
-/// After a store, a later read of the same element (no aliasing write in
-/// between) is the stored value: `arr.store %a, %i, %x` then `arr.load
-/// %a, %i` (with or without `in_bounds`), `var.set %v, %x` then `var.get
-/// %v`. Only for stores that cannot fault ([`cannot_fault`]).
-fn forward_store(ctx: &Context, op: ir::OpId, s: &mut Scopes) {
-    let (load, operands, x) = match ctx.op_name(op) {
+/// The keys of the reads of the element that store `op` writes (`arr.load
+/// %a, %i` without and with `in_bounds`, or `var.get %v`), and the stored
+/// value.
+fn read_keys(ctx: &Context, op: ir::OpId) -> Option<([GvnKey; 2], ValueId)> {
+    let (load, operands, x): (_, SmallVec<[ValueId; 4]>, _) = match ctx.op_name(op) {
         "arr.store" => (
             "arr.load",
             smallvec::smallvec![ctx.operand(op, 0), ctx.operand(op, 1)],
@@ -320,23 +300,38 @@ fn forward_store(ctx: &Context, op: ir::OpId, s: &mut Scopes) {
             smallvec::smallvec![ctx.operand(op, 0)],
             ctx.operand(op, 1),
         ),
-        _ => return,
+        _ => return None,
     };
-    let Some(kind) = ctx.registry().kind(load) else {
-        return;
-    };
-    let alloc = ctx.operand(op, 0);
-    for attrs in [vec![], vec![("in_bounds".to_string(), ir::Attribute::Unit)]] {
+    let kind = ctx.registry().kind(load)?;
+    let key = |attrs| {
         let st = OpState {
             kind,
-            operands: SmallVec::clone(&operands),
+            operands: operands.clone(),
             result_types: smallvec::smallvec![ctx.ty(x).clone()],
             attrs,
             regions: SmallVec::new(),
             loc: ctx.loc(op),
             existing: None,
         };
-        let key = GvnKey::of(ctx, &st);
+        GvnKey::of(ctx, &st)
+    };
+    let keys = [
+        key(vec![]),
+        key(vec![("in_bounds".to_string(), ir::Attribute::Unit)]),
+    ];
+    Some((keys, x))
+}
+
+/// After a store, a later read of the same element (no aliasing write in
+/// between) is the stored value: `arr.store %a, %i, %x` then `arr.load
+/// %a, %i` (with or without `in_bounds`), `var.set %v, %x` then `var.get
+/// %v`. Only for stores that cannot fault ([`cannot_fault`]).
+fn forward_store(ctx: &Context, op: ir::OpId, s: &mut Scopes) {
+    let Some((keys, x)) = read_keys(ctx, op) else {
+        return;
+    };
+    let alloc = ctx.operand(op, 0);
+    for key in keys {
         let values = smallvec::smallvec![x];
         s.reads
             .last_mut()
