@@ -7,6 +7,7 @@
 # Usage: benches/fusion_rules.sh [N] [REPS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. benches/need_numpy.sh
 N=${1:-1000000}
 REPS=${2:-11}
 cargo build --release -q -p opt-tool

@@ -9,6 +9,7 @@
 # Usage: benches/hoist_checks.sh [N] [REPS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. benches/need_numpy.sh
 N=${1:-100000}
 REPS=${2:-11}
 cargo build --release -q -p opt-tool

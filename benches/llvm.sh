@@ -8,7 +8,7 @@
 # excluded), the ratios to C, and the LLVM JIT compile time per example.
 #
 #   benches/llvm.sh      (env: DATA dir, default /tmp/l0-bench-data; L0_OPT; REPS=21)
-# Needs python3 with numpy (for the data) and gcc.
+# Needs python3 and gcc; NumPy (for the data) is installed with pip where missing.
 set -eu
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -17,7 +17,7 @@ L0_OPT="${L0_OPT:-$ROOT/target/release/l0-opt}"
 REPS="${REPS:-21}"
 [ -x "$L0_OPT" ] || (cd "$ROOT" && cargo build --release -p opt-tool)
 mkdir -p "$DATA"
-python3 -c 'import numpy' 2>/dev/null || python3 -m pip install --quiet numpy
+. "$ROOT/benches/need_numpy.sh"
 # Data: sumsq_x (10^7 uniform in [-1, 1)), Black-Scholes (10^6 options),
 # and sqrt_x (10^7 uniform in [0, 1)) for sum(sqrt(2x+1)).
 [ -f "$DATA/sumsq_x.npy" ] || python3 "$ROOT/examples/gen_sumsq_data.py" "$DATA" > "$DATA/sumsq_expected.txt"

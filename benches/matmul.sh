@@ -7,6 +7,7 @@
 # ROUNDS alternating rounds, the median over rounds is printed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. benches/need_numpy.sh
 N=${1:-512}
 REPS=${2:-7}
 ROUNDS=${3:-3}

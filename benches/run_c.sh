@@ -11,6 +11,7 @@
 set -eu
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
+. "$ROOT/benches/need_numpy.sh"
 DATA="${DATA:-/tmp/l0-bench-data}"
 CC="${CC:-gcc}"
 CFLAGS="-O3 -march=native -Wall"

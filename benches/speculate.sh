@@ -5,6 +5,7 @@
 # Usage: benches/speculate.sh [REPS]   (medians of --bench=REPS runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. benches/need_numpy.sh
 REPS=${1:-20}
 cargo build --release -q -p opt-tool
 L0=target/release/l0-opt

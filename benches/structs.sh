@@ -10,6 +10,7 @@
 # THREADS=k for --threads=k, default all cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. benches/need_numpy.sh
 N=${1:-4000000}
 REPS=${2:-20}
 ROUNDS=${3:-1}

@@ -13,7 +13,7 @@
 # speedups t1/t2.
 #
 #   benches/threads.sh      (env: DATA dir, default /tmp/l0-bench-data; L0_OPT; REPS=21; ROUNDS=3)
-# Needs python3 with numpy (for the data) and gcc with OpenMP.
+# Needs python3 and gcc with OpenMP; NumPy (for the data) is installed with pip where missing.
 set -eu
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -23,7 +23,7 @@ REPS="${REPS:-21}"
 ROUNDS="${ROUNDS:-3}"
 [ -x "$L0_OPT" ] || (cd "$ROOT" && cargo build --release -p opt-tool)
 mkdir -p "$DATA"
-python3 -c 'import numpy' 2>/dev/null || python3 -m pip install --quiet numpy
+. "$ROOT/benches/need_numpy.sh"
 [ -f "$DATA/sumsq_x.npy" ] || python3 "$ROOT/examples/gen_sumsq_data.py" "$DATA" > "$DATA/sumsq_expected.txt"
 [ -f "$DATA/bs_v.npy" ] || python3 "$ROOT/examples/gen_blackscholes_data.py" "$DATA" > "$DATA/bs_expected.txt"
 for n in 1000 8192 1000000; do
