@@ -367,7 +367,8 @@ pub fn register(r: &mut Registry) {
             .traits(Traits::WRITES)
             .assembly_format("operands attr-dict : type(first)")
             .verify(verify_store)
-            .interpret(interp_store),
+            .interpret(interp_store)
+            .poison(ir::poison::PoisonRule::PoisonsBuffer),
     );
     r.register(
         OpSpec::new("arr.len", "the current length of a buffer")

@@ -757,9 +757,12 @@ fn verify_end(ctx: &Context, op: OpId) -> Result<(), String> {
 /// body has no effect other than emits to handles of `op` or of loops nested
 /// in it.
 pub fn is_dead_loop(ctx: &Context, op: OpId) -> bool {
-    if !ctx.results(op).iter().all(|&r| ctx.unused(r)) {
-        return false;
-    }
+    ctx.results(op).iter().all(|&r| ctx.unused(r)) && effect_free_loop(ctx, op)
+}
+
+/// Whether the body of loop `op` has no effect other than emits to handles of
+/// `op` or of loops nested in it: the loop as a whole is pure.
+pub fn effect_free_loop(ctx: &Context, op: OpId) -> bool {
     ctx.walk_nested(op).into_iter().all(|o| {
         if ctx.is(o, EMIT) || ctx.is(o, RUNNING) {
             return handle_owner(ctx, ctx.operand(o, 0)).is_some_and(|l| ctx.is_ancestor(op, l));
@@ -1018,6 +1021,8 @@ fn interp_end(_: &mut Interp, _: OpId, _: &[RtValue]) -> Res {
 
 /// Registers `gen.loop`, `gen.emit`, `gen.running`, `gen.end`.
 pub fn register(r: &mut Registry) {
+    r.effect_free
+        .push(|ctx, op| ctx.is(op, LOOP).then(|| effect_free_loop(ctx, op)));
     r.register(
         OpSpec::new(LOOP, "a generator loop: runs its body for i in [0, size)")
             .operands(Arity::AtLeast(1))

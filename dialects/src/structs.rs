@@ -165,6 +165,7 @@ pub fn register(r: &mut Registry) {
             .operands(Arity::AtLeast(1))
             .results(Arity::Exactly(1))
             .traits(Traits::PURE)
+            .poison(ir::poison::PoisonRule::Carries)
             .assembly_format("operands attr-dict : type(results)")
             .verify(verify_new)
             .fold(fold_new)

@@ -1126,6 +1126,7 @@ pub fn register(r: &mut Registry) {
             .assembly_format("operands attr-dict : type(results)")
             .verify(verify_fill)
             .interpret(interp_fill)
+            .poison(ir::poison::PoisonRule::Carries)
             .lowering("gen", lower_fill),
     );
     r.register(

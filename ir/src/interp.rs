@@ -237,6 +237,8 @@ pub struct Interp<'a> {
     /// (its fuel, [`max_steps`] when created).
     steps: u64,
     pub max_steps: u64,
+    /// Deferred faults (`--defer-faults`, [`crate::poison`]); `None` when off.
+    pub deferral: Option<crate::poison::Deferral>,
 }
 
 /// The default fuel of an interpreter: about 15 s of interpretation here.
@@ -276,6 +278,7 @@ impl<'a> Interp<'a> {
             depth: 0,
             steps: 0,
             max_steps: max_steps(),
+            deferral: crate::poison::defer_faults().then(Default::default),
         }
     }
     /// The current value of `v` (a fault if it was never computed).
@@ -308,6 +311,7 @@ impl<'a> Interp<'a> {
             });
         };
         if self.depth >= MAX_CALL_DEPTH {
+            self.hard_fault();
             return Err(RunError {
                 loc: at,
                 message: format!("call depth limit ({MAX_CALL_DEPTH}) exceeded"),
@@ -335,7 +339,11 @@ impl<'a> Interp<'a> {
             self.restore_scope(s);
         }
         self.depth -= 1;
-        Ok(r?.into_vec())
+        let r = r?;
+        if self.depth == 0 {
+            self.check_results(&r)?;
+        }
+        Ok(r.into_vec())
     }
 
     fn save_scope(&self, f: OpId) -> Vec<(ValueId, Option<RtValue>)> {
@@ -416,6 +424,7 @@ impl<'a> Interp<'a> {
             cur = ctx.op(op).next;
             self.steps += 1;
             if self.steps > self.max_steps {
+                self.hard_fault();
                 return Err(RunError::at(
                     ctx,
                     op,
@@ -427,16 +436,24 @@ impl<'a> Interp<'a> {
             }
             let spec = ctx.spec(op);
             let Some(f) = spec.interpret else {
+                self.hard_fault();
                 return Err(RunError::at(ctx, op, "has no interpreter semantics"));
             };
             operands.clear();
             for &v in ctx.operands(op) {
                 match &self.env[v.index()] {
                     Some(x) => operands.push(x.clone()),
-                    None => return Err(RunError::at(ctx, op, "operand has no value")),
+                    None => {
+                        self.hard_fault();
+                        return Err(RunError::at(ctx, op, "operand has no value"));
+                    }
                 }
             }
-            let results = f(self, op, &operands)?;
+            let results = if self.deferral.is_some() {
+                self.step_deferring(op, f, &operands)?
+            } else {
+                f(self, op, &operands)?
+            };
             if spec.traits.contains(Traits::TERMINATOR) {
                 return Ok(Stop::Returned(results));
             }

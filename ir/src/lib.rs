@@ -17,6 +17,7 @@ pub mod interp;
 pub mod names;
 pub mod parser;
 pub mod pass;
+pub mod poison;
 pub mod printer;
 pub mod rewrite;
 pub mod source;

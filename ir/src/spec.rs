@@ -173,6 +173,9 @@ pub type ParseGenericAttrsFn = fn(&str, &mut [(String, Attribute)]);
 /// `None` when they do not determine them.
 pub type InferFn = fn(&[Type], &[(String, Attribute)]) -> Option<SmallVec<[Type; 2]>>;
 /// Materializes a constant attribute as an op (a dialect's constant op).
+/// Whether an op (with everything nested) has no effect outside itself, where
+/// a dialect knows better than the traits; `None` where it does not decide.
+pub type EffectFreeFn = fn(&Context, OpId) -> Option<bool>;
 pub type MaterializeFn = fn(&mut Builder, &Attribute, &Type) -> Option<ValueId>;
 
 /// An op kind.
@@ -215,6 +218,8 @@ pub struct OpSpec {
     /// `scf.if` without an else, as `mlir-opt --mlir-print-op-generic`
     /// writes it).
     pub empty_region_terminator: Option<&'static str>,
+    /// How the op treats poison under deferred faults ([`crate::poison`]).
+    pub poison: crate::poison::PoisonRule,
 }
 
 impl OpSpec {
@@ -241,7 +246,13 @@ impl OpSpec {
             parse_generic_attrs: None,
             mlir_name: None,
             empty_region_terminator: None,
+            poison: crate::poison::PoisonRule::Default,
         }
+    }
+    /// Sets [`OpSpec::poison`].
+    pub fn poison(mut self, rule: crate::poison::PoisonRule) -> Self {
+        self.poison = rule;
+        self
     }
     /// Sets [`OpSpec::empty_region_terminator`].
     pub fn empty_region_terminator(mut self, term: &'static str) -> Self {
@@ -351,6 +362,11 @@ pub struct Registry {
     pub materialize: Option<MaterializeFn>,
     /// Lowering phases in the order `lower` applies them.
     pub phases: Vec<&'static str>,
+    /// Dialect hooks that tell whether an op whose regions hold effects has
+    /// none as a whole (a `gen.loop` whose emits go only to its own handles);
+    /// `None` from every hook leaves it to the traits. Read by deferred faults
+    /// ([`crate::poison`]).
+    pub effect_free: Vec<EffectFreeFn>,
 }
 
 impl Registry {

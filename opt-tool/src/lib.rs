@@ -248,6 +248,12 @@ struct Cli {
     /// the passes' `in_bounds` proofs (tells a wrong proof from a wrong translation).
     #[arg(long)]
     keep_all_checks: bool,
+    /// Interpreter only: a fault of a pure op yields poison instead, and the
+    /// run faults (with the first such fault) only where poison reaches a
+    /// result, or an effect that needs its value. A run that ends shows that
+    /// a pass may delete every op that faulted (IR-SPEC §3); see `ir::poison`.
+    #[arg(long)]
+    defer_faults: bool,
     /// Print each pass's statistics to stderr.
     #[arg(long)]
     pass_statistics: bool,
@@ -571,6 +577,7 @@ fn process(
     sink: Option<&mut output::StreamedOutput>,
 ) -> Result<String, Failure> {
     codegen::proofs::set_keep_all_checks(cli.keep_all_checks);
+    ir::poison::set_defer_faults(cli.defer_faults);
     let t0 = Instant::now();
     let mut registry = Registry::new();
     (tool().dialects)(&mut registry);

@@ -212,6 +212,13 @@ pub fn flatten_results(
 
 /// Runs `func` with the command-line arguments and prints its results.
 pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
+    if cli.defer_faults && (cli.backend() != Backend::Interp || cli.target == crate::Target::Nvptx)
+    {
+        return Err(Failure::Usage(
+            "--defer-faults needs --backend=interp (native code and kernels do not defer faults)"
+                .into(),
+        ));
+    }
     let leaves = parse_args(cli, ctx, func)?;
     let results = signature(ctx, func).map(|s| s.1).unwrap_or_default();
     let result_leaves: Vec<Type> = results.iter().flat_map(Type::leaves).collect();

@@ -32,9 +32,12 @@
 //! threads too) must fault where the interpreter faults after the same passes, and
 //! report its first fault, place and message ([`native_twin`]); so a check
 //! that a backend drops is found even where the reference faults earlier.
-//! A pass may elide a fault (delete a dead op or an unread write with it); the
-//! configurations that run to their end where the reference faulted must then
-//! agree with one another.
+//! A pass may elide a fault (delete a dead op or an unread write with it). Whether
+//! it was allowed to, the reference decides again with `--defer-faults` (faults of
+//! pure ops become poison, `ir::poison`): where that run ends, no faulting op's
+//! value mattered, and every configuration that ran to its end must print its
+//! results; where poison reached a result or an effect, those configurations must
+//! agree with one another, and the program is counted for an audit by hand.
 //! A disagreement is reduced (statements and results are dropped
 //! while it persists) and the reproducer is printed and written to
 //! `target/random-failures/`.
@@ -1697,6 +1700,8 @@ fn disagreement(
     // Whether `dce` alone elides the reference's fault too (asked once, at
     // the first elision of a checking run, not of a reduction's).
     let mut dce_asked = only.is_some();
+    // The reference with deferred faults, run at the first elision.
+    let mut deferred: Option<Out> = None;
     for (name, extra) in configs() {
         let twin = native_twin(extra);
         // A reduction of one configuration's disagreement also runs the
@@ -1774,13 +1779,36 @@ fn disagreement(
                     )
                 })
         } else if elided {
+            let allowed = deferred.get_or_insert_with(|| {
+                let started = Instant::now();
+                let o = run(file, args, &["--backend=interp", "--defer-faults"]);
+                spent("reference --defer-faults", started, false);
+                o
+            });
             if !dce_asked {
                 dce_asked = true;
-                note_elision(file, args, name, &reference);
+                note_elision(file, args, name, &reference, allowed.code == 0);
             }
-            // Configurations that elide the reference's fault compute the
-            // same results as one another.
-            match &first_elided {
+            if allowed.code != 0 && allowed.code != 1 {
+                return Err((
+                    "reference --defer-faults".into(),
+                    format!("exit {}: {}", allowed.code, allowed.stderr),
+                ));
+            }
+            if allowed.code == 0 {
+                // No faulting op's value mattered: deleting them gives these results.
+                common::compare(&allowed.stdout, &got.stdout, &p.result_types())
+                    .err()
+                    .map(|w| {
+                        format!(
+                            "{w} (it ran to its end where the reference faulted, and so did the reference with --defer-faults)\n--- reference --defer-faults ---\n{}--- {name} ---\n{}",
+                            allowed.stdout, got.stdout
+                        )
+                    })
+            } else {
+                // Configurations that elide the reference's fault compute the
+                // same results as one another.
+                match &first_elided {
                 Some((first, o)) => common::compare(&o.stdout, &got.stdout, &p.result_types())
                     .err()
                     .map(|w| {
@@ -1793,6 +1821,7 @@ fn disagreement(
                     first_elided = Some((name, got.clone()));
                     None
                 }
+            }
             }
         } else {
             None
@@ -1835,9 +1864,12 @@ fn native_twin<'a>(extra: &[&'a str]) -> Option<&'a str> {
 /// the same passes ([`native_twin`]), over a run.
 static TWIN_FAULTS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
-/// Programs whose reference fault some configuration elided, and how many of
-/// those faults `dce` alone keeps, over a run ([`note_elision`]).
-static ELIDED: [std::sync::atomic::AtomicU32; 2] = [
+/// Over a run ([`note_elision`]): programs whose reference fault some
+/// configuration elided; of those, how many the reference with
+/// `--defer-faults` showed allowed; and how many of the others' faults `dce`
+/// alone keeps (to audit).
+static ELIDED: [std::sync::atomic::AtomicU32; 3] = [
+    std::sync::atomic::AtomicU32::new(0),
     std::sync::atomic::AtomicU32::new(0),
     std::sync::atomic::AtomicU32::new(0),
 ];
@@ -1849,25 +1881,31 @@ std::thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
-/// Counts a program whose fault configuration `name` elided, and asks
-/// whether `dce` alone elides the reference's fault too (the faulting op
-/// was dead). Where it does not, a rewrite made the op dead or removed it:
-/// legitimately where only its length was used (`len(map(f, v))` ->
-/// `len(v)`), a store's value was forwarded to its loads, or the op sank
-/// into a branch not taken; wrongly where its value is used and its check
-/// went (the `get(fill(n, x), i)` fold did that before be26d98). The driver
-/// cannot tell these apart, so it counts them and `$RANDOM_VERBOSE` lists
-/// them for an audit by hand.
-fn note_elision(file: &Path, args: &[String], name: &str, reference: &Out) {
+/// Counts a program whose fault configuration `name` elided; `allowed` when
+/// the reference with `--defer-faults` ran to its end (no faulting op's value
+/// mattered). Otherwise asks whether `dce` alone elides the reference's fault
+/// too (the faulting op was dead). Where it does not, a rewrite made the op
+/// dead or removed it: legitimately where only part of its value was used (a
+/// vector's length, a struct field, a scan output nobody reads) or it sank
+/// into a branch not taken; wrongly where its value is used and its check went
+/// (the `get(fill(n, x), i)` fold did that before be26d98). Poison is
+/// conservative about values stored whole (a scan's initial value, a bucket's
+/// key), so the driver counts these and `$RANDOM_VERBOSE` lists them for an
+/// audit by hand.
+fn note_elision(file: &Path, args: &[String], name: &str, reference: &Out, allowed: bool) {
     use std::sync::atomic::Ordering::Relaxed;
     ELIDED[0].fetch_add(1, Relaxed);
+    if allowed {
+        ELIDED[1].fetch_add(1, Relaxed);
+        return;
+    }
     let started = Instant::now();
     let dce = run(file, args, &["--pass=dce", "--backend=interp"]);
     // Kept: the same first fault (`dce` may elide it and meet a later one).
     let kept = dce.code == 1 && first_error(&dce.stderr) == first_error(&reference.stderr);
     spent("dce (elision audit)", started, !kept);
     if kept {
-        ELIDED[1].fetch_add(1, Relaxed);
+        ELIDED[2].fetch_add(1, Relaxed);
         ELIDED_BY_REWRITE.with(|e| *e.borrow_mut() = Some(name.to_string()));
     }
 }
@@ -2221,8 +2259,8 @@ fn random_programs_agree_everywhere() {
         .each_ref()
         .map(|e| e.load(std::sync::atomic::Ordering::Relaxed));
     eprintln!(
-        "random: {} programs whose fault some configuration elided, {} of them faults that dce alone keeps (a rewrite elided them: RANDOM_VERBOSE=1 lists them for an audit)",
-        elided[0], elided[1]
+        "random: {} programs whose fault some configuration elided: {} shown allowed by the reference with --defer-faults (and their results checked against it), {} of the others faults that dce alone keeps (a rewrite elided them: RANDOM_VERBOSE=1 lists them for an audit)",
+        elided[0], elided[1], elided[2]
     );
     let spent = SPENT.lock().unwrap_or_else(|e| e.into_inner());
     let total: f64 = spent.iter().map(|(_, t, _)| t).sum();
