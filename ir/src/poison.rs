@@ -115,14 +115,14 @@ impl Interp<'_> {
         operands: &[RtValue],
     ) -> Result<SmallVec<[RtValue; 2]>, RunError> {
         let ctx = self.ctx;
-        let terminator = ctx.spec(op).traits.contains(Traits::TERMINATOR);
-        let pure = !terminator && self.pure(op);
+        let spec = ctx.spec(op);
+        let pure = !spec.traits.contains(Traits::TERMINATOR) && self.pure(op);
         let poisoned = operands.iter().any(RtValue::is_poison);
         let poison = || ctx.results(op).iter().map(|_| RtValue::poison()).collect();
         // A pure op with regions runs: its body may not need the poison (a
         // loop's initial value of an output nobody reads); if it does, it
         // faults, and the fault turns into poison results below.
-        let rule = ctx.spec(op).poison;
+        let rule = spec.poison;
         let skip = ctx.regions(op).is_empty() && rule != PoisonRule::Carries;
         if poisoned && pure && skip {
             return Ok(poison());

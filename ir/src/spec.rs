@@ -172,10 +172,10 @@ pub type ParseGenericAttrsFn = fn(&str, &mut [(String, Attribute)]);
 /// Infers an op's result types from its operand types and attributes, or
 /// `None` when they do not determine them.
 pub type InferFn = fn(&[Type], &[(String, Attribute)]) -> Option<SmallVec<[Type; 2]>>;
-/// Materializes a constant attribute as an op (a dialect's constant op).
 /// Whether an op (with everything nested) has no effect outside itself, where
 /// a dialect knows better than the traits; `None` where it does not decide.
 pub type EffectFreeFn = fn(&Context, OpId) -> Option<bool>;
+/// Materializes a constant attribute as an op (a dialect's constant op).
 pub type MaterializeFn = fn(&mut Builder, &Attribute, &Type) -> Option<ValueId>;
 
 /// An op kind.

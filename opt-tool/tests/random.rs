@@ -1785,30 +1785,26 @@ fn disagreement(
                 spent("reference --defer-faults", started, false);
                 o
             });
-            if !dce_asked {
-                dce_asked = true;
-                note_elision(file, args, name, &reference, allowed.code == 0);
-            }
             if allowed.code != 0 && allowed.code != 1 {
                 return Err((
                     "reference --defer-faults".into(),
                     format!("exit {}: {}", allowed.code, allowed.stderr),
                 ));
             }
-            if allowed.code == 0 {
-                // No faulting op's value mattered: deleting them gives these results.
-                common::compare(&allowed.stdout, &got.stdout, &p.result_types())
-                    .err()
-                    .map(|w| {
-                        format!(
-                            "{w} (it ran to its end where the reference faulted, and so did the reference with --defer-faults)\n--- reference --defer-faults ---\n{}--- {name} ---\n{}",
-                            allowed.stdout, got.stdout
-                        )
-                    })
+            if !dce_asked {
+                dce_asked = true;
+                note_elision(file, args, name, &reference, allowed.code == 0);
+            }
+            // Where the reference with deferred faults ran to its end, no
+            // faulting op's value mattered and its results are the ones that
+            // deleting them gives; otherwise the configurations that elide the
+            // reference's fault compute the same results as one another.
+            let base = if allowed.code == 0 {
+                Some(("reference --defer-faults", &*allowed))
             } else {
-                // Configurations that elide the reference's fault compute the
-                // same results as one another.
-                match &first_elided {
+                first_elided.as_ref().map(|(first, o)| (*first, o))
+            };
+            match base {
                 Some((first, o)) => common::compare(&o.stdout, &got.stdout, &p.result_types())
                     .err()
                     .map(|w| {
@@ -1821,7 +1817,6 @@ fn disagreement(
                     first_elided = Some((name, got.clone()));
                     None
                 }
-            }
             }
         } else {
             None
@@ -1889,9 +1884,10 @@ std::thread_local! {
 /// vector's length, a struct field, a scan output nobody reads) or it sank
 /// into a branch not taken; wrongly where its value is used and its check went
 /// (the `get(fill(n, x), i)` fold did that before be26d98). Poison is
-/// conservative about values stored whole (a scan's initial value, a bucket's
-/// key), so the driver counts these and `$RANDOM_VERBOSE` lists them for an
-/// audit by hand.
+/// coarser than those rewrites (a fault in a loop body poisons every output of
+/// the loop; a branch on poison stops the run even where the branch only sets
+/// a var nobody reads), so the driver counts these and `$RANDOM_VERBOSE` lists
+/// them for an audit by hand.
 fn note_elision(file: &Path, args: &[String], name: &str, reference: &Out, allowed: bool) {
     use std::sync::atomic::Ordering::Relaxed;
     ELIDED[0].fetch_add(1, Relaxed);
