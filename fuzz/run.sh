@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH="${1:-60}"
-for t in parse_verify pipeline interp; do
+for t in parse_verify pipeline interp patterns; do
   corpus="fuzz/corpus/$t"
   mkdir -p "$corpus"
   # Seed from every .ir test and example (file names are content hashes, so re-seeding is idempotent).

@@ -808,11 +808,12 @@ fn copy_loop(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
     let [get, emit, _end] = ops.as_slice() else {
         return None;
     };
-    let read = ctx.is(*get, "vec.get")
-        && ctx.operands(*get) == [v, args[0]].as_slice()
-        && ctx.ty(v) == ctx.ty(ctx.result(op, 0));
-    let copies =
-        ctx.is(*emit, EMIT) && ctx.operands(*emit) == [args[1], ctx.result(*get, 0)].as_slice();
+    // The arity is part of each match: a body of other ops (two emits, say)
+    // fails the match instead of being indexed past its results.
+    let ([gv, gi], [elem]) = ctx.match_op::<2, 1>(*get, "vec.get")?;
+    let ([handle, value], []) = ctx.match_op::<2, 0>(*emit, EMIT)?;
+    let read = gv == v && Some(&gi) == args.first() && ctx.ty(v) == ctx.ty(ctx.try_result(op, 0)?);
+    let copies = Some(&handle) == args.get(1) && value == elem;
     (read && copies).then(|| smallvec![v])
 }
 

@@ -297,6 +297,37 @@ impl Context {
     pub fn result(&self, op: OpId, i: usize) -> ValueId {
         self.ops[op.index()].results[i]
     }
+    /// Operand `i` of `op`, or `None` where `op` has no operand `i`.
+    ///
+    /// Patterns read the operands of ops other than their root (producers,
+    /// body ops) with this, so that a match fails instead of panicking on
+    /// an op of another kind or arity (MLIR's generated op adaptors check
+    /// the same before a match reads them).
+    pub fn try_operand(&self, op: OpId, i: usize) -> Option<ValueId> {
+        self.ops[op.index()].operands.get(i).copied()
+    }
+    /// Result `i` of `op`, or `None` where `op` has no result `i` (see
+    /// [`Context::try_operand`]).
+    pub fn try_result(&self, op: OpId, i: usize) -> Option<ValueId> {
+        self.ops[op.index()].results.get(i).copied()
+    }
+    /// `op`'s operands and results as arrays, when `op` has kind `name`,
+    /// exactly `N` operands and exactly `M` results: an adaptor whose arity
+    /// is part of the match, so a pattern never indexes past what an op
+    /// has. Example: `let ([v, i], [r]) = ctx.match_op::<2, 1>(op, "vec.get")?;`.
+    pub fn match_op<const N: usize, const M: usize>(
+        &self,
+        op: OpId,
+        name: &str,
+    ) -> Option<([ValueId; N], [ValueId; M])> {
+        if !self.is(op, name) {
+            return None;
+        }
+        let d = &self.ops[op.index()];
+        let operands: [ValueId; N] = d.operands.values().try_into().ok()?;
+        let results: [ValueId; M] = d.results.as_slice().try_into().ok()?;
+        Some((operands, results))
+    }
     /// The regions of `op`.
     pub fn regions(&self, op: OpId) -> &[RegionId] {
         &self.ops[op.index()].regions

@@ -15,6 +15,7 @@ pub mod gpu;
 pub mod inline;
 pub mod lower;
 pub mod mem2reg;
+pub mod mutate;
 pub mod parallel;
 pub mod speculate;
 pub mod split_reductions;
