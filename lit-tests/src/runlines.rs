@@ -1,6 +1,9 @@
 //! `RUN:` line extraction and lit-style substitution.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// Appends every `.ir` file under `dir` (recursively; a missing directory
 /// adds nothing) to `out`, in directory order: the test files of a suite,
@@ -130,6 +133,74 @@ pub fn substitute(cmd: &str, s: &Substitutions) -> Result<String, String> {
         chars.next();
     }
     Ok(out)
+}
+
+/// The bound on one RUN line: `LIT_TIMEOUT` seconds (default 60).
+pub fn lit_timeout() -> Duration {
+    Duration::from_secs(
+        std::env::var("LIT_TIMEOUT")
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(60),
+    )
+}
+
+/// Runs `cmd` under `bash -o pipefail -c` in `cwd`, in a process group of
+/// its own that is killed whole after `timeout`; returns (ok, status text,
+/// stdout, stderr). Both harnesses (L0's and the standalone example's) run
+/// RUN lines with it.
+pub fn run_cmd(cmd: &str, cwd: &Path, timeout: Duration) -> (bool, String, String, String) {
+    use std::os::unix::process::CommandExt;
+    let child = Command::new("bash")
+        .args(["-o", "pipefail", "-c", cmd])
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            return (
+                false,
+                format!("cannot start bash: {e}"),
+                String::new(),
+                String::new(),
+            )
+        }
+    };
+    let reader = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            String::from_utf8_lossy(&v).into_owned()
+        })
+    };
+    let out = reader(Box::new(child.stdout.take().expect("piped")));
+    let err = reader(Box::new(child.stderr.take().expect("piped")));
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Ok(s),
+            Ok(None) if start.elapsed() > timeout => {
+                let pgid = format!("-{}", child.id());
+                let _ = Command::new("kill").args(["-KILL", "--", &pgid]).status();
+                let _ = child.wait();
+                break Err(format!("timed out after {}s (killed)", timeout.as_secs()));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => break Err(e.to_string()),
+        }
+    };
+    let (o, e) = (
+        out.join().unwrap_or_default(),
+        err.join().unwrap_or_default(),
+    );
+    match status {
+        Ok(s) => (s.success(), s.to_string(), o, e),
+        Err(m) => (false, m, o, e),
+    }
 }
 
 #[cfg(test)]

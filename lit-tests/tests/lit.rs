@@ -3,13 +3,14 @@
 //! (default 60) bounds each command, `L0_OPT=path` overrides the `l0-opt` binary,
 //! `LIT_NO_BUILD=1` skips the `cargo build -p opt-tool` done before tests that use `l0-opt`.
 
-use lit_tests::runlines::{collect_ir_files, parse_run_lines, substitute, Substitutions};
-use std::io::Read;
+use lit_tests::runlines::{
+    collect_ir_files, lit_timeout, parse_run_lines, run_cmd, substitute, Substitutions,
+};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A failed test file.
 struct Failure {
@@ -57,61 +58,6 @@ fn l0_opt() -> Result<PathBuf, String> {
             "l0-opt not found at {}; run `cargo build -p opt-tool` (with --release for a release test run) or set L0_OPT",
             bin.display()
         ))
-    }
-}
-
-/// Run `cmd` under bash with pipefail and a timeout; returns (ok, status text, stdout, stderr).
-fn run_cmd(cmd: &str, cwd: &Path, timeout: Duration) -> (bool, String, String, String) {
-    use std::os::unix::process::CommandExt;
-    let child = Command::new("bash")
-        .args(["-o", "pipefail", "-c", cmd])
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn();
-    let mut child = match child {
-        Ok(c) => c,
-        Err(e) => {
-            return (
-                false,
-                format!("cannot start bash: {e}"),
-                String::new(),
-                String::new(),
-            )
-        }
-    };
-    let reader = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut v = Vec::new();
-            let _ = r.read_to_end(&mut v);
-            String::from_utf8_lossy(&v).into_owned()
-        })
-    };
-    let out = reader(Box::new(child.stdout.take().expect("piped")));
-    let err = reader(Box::new(child.stderr.take().expect("piped")));
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Ok(s),
-            Ok(None) if start.elapsed() > timeout => {
-                let pgid = format!("-{}", child.id());
-                let _ = Command::new("kill").args(["-KILL", "--", &pgid]).status();
-                let _ = child.wait();
-                break Err(format!("timed out after {}s (killed)", timeout.as_secs()));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => break Err(e.to_string()),
-        }
-    };
-    let (o, e) = (
-        out.join().unwrap_or_default(),
-        err.join().unwrap_or_default(),
-    );
-    match status {
-        Ok(s) => (s.success(), s.to_string(), o, e),
-        Err(m) => (false, m, o, e),
     }
 }
 
@@ -170,12 +116,7 @@ fn lit() {
         "no .ir test under {} matches LIT_FILTER={filter:?}",
         root.display()
     );
-    let timeout = Duration::from_secs(
-        std::env::var("LIT_TIMEOUT")
-            .ok()
-            .and_then(|t| t.parse().ok())
-            .unwrap_or(60),
-    );
+    let timeout = lit_timeout();
     let needs_opt = files.iter().any(|f| {
         std::fs::read_to_string(f)
             .is_ok_and(|t| parse_run_lines(&t).iter().any(|c| c.contains("l0-opt")))

@@ -241,6 +241,13 @@ struct Cli {
     /// located error (default 2.5e8, about 15 s).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     max_steps: Option<u64>,
+    /// Wall-clock bound on `--run`, in seconds, on every backend: a run
+    /// (compiling and `--bench` repeats included) still going after it ends with a located
+    /// error at the function and exit 1. The bound is a watchdog thread, so
+    /// compiled code pays nothing for it. Without it, the interpreter still
+    /// stops at `--max-steps`; native code runs until it ends.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    timeout: Option<std::time::Duration>,
     /// Print a timing report (parse, each pass, output) to stderr.
     #[arg(long, alias = "mlir-timing")]
     timing: bool,
@@ -251,7 +258,7 @@ struct Cli {
     /// Interpreter only: a fault of a pure op yields poison instead, and the
     /// run faults (with the first such fault) only where poison reaches a
     /// result, or an effect that needs its value. A run that ends shows that
-    /// a pass may delete every op that faulted (IR-SPEC §3); see `ir::poison`.
+    /// a pass may delete every op that faulted (docs/cli.md, "--defer-faults"); see `ir::poison`.
     #[arg(long)]
     defer_faults: bool,
     /// Print each pass's statistics to stderr.
@@ -268,6 +275,14 @@ struct Cli {
     verify_diagnostics: bool,
 }
 
+/// `--timeout`'s value: a positive number of seconds (`2`, `0.5`).
+fn parse_timeout(s: &str) -> Result<std::time::Duration, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() && x < 1e9 => Ok(std::time::Duration::from_secs_f64(x)),
+        _ => Err(format!("'{s}' is not a positive number of seconds")),
+    }
+}
+
 /// A failure: diagnostics (exit 1) or a command-line problem (exit 2).
 enum Failure {
     Diags(Vec<Diagnostic>),
@@ -280,7 +295,21 @@ impl From<Diagnostic> for Failure {
     }
 }
 
-/// Runs the whole `-opt` command line (IR-SPEC §4) with `tool`'s dialects
+/// Makes a write to a closed pipe (stdout or stderr: `l0-opt ... | head -1`)
+/// end the process at once and quietly, killed by `SIGPIPE` (status 141 in
+/// a shell), as `cat` and `grep` do. Rust ignores `SIGPIPE`, so the write
+/// would fail with `EPIPE` instead and `println!`/`eprintln!` would panic
+/// (issue 43). For a tool's `main`; a host that embeds [`opt_main`] keeps
+/// its own disposition.
+#[cfg(unix)]
+pub fn quiet_on_closed_pipe() {
+    // SAFETY: resets one signal's disposition to the default; no handler runs.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// Runs the whole `-opt` command line (docs/cli.md) with `tool`'s dialects
 /// and passes, and returns the exit status: 0 success, 1 diagnostics, 2 a
 /// bad command line. A panic (a bug) is reported and aborts the process.
 /// Call it once per process, from `main`.

@@ -19,5 +19,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }
+    #[cfg(unix)]
+    opt_tool::quiet_on_closed_pipe();
     opt_tool::opt_main(opt_tool::Tool::l0())
 }

@@ -1,6 +1,8 @@
 //! `.npy` input and output for `--arg=@file.npy` and `-o FILE.npy`, with the
 //! `npyz` crate. Element types: f64, f32, i64, i32, bool; 1-D files become
-//! `vec<T>`, 2-D files `mat<T>` (row-major).
+//! `vec<T>`, 2-D files `mat<T>` (row-major; a file in Fortran order,
+//! `'fortran_order': True`, is read column by column into row order, and
+//! `-o` always writes C order).
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
@@ -17,6 +19,7 @@ pub fn read(path: &Path, ty: &Type) -> Result<RtValue, String> {
     let npy = npyz::NpyFile::new(BufReader::new(f))
         .map_err(|e| format!("'{}' is not a valid .npy file: {e}", path.display()))?;
     let shape = npy.shape().to_vec();
+    let fortran = npy.order() == npyz::Order::Fortran;
     let elem = ty
         .elem()
         .cloned()
@@ -24,11 +27,18 @@ pub fn read(path: &Path, ty: &Type) -> Result<RtValue, String> {
     let data = read_elems(npy, &elem).map_err(|e| format!("'{}': {e}", path.display()))?;
     match (ty, shape.as_slice()) {
         (Type::Vec(_), [_]) => Ok(RtValue::Vec(Rc::new(data))),
-        (Type::Mat(_), [r, c]) => Ok(RtValue::Mat(Rc::new(MatValue {
-            rows: *r as usize,
-            cols: *c as usize,
-            data,
-        }))),
+        (Type::Mat(_), [r, c]) => {
+            let (rows, cols) = (*r as usize, *c as usize);
+            Ok(RtValue::Mat(Rc::new(MatValue {
+                rows,
+                cols,
+                data: if fortran {
+                    row_major_of_column_major(data, rows, cols)
+                } else {
+                    data
+                },
+            })))
+        }
         (Type::Vec(_), s) => Err(format!(
             "'{}' has shape {s:?}, expected a 1-D array for '{ty}'",
             path.display()
@@ -38,6 +48,19 @@ pub fn read(path: &Path, ty: &Type) -> Result<RtValue, String> {
             path.display()
         )),
     }
+}
+
+/// The elements of a `rows x cols` matrix stored column by column (a
+/// `.npy` header's `'fortran_order': True`), reordered row by row: element
+/// `(i, j)` is at `j * rows + i` in `data`.
+fn row_major_of_column_major(data: Vec<RtValue>, rows: usize, cols: usize) -> Vec<RtValue> {
+    let mut out = Vec::with_capacity(data.len());
+    for i in 0..rows {
+        for j in 0..cols {
+            out.push(data[j * rows + i].clone());
+        }
+    }
+    out
 }
 
 fn read_elems<R: std::io::Read>(

@@ -60,6 +60,38 @@ fn lower_remaining(
     Ok(())
 }
 
+/// `--timeout`: a thread that, unless dropped first, reports a located
+/// error at the function after the given time and ends the process with
+/// status 1. Compiled code cannot be interrupted safely in the middle (it
+/// may hold locks of the parallel runtime), so the process ends; nothing
+/// has been written to `-o` yet (results are written after the run).
+struct Watchdog {
+    /// Dropping it (the run ended) wakes the thread, which then returns.
+    _stop: std::sync::mpsc::Sender<()>,
+}
+
+impl Watchdog {
+    fn start(ctx: &Context, func: &str, after: std::time::Duration) -> Watchdog {
+        let loc = ctx.lookup_symbol(func).map_or(Loc::UNKNOWN, |f| ctx.loc(f));
+        let d = ir::Diagnostic::error(
+            loc,
+            format!(
+                "'@{func}' did not finish within {} s (--timeout)",
+                after.as_secs_f64()
+            ),
+        );
+        let text = ir::diag::render(ctx.source.as_deref(), &d);
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(after) {
+                eprint!("{text}");
+                std::process::exit(1);
+            }
+        });
+        Watchdog { _stop: tx }
+    }
+}
+
 /// Calls compiled code once, then `--bench` times more (median on stderr).
 fn native_calls(
     cli: &Cli,
@@ -223,6 +255,7 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
     let results = signature(ctx, func).map(|s| s.1).unwrap_or_default();
     let result_leaves: Vec<Type> = results.iter().flat_map(Type::leaves).collect();
     let mut args = assemble(ctx, func, &leaves)?;
+    let _watchdog = cli.timeout.map(|t| Watchdog::start(ctx, func, t));
     let out: Vec<RtValue> = match cli.backend() {
         _ if cli.target == crate::Target::Nvptx => run_on_gpu(cli, ctx, func, &leaves)?,
         Backend::Interp => {

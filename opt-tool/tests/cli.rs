@@ -372,6 +372,43 @@ fn bad_command_lines_exit_2() {
     assert_usage(&l0_in(&d, &[], None), "no input file");
 }
 
+/// A closed stderr or stdout (`l0-opt many.ir --split-input-file 2>&1 |
+/// head -1`) ends the process quietly, killed by SIGPIPE as `cat` is,
+/// never with a panic or an abort (issue 43).
+#[cfg(unix)]
+#[test]
+fn closed_pipe_ends_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let d = scratch("closed-pipe");
+    // Failing parts (diagnostics on stderr) and passing ones (IR on stdout).
+    let bad = "func.func @f() -> i64 {\n  %x = arith.constant 1 : i32\n  func.return %x : i64\n}\n";
+    let good =
+        "func.func @g() -> i64 {\n  %x = arith.constant 1 : i64\n  func.return %x : i64\n}\n";
+    let many = [bad, good].repeat(1000).join("// -----\n");
+    let f = write(&d, "many.ir", many);
+    for closed_stderr in [true, false] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_l0-opt"));
+        cmd.args([f.as_str(), "--split-input-file", "--print-ir-after-all"])
+            .current_dir(&d)
+            .stdin(Stdio::null());
+        if closed_stderr {
+            cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+        } else {
+            cmd.stdout(Stdio::piped()).stderr(Stdio::null());
+        }
+        let mut child = cmd.spawn().unwrap();
+        // The reader goes away at once.
+        drop(child.stderr.take());
+        drop(child.stdout.take());
+        let status = child.wait().unwrap();
+        assert_eq!(
+            status.signal(),
+            Some(libc::SIGPIPE),
+            "closed stderr: {closed_stderr}: {status:?}"
+        );
+    }
+}
+
 #[test]
 fn stdin_input() {
     let d = scratch("stdin");
@@ -643,6 +680,55 @@ fn npy_mat_f64() {
     );
     assert_ok(&out);
     assert_eq!(out.stdout, "2\n3\n");
+}
+
+/// A matrix saved in Fortran order (`np.asfortranarray`, the header's
+/// `'fortran_order': True`) is read by element position, not by storage
+/// order (issue 43: it was read as C order, silently wrong), and `-o`
+/// writes it back in C order.
+#[test]
+fn npy_fortran_order_matrix() {
+    let d = scratch("npy-fortran");
+    let w = BufWriter::new(File::create(d.join("input.npy")).unwrap());
+    let mut writer = npyz::WriteOptions::<f64>::new()
+        .default_dtype()
+        .shape(&[2, 3])
+        .order(npyz::Order::Fortran)
+        .writer(w)
+        .begin_nd()
+        .unwrap();
+    // np.arange(6.).reshape(2, 3) stored column by column.
+    writer.extend([0.0, 3.0, 1.0, 4.0, 2.0, 5.0]).unwrap();
+    writer.finish().unwrap();
+    let o = npy_identity(&d, "mat<f64>", "[[0, 1, 2], [3, 4, 5]]\n");
+    let npy = npyz::NpyFile::new(BufReader::new(File::open(&o).unwrap())).unwrap();
+    assert_eq!(npy.order(), npyz::Order::C);
+    let (shape, _, back) = read_npy::<f64>(&o);
+    assert_eq!(
+        (shape, back),
+        (vec![2, 3], vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
+    );
+    // A matrix-vector product reads it by rows: [0+2+6, 3+8+15].
+    let f = write(
+        &d,
+        "mv.ir",
+        "func.func @main(%m: mat<f64>, %v: vec<f64>) -> vec<f64> {\n  %r = \"mat.matvec\"(%m, %v) : (mat<f64>, vec<f64>) -> vec<f64>\n  \"func.return\"(%r) : (vec<f64>) -> ()\n}\n",
+    );
+    for backend in ["--backend=interp", "--backend=cranelift"] {
+        let out = l0_in(
+            &d,
+            &[
+                "--run=main",
+                "--arg=@input.npy",
+                "--arg=[1, 2, 3]",
+                backend,
+                &f,
+            ],
+            None,
+        );
+        assert_ok(&out);
+        assert_eq!(out.stdout, "[8, 26]\n", "{backend}");
+    }
 }
 
 #[test]

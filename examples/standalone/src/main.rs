@@ -5,6 +5,8 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    #[cfg(unix)]
+    opt_tool::quiet_on_closed_pipe();
     opt_tool::opt_main(opt_tool::Tool {
         name: "poly-opt",
         dialects: standalone::register_dialects,

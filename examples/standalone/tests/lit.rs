@@ -1,12 +1,15 @@
 //! Runs `test/*.ir` (the lit tests `lit test/` runs with LLVM's FileCheck)
 //! under `cargo test`: each RUN line under `bash -o pipefail`, with
 //! `poly-opt` this crate's binary and `FileCheck`/`not` L0's harness
-//! binaries (`l0-filecheck`, `l0-not`, built on demand).
+//! binaries (`l0-filecheck`, `l0-not`, built on demand); each RUN line is
+//! bounded by `LIT_TIMEOUT` seconds (default 60) as in the main harness.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use lit_tests::runlines::{collect_ir_files, parse_run_lines, substitute, Substitutions};
+use lit_tests::runlines::{
+    collect_ir_files, lit_timeout, parse_run_lines, run_cmd, substitute, Substitutions,
+};
 
 /// `l0-filecheck` or `l0-not` next to `poly-opt`, built first if missing.
 fn harness_bin(name: &str) -> PathBuf {
@@ -55,6 +58,7 @@ fn lit() {
     let tmp = std::env::temp_dir().join(format!("poly-lit-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).expect("a temporary directory");
     let mut failures = Vec::new();
+    let timeout = lit_timeout();
     for file in &files {
         let text = std::fs::read_to_string(file).expect("readable test");
         let cmds = parse_run_lines(&text);
@@ -69,17 +73,13 @@ fn lit() {
         };
         for raw in cmds {
             let cmd = substitute(&raw, &subs).expect("substitution");
-            let out = Command::new("bash")
-                .args(["-o", "pipefail", "-c", &cmd])
-                .current_dir(&tmp)
-                .output()
-                .expect("bash");
-            if !out.status.success() {
+            // The main harness's runner: a process group killed after
+            // LIT_TIMEOUT seconds (default 60), so a hanging RUN line fails.
+            let (ok, status, stdout, stderr) = run_cmd(&cmd, &tmp, timeout);
+            if !ok {
                 failures.push(format!(
-                    "{}: RUN: {raw}\n{}{}",
+                    "{}: RUN: {raw}\n({status})\n{stdout}{stderr}",
                     file.display(),
-                    String::from_utf8_lossy(&out.stdout),
-                    String::from_utf8_lossy(&out.stderr)
                 ));
             }
         }
