@@ -587,6 +587,67 @@ pub fn handle_owner(ctx: &Context, h: ValueId) -> Option<OpId> {
     }
 }
 
+/// A result of the same loop that provably has the length of `v`, a
+/// collect result of a `gen.loop`: the first collect result whose handle
+/// is emitted to as many times as `v`'s in every block of the body (so
+/// every run of any block appends as many elements to both, whatever the
+/// branches and nested loops do). Where none comes before it, `v` itself;
+/// `None` where `v` is not such a result, a loop has a bucket (two
+/// results per generator) or a handle has a use other than an emit.
+///
+/// The field vectors that `split-structs` makes of one filtered or mapped
+/// vector of records are such results: their equal length is this fact,
+/// not a run-time check that keeps unread fields alive (issue 43).
+pub fn same_length_collect(ctx: &Context, v: ValueId) -> Option<ValueId> {
+    let ValueDef::Result(lp, k) = ctx.value(v).def else {
+        return None;
+    };
+    if !ctx.is(lp, LOOP) {
+        return None;
+    }
+    let Some(Attribute::Array(gens)) = ctx.attr(lp, "gens") else {
+        return None;
+    };
+    let kinds: Vec<GenKind> = gens
+        .iter()
+        .map(GenKind::from_attr)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    let k = k as usize;
+    if kinds.len() != ctx.results(lp).len()
+        || kinds.iter().any(|g| matches!(g, GenKind::Bucket(_)))
+        || kinds.get(k) != Some(&GenKind::Collect)
+    {
+        return None;
+    }
+    let body = ctx.op_block(lp, 0);
+    let args = ctx.block_args(body);
+    // Per block, how many emits feed the handle of generator `g`.
+    let counts = |g: usize| -> Option<Vec<(ir::BlockId, usize)>> {
+        let h = *args.get(g + 1)?;
+        let mut per: Vec<(ir::BlockId, usize)> = Vec::new();
+        for u in ctx.uses(h) {
+            if !ctx.is(u.op, EMIT) || u.index != 0 || ctx.operands(u.op).len() != 2 {
+                return None;
+            }
+            let blk = ctx.op(u.op).parent?;
+            match per.iter_mut().find(|(b, _)| *b == blk) {
+                Some((_, n)) => *n += 1,
+                None => per.push((blk, 1)),
+            }
+        }
+        per.sort();
+        Some(per)
+    };
+    let mine = counts(k)?;
+    for (g, kind) in kinds.iter().enumerate().take(k) {
+        if *kind == GenKind::Collect && counts(g).as_ref() == Some(&mine) {
+            return ctx.try_result(lp, g);
+        }
+    }
+    Some(v)
+}
+
 // ----- construction ----------------------------------------------------------------
 
 /// Builds `gen.loop(size, inits...)` with generators `gens`; `body` fills

@@ -270,7 +270,8 @@ pub enum LenKey {
 
 /// The length key of vector `v`: follows ops whose result length is exactly
 /// an input's length (1-input `map`, `scale`, zipWith `map` whose inputs
-/// provably agree) or a size operand (`fill`, `iota`).
+/// provably agree), a size operand (`fill`, `iota`), or another collect
+/// of the same loop emitted to alike ([`crate::gen::same_length_collect`]).
 pub fn len_key(ctx: &Context, v: ValueId) -> LenKey {
     let mut cur = v;
     for _ in 0..64 {
@@ -280,6 +281,10 @@ pub fn len_key(ctx: &Context, v: ValueId) -> LenKey {
         match ctx.op_name(d) {
             "vec.fill" | "vec.iota" => return size_key(ctx, ctx.operand(d, 0)),
             "vec.scale" => cur = ctx.operand(d, 0),
+            "gen.loop" => match crate::gen::same_length_collect(ctx, cur) {
+                Some(w) if w != cur => cur = w,
+                _ => break,
+            },
             "vec.map" => {
                 let ins = ctx.operands(d);
                 let k0 = len_key(ctx, ins[0]);

@@ -228,6 +228,14 @@ fn index_below(ctx: &Context, i: ValueId, n: ValueId) -> bool {
     }
 }
 
+/// Whether `x` and `y` are `vec.len`s of vectors whose lengths provably
+/// agree ([`crate::vec::len_key`]).
+fn same_length(ctx: &Context, x: ValueId, y: ValueId) -> bool {
+    ctx.def_op_named(x, "vec.len").is_some()
+        && ctx.def_op_named(y, "vec.len").is_some()
+        && crate::vec::size_key(ctx, x) == crate::vec::size_key(ctx, y)
+}
+
 /// Fold of `arith.cmpi`: constants, `x <pred> x`, and a loop's index
 /// against the loop's upper bound ([`index_below`]: `i < n` is true).
 pub fn fold_cmpi(ctx: &Context, st: &OpState) -> Folded {
@@ -243,7 +251,9 @@ pub fn fold_cmpi(ctx: &Context, st: &OpState) -> Folded {
     if let (Some(a), Some(b)) = (scalar(ctx, x, ty), scalar(ctx, y, ty)) {
         return constant(bool_attr(eval::cmpi(pred, ty, a.int()?, b.int()?)?));
     }
-    if x == y {
+    // Equal values, or lengths that provably agree (`vec.len` of vectors
+    // with one length key, e.g. two collects of one loop emitted to alike).
+    if x == y || (*ty == Type::Index && same_length(ctx, x, y)) {
         return constant(bool_attr(eval::cmpi(pred, ty, 0, 0)?));
     }
     // As 0 and 1, which compare as every i < n with 0 <= i does.
