@@ -920,6 +920,8 @@ enum GenData {
 pub struct GenState {
     gen: Generator,
     data: GenData,
+    /// A bucket that was fed a poison key (deferred faults only).
+    poisoned: bool,
 }
 
 impl GenState {
@@ -951,6 +953,7 @@ impl GenState {
         Ok(GenState {
             gen: gen.clone(),
             data,
+            poisoned: false,
         })
     }
 
@@ -961,13 +964,25 @@ impl GenState {
                 .ok_or_else(|| format!("cannot fold {a} and {b} as '{ty}'"))
         };
         let m = self.gen.monoid();
+        // Under deferred faults (`ir::poison`) poison is tracked per
+        // generator: a poison value makes this generator's fold poison (a
+        // collect keeps it as an element), a poison key the whole bucket,
+        // and the loop's other outputs stay as they are (issue 43).
+        let folded = |acc: &RtValue, x: &RtValue| {
+            if acc.is_poison() || x.is_poison() {
+                Ok(RtValue::poison())
+            } else {
+                fold(m, acc, x)
+            }
+        };
         match (&mut self.data, args) {
             (GenData::Collect(v), [x]) => v.push(x.clone()),
-            (GenData::Reduce(acc), [x]) => *acc = fold(m, acc, x)?,
+            (GenData::Reduce(acc), [x]) => *acc = folded(acc, x)?,
             (GenData::Scan(acc, out), [x]) => {
-                *acc = fold(m, acc, x)?;
+                *acc = folded(acc, x)?;
                 out.push(acc.clone());
             }
+            (GenData::Bucket { .. }, [k, _]) if k.is_poison() => self.poisoned = true,
             (GenData::Bucket { keys, index, vals }, [k, x]) => {
                 let kr = key_repr(k).ok_or("bucket key is not a scalar")?;
                 let j = *index.entry(kr).or_insert_with(|| {
@@ -979,12 +994,12 @@ impl GenState {
                     GenKind::Bucket(BucketOf::Collect) => vals[j].push(x.clone()),
                     _ => {
                         let new = match vals[j].first() {
-                            Some(acc) => fold(m, acc, x)?,
+                            Some(acc) => folded(acc, x)?,
                             None => {
                                 let id = m
                                     .and_then(|m| m.identity_value(ty))
                                     .ok_or("no identity for the bucket reduction")?;
-                                fold(m, &id, x)?
+                                folded(&id, x)?
                             }
                         };
                         vals[j] = vec![new];
@@ -998,6 +1013,11 @@ impl GenState {
 
     fn finish(&mut self, out: &mut SmallVec<[RtValue; 2]>) {
         let data = std::mem::replace(&mut self.data, GenData::Collect(Vec::new()));
+        if self.poisoned {
+            // A bucket fed a poison key: which bucket got what is unknown.
+            out.extend([RtValue::poison(), RtValue::poison()]);
+            return;
+        }
         match data {
             GenData::Collect(v) => out.push(RtValue::Vec(Rc::new(v))),
             GenData::Reduce(acc) => out.push(acc),

@@ -18,6 +18,10 @@
 //!   element, a call passes a poison argument), and where it cannot (poison as
 //!   a branch condition, a loop bound, an index) the run stops with the
 //!   remembered fault;
+//! - a generator that is fed poison (`gen.emit` of a poison value or key)
+//!   makes only its own output poison (a collect holds the poison element),
+//!   so a loop's other outputs stay usable where a pass deletes the
+//!   poisoned one (the gen dialect's `GenState`);
 //! - a store that faults turns its whole buffer into poison instead
 //!   ([`PoisonRule::PoisonsBuffer`]): `dce` may erase a store that nothing
 //!   reads, and its fault with it;
