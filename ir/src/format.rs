@@ -327,7 +327,10 @@ fn parse_attr(cp: &mut CustomParser) -> Result<Attribute, SyntaxError> {
         Some(AstItemKind::Keyword(k)) if k == "true" || k == "false" => {
             Attribute::Bool(k == "true")
         }
-        Some(AstItemKind::Keyword(k)) => Attribute::Keyword(k),
+        // A bare word is read as the string it spells (`[re]` as `["re"]`):
+        // the generic form has no bare-word attribute values, so keeping
+        // it a keyword printed a generic form that did not parse again.
+        Some(AstItemKind::Keyword(k)) => Attribute::Str(k),
         _ => return Err(cp.error("expected an attribute")),
     };
     cp.next_item();
