@@ -122,11 +122,19 @@ impl Entries {
         let f = &self.funcs[p.func];
         let mut out = vec![0u64; (f.out.size as usize).div_ceil(8).max(1)];
         runtime::take_fault();
+        // Every buffer the call allocates is recorded, so that a fault
+        // (which skips the compiled code's frees) leaks nothing.
+        let ledger = std::sync::Arc::new(runtime::ledger::Ledger::default());
+        let scope = runtime::ledger::enter(Some(ledger.clone()));
         // SAFETY: the words match the trampoline's parameter list (built by
         // `prepare` from the same signature) and `out` is large enough.
         let status = unsafe { (f.entry)(p.words.as_ptr(), out.as_mut_ptr() as *mut u8) };
+        drop(scope);
         if status != 0 {
             let (id, payload) = runtime::take_fault().unwrap_or((-1, [0; 3]));
+            // The call returns nothing: its temporaries and partial
+            // results are unreachable now.
+            ledger.free_all();
             return Err(self.faults.error(id, payload));
         }
         // SAFETY: a successful call wrote every result field.

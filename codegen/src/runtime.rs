@@ -10,6 +10,7 @@ use std::cell::Cell;
 use std::ffi::c_void;
 
 mod keys;
+pub mod ledger;
 mod nested;
 mod parallel;
 pub use keys::l0rt_find_or_insert_hashed;
@@ -28,11 +29,11 @@ pub struct ArrHeader {
     pub index: *mut keys::KeyIndex,
 }
 
+// Every allocation goes through the call's ledger (`ledger`), so that a
+// faulting call's leftovers can be freed.
+use ledger::{c_calloc as calloc, c_free as free, c_malloc as malloc, c_realloc as realloc};
+
 extern "C" {
-    fn malloc(n: usize) -> *mut c_void;
-    fn calloc(n: usize, size: usize) -> *mut c_void;
-    fn realloc(p: *mut c_void, n: usize) -> *mut c_void;
-    fn free(p: *mut c_void);
     fn exp(x: f64) -> f64;
     fn log(x: f64) -> f64;
     fn pow(x: f64, y: f64) -> f64;

@@ -16,11 +16,27 @@
 //! (`mat.from`, transposes, products, rows), `scf.index_switch`, `f16` and
 //! `bf16` arithmetic, integers of other widths (`i3` to `i48`), calls of
 //! helper functions (also inside a map's body),
-//! sizes computed at run time (negative ones fault on purpose), and
+//! sizes computed at run time (negative ones fault on purpose), the shapes
+//! a second, independent generator built and this one did not (issue 43):
+//! collects with several emit sites at different depths (two emits in a
+//! row, one at the top and one under an `scf.if`, one in each branch, nested
+//! `scf.if`s), so that they yield more elements than their loop has
+//! iterations ([`Gen::multi_collect`]); conditions that fold to constants
+//! (`arith.constant true`/`false`, comparisons of constants) on `scf.if`,
+//! `arith.select`, `scf.while` and emits; a vector and a scalar carried
+//! through an `scf.for` with constant bounds that runs zero times (`lb ==
+//! ub`, or `lb > ub` with any step, 0 too); unused results (a call of a
+//! helper with two results, a `gen.loop`'s collect or reduce, an `scf.for`'s
+//! scalar); matrices of loop results (`mat.from(c, len(c), 1)`, a row, or the
+//! loop's size by its emits per iteration) and their transposes, rows,
+//! products, entries, matrix-vector products, or the matrix itself as a
+//! result; these shapes' ops in the generic form, the custom form or both
+//! ([`Forms`]); and
 //! inputs of random lengths, equal or not, so that some programs fault on purpose
 //! (size mismatches, out-of-bounds reads; a zip takes vectors known to have
 //! equal lengths most of the time, [`Gen::like`]). Floats stay dyadic with few bits (inputs
-//! are multiples of 1/4, products only by 1/2, 2, 3 or -1), so every
+//! are multiples of 1/4, products only by 1/2, 2, 3 or -1, or of two such
+//! values in matrix products), so every
 //! reassociation is exact and results must agree to the last bit up to the
 //! tolerance of [`common::compare`].
 //!
@@ -210,6 +226,8 @@ enum Ty {
     I1,
     VF64,
     VI64,
+    MF64,
+    MI64,
 }
 
 impl Ty {
@@ -221,6 +239,8 @@ impl Ty {
             Ty::I1 => "i1",
             Ty::VF64 => "vec<f64>",
             Ty::VI64 => "vec<i64>",
+            Ty::MF64 => "mat<f64>",
+            Ty::MI64 => "mat<i64>",
         }
     }
 }
@@ -250,8 +270,10 @@ const PARAMS: &[(&str, Ty)] = &[
     ("%c", Ty::I1),
 ];
 
-/// Functions every program may call: a scaled sum, and a write of `x`
-/// at index 0 of a buffer (out of bounds when it is empty).
+/// Functions every program may call: a scaled sum, a write of `x`
+/// at index 0 of a buffer (out of bounds when it is empty), and four with
+/// two results, of which a caller may use one ([`Gen::calls_two_results`];
+/// `@swap` returns its arguments, in the generic form).
 const HELPERS: &str = "func.func @scaled_sum(%a: f64, %v: vec<f64>) -> f64 {
   %s = vec.sum %v : vec<f64>
   %r = arith.mulf %s, %a : f64
@@ -261,6 +283,34 @@ func.func @poke(%p: arr<f64>, %x: f64) {
   %z = arith.constant 0 : index
   arr.store %p, %z, %x : arr<f64>
   func.return
+}
+func.func @halves(%v: vec<f64>, %a: f64) -> (vec<f64>, vec<f64>) {
+  %h = arith.constant 0.5 : f64
+  %p = vec.scale %v, %h : vec<f64>
+  %q = vec.map (%v) : vec<f64> -> vec<f64> {
+  ^bb0(%e: f64):
+    %s = arith.addf %e, %a : f64
+    vec.yield %s : f64
+  }
+  func.return %p, %q : vec<f64>, vec<f64>
+}
+func.func @sum_and_double(%v: vec<f64>) -> (f64, vec<f64>) {
+  %s = vec.sum %v : vec<f64>
+  %d = vec.add %v, %v : vec<f64>
+  func.return %s, %d : f64, vec<f64>
+}
+func.func @positives(%k: vec<i64>) -> (vec<i64>, i64) {
+  %f = vec.filter %k : vec<i64> {
+  ^bb0(%e: i64):
+    %z = arith.constant 0 : i64
+    %l = arith.cmpi sgt, %e, %z : i64
+    vec.yield %l : i1
+  }
+  %s = vec.sum %k : vec<i64>
+  func.return %f, %s : vec<i64>, i64
+}
+func.func @swap(%v: vec<f64>, %w: vec<f64>) -> (vec<f64>, vec<f64>) {
+  \"func.return\"(%w, %v) : (vec<f64>, vec<f64>) -> ()
 }
 ";
 
@@ -305,6 +355,8 @@ struct Gen {
     /// equal lengths most of the time, and maps, scans, zips of them) share a
     /// class; see [`Gen::like`].
     len_class: std::collections::HashMap<String, usize>,
+    /// How the ops of the statement being built are written ([`Forms`]).
+    forms: Forms,
 }
 
 const DYADIC: &[&str] = &["0.5", "-1.25", "2.0", "0.0", "3.75", "-0.5"];
@@ -398,7 +450,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(49);
+        let r = self.rng.below(57);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -638,6 +690,11 @@ impl Gen {
             46 => self.call_in_map(d),
             47 => self.records_branch(d),
             48 => self.write_between_maps(d),
+            49 | 50 => self.multi_emit(d),
+            51 | 52 => self.const_cond(d),
+            53 => self.zero_trip(d),
+            54 => self.calls_two_results(d),
+            55 => self.mat_of_loop(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -1529,6 +1586,1178 @@ impl Gen {
     }
 }
 
+/// How the ops of one statement are written (issue 43, item 6): all in the
+/// custom form, all in the generic form, or each op either way at random.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum Forms {
+    Custom,
+    Generic,
+    Mixed,
+}
+
+/// `T` for one type, `(A, B)` for several, `()` for none.
+fn tys(ts: &[&str]) -> String {
+    if ts.len() == 1 {
+        ts[0].to_string()
+    } else {
+        format!("({})", ts.join(", "))
+    }
+}
+
+/// `a, b = ` for results `a` and `b`; nothing without results.
+fn lhs(res: &[&str]) -> String {
+    if res.is_empty() {
+        String::new()
+    } else {
+        format!("{} = ", res.join(", "))
+    }
+}
+
+/// The values, and the types, of `(value, type)` pairs, comma-separated.
+fn names_types(xs: &[(&str, &str)]) -> (String, String) {
+    let vs: Vec<&str> = xs.iter().map(|x| x.0).collect();
+    let ts: Vec<&str> = xs.iter().map(|x| x.1).collect();
+    (vs.join(", "), ts.join(", "))
+}
+
+/// A collect with several emit sites ([`Gen::multi_collect`]) and what a
+/// statement that uses it needs.
+struct Collect {
+    /// The lines that compute it (its size, maybe constants, the loop).
+    text: String,
+    /// The collect's vector, `Ty::VF64` or `Ty::VI64`.
+    res: String,
+    ty: Ty,
+    /// The result of a reduce generator of the same loop, where it has one.
+    red: Option<String>,
+    /// The values of the pool it reads.
+    uses: Vec<String>,
+    /// The loop's size (a value defined before the loop), and the vector
+    /// of the collect's type whose length it is, where the body reads one.
+    size: String,
+    src: Option<String>,
+    /// How many elements every iteration emits, where that is fixed (the
+    /// vector then has `size * per` elements).
+    per: Option<usize>,
+}
+
+/// Printing ops in either form (issue 43): the generic form
+/// `"dialect.op"(...) {...} : (...) -> ...` or the custom one, per
+/// [`Gen::forms`]. Every method returns whole lines indented by `ind`.
+impl Gen {
+    /// Chooses how the ops of the next statement are written.
+    fn pick_forms(&mut self) {
+        self.forms = *self
+            .rng
+            .pick(&[Forms::Custom, Forms::Generic, Forms::Mixed]);
+    }
+
+    /// Whether the next op is written in the generic form.
+    fn generic(&mut self) -> bool {
+        match self.forms {
+            Forms::Custom => false,
+            Forms::Generic => true,
+            Forms::Mixed => self.rng.chance(50),
+        }
+    }
+
+    /// `res = name a, b : cty`, or `res = "name"(a, b) : (A, B) -> out`
+    /// (`args`: values with their types; `res` empty and `out` `()` for an
+    /// op without results).
+    fn op(
+        &mut self,
+        ind: &str,
+        res: &str,
+        name: &str,
+        args: &[(&str, &str)],
+        out: &str,
+        cty: &str,
+    ) -> String {
+        let l = if res.is_empty() {
+            String::new()
+        } else {
+            format!("{res} = ")
+        };
+        let (vs, ts) = names_types(args);
+        if self.generic() {
+            format!("{ind}{l}\"{name}\"({vs}) : ({ts}) -> {out}\n")
+        } else {
+            format!("{ind}{l}{name} {vs} : {cty}\n")
+        }
+    }
+
+    /// `res = arith.constant value : ty` (`true`/`false` for `i1`).
+    fn constant(&mut self, ind: &str, res: &str, value: &str, ty: &str) -> String {
+        let typed = if ty == "i1" {
+            value.to_string()
+        } else {
+            format!("{value} : {ty}")
+        };
+        if self.generic() {
+            format!("{ind}{res} = \"arith.constant\"() {{value = {typed}}} : () -> {ty}\n")
+        } else {
+            format!("{ind}{res} = arith.constant {typed}\n")
+        }
+    }
+
+    /// `res = arith.cmpi pred, a, b : ty` (`op` is `cmpi` or `cmpf`).
+    fn cmp(
+        &mut self,
+        ind: &str,
+        res: &str,
+        op: &str,
+        pred: &str,
+        ab: [&str; 2],
+        ty: &str,
+    ) -> String {
+        let [a, b] = ab;
+        if self.generic() {
+            format!(
+                "{ind}{res} = \"arith.{op}\"({a}, {b}) {{predicate = \"{pred}\"}} : ({ty}, {ty}) -> i1\n"
+            )
+        } else {
+            format!("{ind}{res} = arith.{op} {pred}, {a}, {b} : {ty}\n")
+        }
+    }
+
+    /// An arithmetic op of two operands of type `ty`.
+    fn bin(&mut self, ind: &str, res: &str, op: &str, ab: [&str; 2], ty: &str) -> String {
+        self.op(
+            ind,
+            res,
+            &format!("arith.{op}"),
+            &[(ab[0], ty), (ab[1], ty)],
+            ty,
+            ty,
+        )
+    }
+
+    /// `scf.yield` of `vals` (values with their types).
+    fn scf_yield(&mut self, ind: &str, vals: &[(&str, &str)]) -> String {
+        let (vs, ts) = names_types(vals);
+        if self.generic() {
+            format!("{ind}\"scf.yield\"({vs}) : ({ts}) -> ()\n")
+        } else if vals.is_empty() {
+            format!("{ind}scf.yield\n")
+        } else {
+            format!("{ind}scf.yield {vs} : {ts}\n")
+        }
+    }
+
+    /// `gen.emit h, x : hty`.
+    fn emit(&mut self, ind: &str, h: &str, hty: &str, x: &str, xty: &str) -> String {
+        self.op(ind, "", "gen.emit", &[(h, hty), (x, xty)], "()", hty)
+    }
+
+    /// `func.call @f(args)` with results `res` of types `outs`.
+    fn call(
+        &mut self,
+        ind: &str,
+        res: &str,
+        f: &str,
+        args: &[(&str, &str)],
+        outs: &[&str],
+    ) -> String {
+        let (vs, ts) = names_types(args);
+        let o = tys(outs);
+        if self.generic() {
+            format!("{ind}{res} = \"func.call\"({vs}) {{callee = @{f}}} : ({ts}) -> {o}\n")
+        } else {
+            format!("{ind}{res} = func.call @{f}({vs}) : ({ts}) -> {o}\n")
+        }
+    }
+
+    /// `scf.if c` with results `res` of types `outs`, whose regions are the
+    /// lines `then` and `els` (each ending in its `scf.yield`).
+    fn scf_if(
+        &mut self,
+        ind: &str,
+        res: &[&str],
+        c: &str,
+        outs: &[&str],
+        then: &str,
+        els: &str,
+    ) -> String {
+        let l = lhs(res);
+        if self.generic() {
+            format!(
+                "{ind}{l}\"scf.if\"({c}) ({{\n{then}{ind}}}, {{\n{els}{ind}}}) : (i1) -> {}\n",
+                tys(outs)
+            )
+        } else if outs.is_empty() {
+            format!("{ind}scf.if {c} {{\n{then}{ind}}} else {{\n{els}{ind}}}\n")
+        } else {
+            format!(
+                "{ind}{l}scf.if {c} -> ({}) {{\n{then}{ind}}} else {{\n{els}{ind}}}\n",
+                outs.join(", ")
+            )
+        }
+    }
+
+    /// A `gen.loop` over `operands` (the size, then any inits) with
+    /// generators `gens`, block arguments `args` (the index, then the
+    /// handles), body lines `body` (without its `gen.end`) and results `res`
+    /// of types `outs`.
+    #[allow(clippy::too_many_arguments)]
+    fn gen_loop(
+        &mut self,
+        ind: &str,
+        res: &[&str],
+        operands: &[(&str, &str)],
+        gens: &[&str],
+        args: &[(&str, &str)],
+        body: &str,
+        outs: &[&str],
+    ) -> String {
+        let l = lhs(res);
+        let (vs, ts) = names_types(operands);
+        let a: Vec<String> = args.iter().map(|(n, t)| format!("{n}: {t}")).collect();
+        let a = a.join(", ");
+        let g = gens.join(", ");
+        let inner = format!("{ind}  ");
+        if self.generic() {
+            let end = if self.generic() {
+                format!("{inner}\"gen.end\"() : () -> ()\n")
+            } else {
+                format!("{inner}gen.end\n")
+            };
+            format!(
+                "{ind}{l}\"gen.loop\"({vs}) ({{\n{ind}^bb0({a}):\n{body}{end}{ind}}}) {{gens = [{g}]}} : ({ts}) -> {}\n",
+                tys(outs)
+            )
+        } else {
+            let ts: Vec<&str> = operands.iter().map(|x| x.1).collect();
+            format!(
+                "{ind}{l}gen.loop ({vs}) [{g}] : {} -> {} {{\n{ind}^bb0({a}):\n{body}{inner}gen.end\n{ind}}}\n",
+                tys(&ts),
+                tys(outs)
+            )
+        }
+    }
+
+    /// An `scf.for` from `bounds` (lower, upper, step) with iter_args
+    /// `iters` (block argument, init, type), body lines `body` (ending in
+    /// its `scf.yield`) and results `res`.
+    fn scf_for(
+        &mut self,
+        ind: &str,
+        res: &[&str],
+        iv: &str,
+        bounds: [&str; 3],
+        iters: &[(&str, &str, &str)],
+        body: &str,
+    ) -> String {
+        let l = lhs(res);
+        let [lb, ub, st] = bounds;
+        let inits: Vec<&str> = iters.iter().map(|x| x.1).collect();
+        let ts: Vec<&str> = iters.iter().map(|x| x.2).collect();
+        if self.generic() {
+            let mut ops = vec![lb, ub, st];
+            ops.extend(&inits);
+            let mut ins = vec!["index"; 3];
+            ins.extend(&ts);
+            let mut a = vec![format!("{iv}: index")];
+            a.extend(iters.iter().map(|(n, _, t)| format!("{n}: {t}")));
+            format!(
+                "{ind}{l}\"scf.for\"({}) ({{\n{ind}^bb0({}):\n{body}{ind}}}) : ({}) -> {}\n",
+                ops.join(", "),
+                a.join(", "),
+                ins.join(", "),
+                tys(&ts)
+            )
+        } else {
+            let it: Vec<String> = iters.iter().map(|(n, i, _)| format!("{n} = {i}")).collect();
+            format!(
+                "{ind}{l}scf.for {iv} = {lb} to {ub} step {st} iter_args({}) -> ({}) {{\n{body}{ind}}}\n",
+                it.join(", "),
+                ts.join(", ")
+            )
+        }
+    }
+
+    /// An `scf.while` over values `carried` (block argument of the before
+    /// region, init, type; the after region's arguments `after_args` have
+    /// the same types, and so do the results `res`): the before region's
+    /// lines `before`, then `scf.condition(cond)` forwarding its arguments;
+    /// the after region's lines `after` (ending in its `scf.yield`).
+    #[allow(clippy::too_many_arguments)]
+    fn scf_while(
+        &mut self,
+        ind: &str,
+        res: &[&str],
+        carried: &[(&str, &str, &str)],
+        before: &str,
+        cond: &str,
+        after_args: &[&str],
+        after: &str,
+    ) -> String {
+        let l = lhs(res);
+        let inits: Vec<&str> = carried.iter().map(|x| x.1).collect();
+        let ts: Vec<&str> = carried.iter().map(|x| x.2).collect();
+        let fwd: Vec<&str> = carried.iter().map(|x| x.0).collect();
+        let (fwd, ts_list) = (fwd.join(", "), ts.join(", "));
+        let ba: Vec<String> = carried
+            .iter()
+            .map(|(n, _, t)| format!("{n}: {t}"))
+            .collect();
+        let aa: Vec<String> = after_args
+            .iter()
+            .zip(&ts)
+            .map(|(n, t)| format!("{n}: {t}"))
+            .collect();
+        let inner = format!("{ind}  ");
+        if self.generic() {
+            format!(
+                "{ind}{l}\"scf.while\"({}) ({{\n{ind}^bb0({}):\n{before}{inner}\"scf.condition\"({cond}, {fwd}) : (i1, {ts_list}) -> ()\n{ind}}}, {{\n{ind}^bb0({}):\n{after}{ind}}}) : ({ts_list}) -> {}\n",
+                inits.join(", "),
+                ba.join(", "),
+                aa.join(", "),
+                tys(&ts)
+            )
+        } else {
+            let hd: Vec<String> = carried
+                .iter()
+                .map(|(n, i, _)| format!("{n} = {i}"))
+                .collect();
+            format!(
+                "{ind}{l}scf.while ({}) : ({ts_list}) -> {} {{\n{before}{inner}scf.condition({cond}) {fwd} : {ts_list}\n{ind}}} do {{\n{ind}^bb0({}):\n{after}{ind}}}\n",
+                hd.join(", "),
+                tys(&ts),
+                aa.join(", ")
+            )
+        }
+    }
+}
+
+/// Shapes that a second, independent generator built and this one did not
+/// (issue 43): collects with several emit sites, conditions that fold to
+/// constants, vectors carried through zero-trip loops, unused results, and
+/// matrices of loop results, their ops in either form.
+impl Gen {
+    /// A condition `c` that folds to a constant: `arith.constant true` or
+    /// `false`, or a comparison of two integer or float constants; its lines
+    /// and its value.
+    fn folding_cond(&mut self, ind: &str, c: &str) -> (String, bool) {
+        match self.rng.below(3) {
+            0 => {
+                let v = self.rng.chance(50);
+                (
+                    self.constant(ind, c, if v { "true" } else { "false" }, "i1"),
+                    v,
+                )
+            }
+            1 => {
+                let ty = *self.rng.pick(&["index", "i64"]);
+                let a = self.rng.below(4) as i64 - 1;
+                let b = self.rng.below(4) as i64 - 1;
+                let (p, v) = *self.rng.pick(&[
+                    ("slt", a < b),
+                    ("sle", a <= b),
+                    ("sgt", a > b),
+                    ("eq", a == b),
+                    ("ne", a != b),
+                    ("ult", (a as u64) < (b as u64)),
+                ]);
+                let mut t = self.constant(ind, &format!("{c}a"), &a.to_string(), ty);
+                t += &self.constant(ind, &format!("{c}b"), &b.to_string(), ty);
+                t += &self.cmp(ind, c, "cmpi", p, [&format!("{c}a"), &format!("{c}b")], ty);
+                (t, v)
+            }
+            _ => {
+                let a = *self.rng.pick(DYADIC);
+                let b = *self.rng.pick(DYADIC);
+                let (x, y): (f64, f64) = (a.parse().unwrap(), b.parse().unwrap());
+                let (p, v) = *self.rng.pick(&[
+                    ("olt", x < y),
+                    ("oge", x >= y),
+                    ("oeq", x == y),
+                    ("une", x != y),
+                ]);
+                let mut t = self.constant(ind, &format!("{c}a"), a, "f64");
+                t += &self.constant(ind, &format!("{c}b"), b, "f64");
+                t += &self.cmp(
+                    ind,
+                    c,
+                    "cmpf",
+                    p,
+                    [&format!("{c}a"), &format!("{c}b")],
+                    "f64",
+                );
+                (t, v)
+            }
+        }
+    }
+
+    /// A `gen.loop` whose collect has several emit sites at different
+    /// depths, so that it yields more elements than the loop has
+    /// iterations: two emits in a row, an emit at the top and one under an
+    /// `scf.if`, an emit in each branch and one at the top, or emits under
+    /// nested `scf.if`s. The loop reads a vector at its index (its length
+    /// is the size) or emits constants and scalars from outside over a size
+    /// of the pool; conditions are on the element, a flag of the pool, or
+    /// fold to constants. With `with_reduce`, a reduce generator of the
+    /// same loop folds an element too (from an init or the identity).
+    fn multi_collect(&mut self, d: &str, with_reduce: bool) -> Collect {
+        let mut text = String::new();
+        let mut uses: Vec<String> = Vec::new();
+        let ints = self.rng.chance(30);
+        let (ty, sty, vty, ety) = if ints {
+            (Ty::VI64, Ty::I64, "vec<i64>", "i64")
+        } else {
+            (Ty::VF64, Ty::F64, "vec<f64>", "f64")
+        };
+        let src = self.any(ty).filter(|_| self.rng.chance(80));
+        let size = match &src {
+            Some(v) => {
+                uses.push(v.clone());
+                let n = format!("{d}n");
+                text += &self.op("  ", &n, "vec.len", &[(v, vty)], "index", vty);
+                n
+            }
+            None => match self.any(Ty::Idx).filter(|_| self.rng.chance(50)) {
+                Some(i) => {
+                    uses.push(i.clone());
+                    i
+                }
+                None => {
+                    let w = self.any(Ty::VF64).unwrap_or_else(|| "%x".to_string());
+                    uses.push(w.clone());
+                    let n = format!("{d}n");
+                    text += &self.op(
+                        "  ",
+                        &n,
+                        "vec.len",
+                        &[(&w, "vec<f64>")],
+                        "index",
+                        "vec<f64>",
+                    );
+                    n
+                }
+            },
+        };
+        let (ind, in2, in3) = ("    ", "      ", "        ");
+        let (i, h, g) = (format!("{d}i"), format!("{d}h"), format!("{d}g"));
+        let hty = format!("!gen.collect<{ety}>");
+        let mut body = String::new();
+        // The element: read at the index, a scalar from outside, or a constant.
+        let e = match &src {
+            Some(v) => {
+                let e = format!("{d}e");
+                body += &self.op(ind, &e, "vec.get", &[(v, vty), (&i, "index")], ety, vty);
+                e
+            }
+            None => match self.any(sty).filter(|_| self.rng.chance(50)) {
+                Some(s) => {
+                    uses.push(s.clone());
+                    s
+                }
+                None => {
+                    let e = format!("{d}e");
+                    let k = if ints {
+                        *self.rng.pick(&["0", "7", "-1"])
+                    } else {
+                        *self.rng.pick(DYADIC)
+                    };
+                    body += &self.constant(ind, &e, k, ety);
+                    e
+                }
+            },
+        };
+        // A second value: the same, a multiple, or a scalar from outside.
+        let e2 = match self.rng.below(3) {
+            0 => e.clone(),
+            1 => {
+                let (f, op) = if ints {
+                    (*self.rng.pick(&["3", "-2", "1", "0"]), "muli")
+                } else {
+                    (*self.rng.pick(FACTORS), "mulf")
+                };
+                let (fv, m) = (format!("{d}f"), format!("{d}m"));
+                body += &self.constant(ind, &fv, f, ety);
+                body += &self.bin(ind, &m, op, [&e, &fv], ety);
+                m
+            }
+            _ => match self.any(sty) {
+                Some(s) => {
+                    uses.push(s.clone());
+                    s
+                }
+                None => {
+                    let k = format!("{d}k");
+                    body += &self.constant(ind, &k, if ints { "-3" } else { "1.5" }, ety);
+                    k
+                }
+            },
+        };
+        // The structure of the emits, and the branch condition where it has
+        // one: on the element, a flag of the pool, or one that folds to a
+        // constant (defined before the loop or in its body).
+        let structure = self.rng.below(4);
+        let c = format!("{d}c");
+        let (known, cond) = match self.rng.below(3) {
+            _ if structure == 0 => (None, c),
+            0 if src.is_some() => {
+                if ints {
+                    let z = format!("{d}z");
+                    body += &self.constant(ind, &z, "0", "i64");
+                    body += &self.cmp(ind, &c, "cmpi", "sgt", [&e, &z], "i64");
+                } else {
+                    let cap = self.any(Ty::F64).unwrap_or_else(|| "%half".to_string());
+                    uses.push(cap.clone());
+                    body += &self.cmp(ind, &c, "cmpf", "olt", [&e, &cap], "f64");
+                }
+                (None, c)
+            }
+            0 | 1 => {
+                let f = self.any(Ty::I1).unwrap_or_else(|| "%c".to_string());
+                uses.push(f.clone());
+                (None, f)
+            }
+            _ => {
+                if self.rng.chance(50) {
+                    let (t, v) = self.folding_cond("  ", &c);
+                    text += &t;
+                    (Some(v), c)
+                } else {
+                    let (t, v) = self.folding_cond(ind, &c);
+                    body += &t;
+                    (Some(v), c)
+                }
+            }
+        };
+        let per = match structure {
+            // Two emits in a row.
+            0 => {
+                body += &self.emit(ind, &h, &hty, &e, ety);
+                body += &self.emit(ind, &h, &hty, &e2, ety);
+                Some(2)
+            }
+            // One at the top, one under an `scf.if` (before or after it).
+            1 => {
+                let top = self.emit(ind, &h, &hty, &e, ety);
+                let mut then = self.emit(in2, &h, &hty, &e2, ety);
+                then += &self.scf_yield(in2, &[]);
+                let els = self.scf_yield(in2, &[]);
+                let branch = self.scf_if(ind, &[], &cond, &[], &then, &els);
+                if self.rng.chance(50) {
+                    body += &top;
+                    body += &branch;
+                } else {
+                    body += &branch;
+                    body += &top;
+                }
+                known.map(|k| 1 + k as usize)
+            }
+            // One in each branch, and one at the top.
+            2 => {
+                let mut then = self.emit(in2, &h, &hty, &e, ety);
+                then += &self.scf_yield(in2, &[]);
+                let mut els = self.emit(in2, &h, &hty, &e2, ety);
+                els += &self.scf_yield(in2, &[]);
+                body += &self.scf_if(ind, &[], &cond, &[], &then, &els);
+                body += &self.emit(ind, &h, &hty, &e2, ety);
+                Some(2)
+            }
+            // Nested: under the condition an emit and an `scf.if` on a
+            // condition that folds, with another; and one at the top.
+            _ => {
+                let c2 = format!("{d}c2");
+                let (mut then, k2) = self.folding_cond(in2, &c2);
+                then += &self.emit(in2, &h, &hty, &e2, ety);
+                let mut inner = self.emit(in3, &h, &hty, &e, ety);
+                inner += &self.scf_yield(in3, &[]);
+                let inner_else = self.scf_yield(in3, &[]);
+                then += &self.scf_if(in2, &[], &c2, &[], &inner, &inner_else);
+                then += &self.scf_yield(in2, &[]);
+                let els = self.scf_yield(in2, &[]);
+                body += &self.scf_if(ind, &[], &cond, &[], &then, &els);
+                body += &self.emit(ind, &h, &hty, &e, ety);
+                match known {
+                    Some(false) => Some(1),
+                    Some(true) => Some(2 + k2 as usize),
+                    None => None,
+                }
+            }
+        };
+        let res = format!("{d}c0");
+        let red = format!("{d}r");
+        let mut operands: Vec<(&str, &str)> = vec![(&size, "index")];
+        let mut gens = vec!["#gen.collect".to_string()];
+        let rty = format!("!gen.reduce<{ety}>");
+        let mut args: Vec<(&str, &str)> = vec![(&i, "index"), (&h, &hty)];
+        let mut outs = vec![vty];
+        let mut names = vec![res.as_str()];
+        let init = if with_reduce {
+            let k = *self.rng.pick(&["add", "max", "min"]);
+            gens.push(format!("#gen.reduce<{k}>"));
+            args.push((&g, &rty));
+            outs.push(ety);
+            names.push(&red);
+            body += &self.emit(ind, &g, &rty, &e2, ety);
+            self.any(sty).filter(|_| self.rng.chance(50))
+        } else {
+            None
+        };
+        if let Some(s) = &init {
+            operands.push((s, ety));
+            uses.push(s.clone());
+        }
+        let gens: Vec<&str> = gens.iter().map(String::as_str).collect();
+        text += &self.gen_loop("  ", &names, &operands, &gens, &args, &body, &outs);
+        Collect {
+            text,
+            res,
+            ty,
+            red: with_reduce.then_some(red),
+            uses,
+            size,
+            src,
+            per,
+        }
+    }
+
+    /// A collect with several emit sites ([`Gen::multi_collect`]), maybe
+    /// with a reduce in the same loop of which only one result is used.
+    fn multi_emit(&mut self, d: String) {
+        self.pick_forms();
+        let with_reduce = self.rng.chance(35);
+        let c = self.multi_collect(&d, with_reduce);
+        let uses: Vec<&String> = c.uses.iter().collect();
+        let sty = if c.ty == Ty::VI64 { Ty::I64 } else { Ty::F64 };
+        let head = "  // multi-emit\n";
+        match c.red {
+            None => self.push(c.res, c.ty, format!("{head}{}", c.text), &uses),
+            Some(r) => match self.rng.below(3) {
+                0 => {
+                    let first = c.res.clone();
+                    self.push(c.res, c.ty, format!("{head}{}", c.text), &uses);
+                    self.push_second(&first, r, sty);
+                }
+                1 => self.push(
+                    c.res,
+                    c.ty,
+                    format!("{head}  // unused result\n{}", c.text),
+                    &uses,
+                ),
+                _ => self.push(
+                    r,
+                    sty,
+                    format!("{head}  // unused result\n{}", c.text),
+                    &uses,
+                ),
+            },
+        }
+    }
+
+    /// A condition that folds to a constant ([`Gen::folding_cond`]) on an
+    /// `arith.select` (of scalars, indices or vectors), an `scf.if` with a
+    /// scalar and a vector result, an `scf.while` (a sum of a vector's
+    /// elements while the index is in bounds and the condition holds, or on
+    /// the constant alone when it is false), or an `scf.if` that sets a
+    /// variable; the condition may go to the pool, for later statements.
+    fn const_cond(&mut self, d: String) {
+        self.pick_forms();
+        let k = format!("{d}k");
+        let (cond, val) = self.folding_cond("  ", &k);
+        let mut t = format!("  // const-cond\n{cond}");
+        let ind = "    ";
+        let pushed = match self.rng.below(4) {
+            0 => {
+                let (ty, name) =
+                    *self
+                        .rng
+                        .pick(&[(Ty::F64, "f64"), (Ty::Idx, "index"), (Ty::VF64, "vec<f64>")]);
+                let (Some(a), Some(b)) = (self.any(ty), self.any(ty)) else {
+                    return;
+                };
+                t += &self.op(
+                    "  ",
+                    &d,
+                    "arith.select",
+                    &[(&k, "i1"), (&a, name), (&b, name)],
+                    name,
+                    name,
+                );
+                if ty == Ty::VF64 {
+                    self.same_len(&d, if val { &a } else { &b });
+                }
+                self.push(d.clone(), ty, t, &[&a, &b]);
+                true
+            }
+            1 => {
+                let (Some(a), Some(b), Some(v)) =
+                    (self.any(Ty::F64), self.any(Ty::F64), self.any(Ty::VF64))
+                else {
+                    return;
+                };
+                let Some(w) = self.like(Ty::VF64, &v) else {
+                    return;
+                };
+                let (s, m, r) = (format!("{d}s"), format!("{d}m"), format!("{d}v"));
+                let mut then = self.bin(ind, &s, "addf", [&a, &b], "f64");
+                then += &self.op(
+                    ind,
+                    &m,
+                    "vec.scale",
+                    &[(&v, "vec<f64>"), ("%half", "f64")],
+                    "vec<f64>",
+                    "vec<f64>",
+                );
+                then += &self.scf_yield(ind, &[(&s, "f64"), (&m, "vec<f64>")]);
+                let els = self.scf_yield(ind, &[(&b, "f64"), (&w, "vec<f64>")]);
+                t += &self.scf_if("  ", &[&d, &r], &k, &["f64", "vec<f64>"], &then, &els);
+                self.same_len(&r, if val { &v } else { &w });
+                self.push(d.clone(), Ty::F64, t, &[&a, &b, &v, &w]);
+                self.push_second(&d, r, Ty::VF64);
+                true
+            }
+            2 => {
+                let (Some(x), Some(s0)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
+                    return;
+                };
+                let (n, z) = (format!("{d}n"), format!("{d}z"));
+                t += &self.op(
+                    "  ",
+                    &n,
+                    "vec.len",
+                    &[(&x, "vec<f64>")],
+                    "index",
+                    "vec<f64>",
+                );
+                t += &self.constant("  ", &z, "0", "index");
+                let (a, b, ci, ct) = (
+                    format!("{d}a"),
+                    format!("{d}b"),
+                    format!("{d}ci"),
+                    format!("{d}ct"),
+                );
+                // The constant alone only when it is false (else no end).
+                let (before, go) = if !val && self.rng.chance(50) {
+                    (String::new(), k.clone())
+                } else {
+                    let (inb, go) = (format!("{d}in"), format!("{d}go"));
+                    let mut bt = self.cmp(ind, &inb, "cmpi", "slt", [&a, &n], "index");
+                    bt += &self.bin(ind, &go, "andi", [&k, &inb], "i1");
+                    (bt, go)
+                };
+                let (e, u, one, nx) = (
+                    format!("{d}e"),
+                    format!("{d}u"),
+                    format!("{d}one"),
+                    format!("{d}nx"),
+                );
+                let mut after = self.op(
+                    ind,
+                    &e,
+                    "vec.get",
+                    &[(&x, "vec<f64>"), (&ci, "index")],
+                    "f64",
+                    "vec<f64>",
+                );
+                after += &self.bin(ind, &u, "addf", [&ct, &e], "f64");
+                after += &self.constant(ind, &one, "1", "index");
+                after += &self.bin(ind, &nx, "addi", [&ci, &one], "index");
+                after += &self.scf_yield(ind, &[(&nx, "index"), (&u, "f64")]);
+                let w = format!("{d}w");
+                t += &self.scf_while(
+                    "  ",
+                    &[&w, &d],
+                    &[(&a, &z, "index"), (&b, &s0, "f64")],
+                    &before,
+                    &go,
+                    &[&ci, &ct],
+                    &after,
+                );
+                self.push(d.clone(), Ty::F64, t, &[&x, &s0]);
+                if self.rng.chance(50) {
+                    self.push_second(&d, w, Ty::Idx);
+                }
+                true
+            }
+            _ => {
+                let (Some(a), Some(b)) = (self.any(Ty::F64), self.any(Ty::F64)) else {
+                    return;
+                };
+                let v = format!("{d}var");
+                t += &self.op("  ", &v, "var.new", &[(&a, "f64")], "var<f64>", "f64");
+                let mut then = self.op(
+                    ind,
+                    "",
+                    "var.set",
+                    &[(&v, "var<f64>"), (&b, "f64")],
+                    "()",
+                    "var<f64>",
+                );
+                then += &self.scf_yield(ind, &[]);
+                let els = self.scf_yield(ind, &[]);
+                t += &self.scf_if("  ", &[], &k, &[], &then, &els);
+                t += &self.op("  ", &d, "var.get", &[(&v, "var<f64>")], "f64", "var<f64>");
+                self.push(d.clone(), Ty::F64, t, &[&a, &b]);
+                true
+            }
+        };
+        // The condition for later statements (as `%c` is), at times.
+        if pushed && self.rng.chance(40) {
+            self.push_second(&d, k, Ty::I1);
+        }
+    }
+
+    /// A vector and a scalar carried through an `scf.for` with constant
+    /// bounds that runs zero times (`lb == ub`, or `lb > ub`, then with any
+    /// step, 0 too) most of the time, else once or twice; the vector is a
+    /// collect with several emits or one of the pool, the scalar an `f64`
+    /// or `i64` of the pool or a constant. The results are used afterwards
+    /// (the scalar's maybe not).
+    fn zero_trip(&mut self, d: String) {
+        self.pick_forms();
+        let mut t = "  // zero-trip\n".to_string();
+        let mut uses: Vec<String> = Vec::new();
+        let (v, vt) = if self.rng.chance(35) {
+            let c = self.multi_collect(&format!("{d}q"), false);
+            t += &c.text;
+            uses.extend(c.uses);
+            (c.res, c.ty)
+        } else {
+            let vt = if self.rng.chance(30) {
+                Ty::VI64
+            } else {
+                Ty::VF64
+            };
+            let Some(v) = self.any(vt) else { return };
+            uses.push(v.clone());
+            (v, vt)
+        };
+        let ints = vt == Ty::VI64;
+        let (vty, ety) = if ints {
+            ("vec<i64>", "i64")
+        } else {
+            ("vec<f64>", "f64")
+        };
+        let sints = self.rng.chance(40);
+        let (st, sty) = if sints {
+            (Ty::I64, "i64")
+        } else {
+            (Ty::F64, "f64")
+        };
+        let s0 = match self.any(st).filter(|_| self.rng.chance(60)) {
+            Some(s) => {
+                uses.push(s.clone());
+                s
+            }
+            None => {
+                let s = format!("{d}s0");
+                let k = if sints { "0" } else { *self.rng.pick(DYADIC) };
+                t += &self.constant("  ", &s, k, sty);
+                s
+            }
+        };
+        let (lb, ub, step) = match self.rng.below(10) {
+            0..=3 => {
+                let k = *self.rng.pick(&[0, 0, 2, 5]);
+                (k, k, *self.rng.pick(&[1, 1, 0, 2]))
+            }
+            4..=6 => (*self.rng.pick(&[1, 3, 7]), 0, *self.rng.pick(&[1, 0, 3])),
+            7 | 8 => (0, 1, 1),
+            _ => (1, 3, 1),
+        };
+        let (l, u, s) = (format!("{d}lb"), format!("{d}ub"), format!("{d}st"));
+        t += &self.constant("  ", &l, &lb.to_string(), "index");
+        // The same constant twice at times (two ops, one value).
+        t += &self.constant("  ", &u, &ub.to_string(), "index");
+        t += &self.constant("  ", &s, &step.to_string(), "index");
+        let ind = "    ";
+        let (iv, a, b, a2, b2) = (
+            format!("{d}i"),
+            format!("{d}a"),
+            format!("{d}b"),
+            format!("{d}a2"),
+            format!("{d}b2"),
+        );
+        let mut body = if ints {
+            self.op(ind, &a2, "vec.add", &[(&a, vty), (&a, vty)], vty, vty)
+        } else {
+            self.op(
+                ind,
+                &a2,
+                "vec.scale",
+                &[(&a, vty), ("%half", "f64")],
+                vty,
+                vty,
+            )
+        };
+        let add = if sints { "addi" } else { "addf" };
+        if ints == sints {
+            let sm = format!("{d}sm");
+            body += &self.op(ind, &sm, "vec.sum", &[(&a2, vty)], ety, vty);
+            body += &self.bin(ind, &b2, add, [&b, &sm], sty);
+        } else {
+            let one = format!("{d}one");
+            body += &self.constant(ind, &one, if sints { "1" } else { "1.0" }, sty);
+            body += &self.bin(ind, &b2, add, [&b, &one], sty);
+        }
+        body += &self.scf_yield(ind, &[(&a2, vty), (&b2, sty)]);
+        let (rv, rs) = (format!("{d}v"), format!("{d}s"));
+        t += &self.scf_for(
+            "  ",
+            &[&rv, &rs],
+            &iv,
+            [&l, &u, &s],
+            &[(&a, &v, vty), (&b, &s0, sty)],
+            &body,
+        );
+        let uses: Vec<&String> = uses.iter().collect();
+        self.same_len(&rv, &v);
+        match self.rng.below(3) {
+            0 => {
+                self.push(rv.clone(), vt, t, &uses);
+                self.push_second(&rv, rs, st);
+            }
+            1 => {
+                t += "  // unused result\n";
+                self.push(rv, vt, t, &uses);
+            }
+            _ => {
+                // Both used at once: the scalar plus the vector's sum, or
+                // its length.
+                if ints == sints {
+                    let sm = format!("{d}t");
+                    t += &self.op("  ", &sm, "vec.sum", &[(&rv, vty)], ety, vty);
+                    t += &self.bin("  ", &d, add, [&rs, &sm], sty);
+                    self.push(d, st, t, &uses);
+                } else {
+                    let n = format!("{d}n");
+                    t += &self.op("  ", &n, "vec.len", &[(&rv, vty)], "index", vty);
+                    t += &self.op(
+                        "  ",
+                        &d,
+                        "vec.fill",
+                        &[(&n, "index"), (&rs, sty)],
+                        &format!("vec<{sty}>"),
+                        &format!("vec<{sty}>"),
+                    );
+                    self.same_len(&d, &rv);
+                    self.push(d, if sints { Ty::VI64 } else { Ty::VF64 }, t, &uses);
+                }
+            }
+        }
+    }
+
+    /// A call of a helper with two results (`@halves`, `@sum_and_double`,
+    /// `@positives`, `@swap`) of which only one is used at times; the
+    /// results named one by one or as a group (`%r:2`, `%r#1`).
+    fn calls_two_results(&mut self, d: String) {
+        self.pick_forms();
+        let group = self.rng.chance(30);
+        let (a, b) = if group {
+            (format!("{d}p#0"), format!("{d}p#1"))
+        } else {
+            (format!("{d}a"), format!("{d}b"))
+        };
+        let res = if group {
+            format!("{d}p:2")
+        } else {
+            format!("{a}, {b}")
+        };
+        let (t, ta, tb, uses) = match self.rng.below(4) {
+            0 => {
+                let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
+                    return;
+                };
+                let t = self.call(
+                    "  ",
+                    &res,
+                    "halves",
+                    &[(&v, "vec<f64>"), (&s, "f64")],
+                    &["vec<f64>", "vec<f64>"],
+                );
+                self.same_len(&a, &v);
+                self.same_len(&b, &v);
+                (t, Ty::VF64, Ty::VF64, vec![v, s])
+            }
+            1 => {
+                let Some(v) = self.any(Ty::VF64) else { return };
+                let t = self.call(
+                    "  ",
+                    &res,
+                    "sum_and_double",
+                    &[(&v, "vec<f64>")],
+                    &["f64", "vec<f64>"],
+                );
+                self.same_len(&b, &v);
+                (t, Ty::F64, Ty::VF64, vec![v])
+            }
+            2 => {
+                let Some(k) = self.any(Ty::VI64) else { return };
+                let t = self.call(
+                    "  ",
+                    &res,
+                    "positives",
+                    &[(&k, "vec<i64>")],
+                    &["vec<i64>", "i64"],
+                );
+                (t, Ty::VI64, Ty::I64, vec![k])
+            }
+            _ => {
+                let (Some(v), Some(w)) = self.pair(Ty::VF64, Ty::VF64) else {
+                    return;
+                };
+                let t = self.call(
+                    "  ",
+                    &res,
+                    "swap",
+                    &[(&v, "vec<f64>"), (&w, "vec<f64>")],
+                    &["vec<f64>", "vec<f64>"],
+                );
+                self.same_len(&a, &w);
+                self.same_len(&b, &v);
+                (t, Ty::VF64, Ty::VF64, vec![v, w])
+            }
+        };
+        let uses: Vec<&String> = uses.iter().collect();
+        match self.rng.below(3) {
+            0 => self.push(a, ta, format!("  // unused result\n{t}"), &uses),
+            1 => self.push(b, tb, format!("  // unused result\n{t}"), &uses),
+            _ => {
+                self.push(a.clone(), ta, t, &uses);
+                self.push_second(&a, b, tb);
+            }
+        }
+    }
+
+    /// A matrix of a loop's result: a collect with several emits
+    /// ([`Gen::multi_collect`]) viewed as a column, a row, or (where every
+    /// iteration emits the same number of elements) the loop's size by that
+    /// number; then the matrix itself, its transpose, a row of the transpose
+    /// (at `min(%n, last)`), a product with its transpose, an entry, or a
+    /// matrix-vector product (with the vector the loop reads, where the
+    /// shape allows).
+    fn mat_of_loop(&mut self, d: String) {
+        self.pick_forms();
+        let c = self.multi_collect(&format!("{d}q"), false);
+        let mut t = format!("  // mat of a loop\n{}", c.text);
+        let ints = c.ty == Ty::VI64;
+        let (vty, ety, mty, mt, st) = if ints {
+            ("vec<i64>", "i64", "mat<i64>", Ty::MI64, Ty::I64)
+        } else {
+            ("vec<f64>", "f64", "mat<f64>", Ty::MF64, Ty::F64)
+        };
+        let (len, one) = (format!("{d}l"), format!("{d}o"));
+        t += &self.op("  ", &len, "vec.len", &[(&c.res, vty)], "index", vty);
+        t += &self.constant("  ", &one, "1", "index");
+        let per = c.per.filter(|k| *k > 0 && self.rng.chance(60));
+        let (rows, cols, shape) = match per {
+            Some(k) => {
+                let kv = format!("{d}k");
+                t += &self.constant("  ", &kv, &k.to_string(), "index");
+                (c.size.clone(), kv, "grid")
+            }
+            None if self.rng.chance(50) => (len.clone(), one.clone(), "column"),
+            None => (one.clone(), len.clone(), "row"),
+        };
+        let m = format!("{d}m");
+        t += &self.op(
+            "  ",
+            &m,
+            "mat.from",
+            &[(&c.res, vty), (&rows, "index"), (&cols, "index")],
+            mty,
+            vty,
+        );
+        let tr = format!("{d}t");
+        let transpose = |g: &mut Gen| g.op("  ", &tr, "mat.transpose", &[(&m, mty)], mty, mty);
+        let (def, ty) = match self.rng.below(6) {
+            0 => (m, mt),
+            1 => {
+                t += &transpose(self);
+                (tr, mt)
+            }
+            2 => {
+                t += &transpose(self);
+                let (nr, last, j, r) = (
+                    format!("{d}nr"),
+                    format!("{d}last"),
+                    format!("{d}j"),
+                    format!("{d}row"),
+                );
+                t += &self.op("  ", &nr, "mat.rows", &[(&tr, mty)], "index", mty);
+                t += &self.bin("  ", &last, "subi", [&nr, &one], "index");
+                t += &self.bin("  ", &j, "mini", ["%n", &last], "index");
+                t += &self.op("  ", &r, "mat.row", &[(&tr, mty), (&j, "index")], vty, mty);
+                (r, c.ty)
+            }
+            3 => {
+                t += &transpose(self);
+                let p = format!("{d}p");
+                let ab = if self.rng.chance(50) {
+                    [&tr, &m]
+                } else {
+                    [&m, &tr]
+                };
+                t += &self.op("  ", &p, "mat.mul", &[(ab[0], mty), (ab[1], mty)], mty, mty);
+                (p, mt)
+            }
+            4 => {
+                let (nr, last, j, z, e) = (
+                    format!("{d}nr"),
+                    format!("{d}last"),
+                    format!("{d}j"),
+                    format!("{d}z"),
+                    format!("{d}e"),
+                );
+                t += &self.op("  ", &nr, "mat.rows", &[(&m, mty)], "index", mty);
+                t += &self.bin("  ", &last, "subi", [&nr, &one], "index");
+                t += &self.bin("  ", &j, "mini", ["%n", &last], "index");
+                t += &self.constant("  ", &z, "0", "index");
+                t += &self.op(
+                    "  ",
+                    &e,
+                    "mat.get",
+                    &[(&m, mty), (&j, "index"), (&z, "index")],
+                    ety,
+                    mty,
+                );
+                (e, st)
+            }
+            _ => {
+                let y = format!("{d}y");
+                // (1 x len) times the vector itself; a grid's transpose
+                // (k x size) times the vector the loop reads (of length size).
+                let (mat, x) = match (shape, &c.src) {
+                    ("grid", Some(src)) => {
+                        t += &transpose(self);
+                        (tr.clone(), src.clone())
+                    }
+                    ("column", _) => {
+                        t += &transpose(self);
+                        (tr.clone(), c.res.clone())
+                    }
+                    _ if shape == "row" => (m.clone(), c.res.clone()),
+                    _ => {
+                        // A grid over a size that is not a vector's: its
+                        // transpose times a vector of ones of that size.
+                        t += &transpose(self);
+                        let (o, f) = (format!("{d}ones"), format!("{d}f"));
+                        t += &self.constant("  ", &o, if ints { "1" } else { "1.0" }, ety);
+                        t += &self.op(
+                            "  ",
+                            &f,
+                            "vec.fill",
+                            &[(&c.size, "index"), (&o, ety)],
+                            vty,
+                            vty,
+                        );
+                        (tr.clone(), f)
+                    }
+                };
+                t += &self.op("  ", &y, "mat.matvec", &[(&mat, mty), (&x, vty)], vty, mty);
+                (y, c.ty)
+            }
+        };
+        let uses: Vec<&String> = c.uses.iter().collect();
+        self.push(def, ty, t, &uses);
+    }
+}
+
 /// The program and inputs of `seed`.
 fn generate(seed: u64) -> (Program, Vec<String>) {
     let mut g = Gen {
@@ -1540,6 +2769,7 @@ fn generate(seed: u64) -> (Program, Vec<String>) {
             .iter()
             .map(|v| (v.to_string(), 0))
             .collect(),
+        forms: Forms::Custom,
     };
     g.stmts.push(Stmt {
         text: "  %half = \"arith.constant\"() {value = 0.5 : f64} : () -> f64\n".into(),
@@ -2040,6 +3270,15 @@ const FORMS: &[(&str, &str, u64)] = &[
     ("vec.mul", "vec.mul", 40),
     ("[#gen.scan<", "scan, bucket and collect in one loop", 40),
     ("// for-invariant", "an invariant map in scf.for", 40),
+    ("// multi-emit", "collects with several emits", 40),
+    ("// const-cond", "conditions that fold to constants", 40),
+    (
+        "// zero-trip",
+        "vectors carried through scf.for with constant bounds",
+        40,
+    ),
+    ("// unused result", "unused results", 40),
+    ("// mat of a loop", "matrices of loop results", 40),
 ];
 
 /// What a run of the generator produced (for the assertions that it covers

@@ -124,11 +124,15 @@ struct Shared {
     first: AtomicI64,
     /// That chunk and its fault.
     fault: Mutex<Option<(i64, Option<Fault>)>>,
+    /// The allocation ledger of the call this loop belongs to: the chunks a
+    /// worker runs allocate into it ([`super::ledger`]).
+    ledger: Option<Arc<super::ledger::Ledger>>,
 }
 
 impl Shared {
     /// Claims and runs batches of chunks until none is left.
     fn work(&self) {
+        let _ledger = super::ledger::enter(self.ledger.clone());
         loop {
             let lo = self.next.fetch_add(self.batch, Ordering::AcqRel);
             if lo >= self.n {
@@ -209,6 +213,7 @@ pub unsafe extern "C" fn l0rt_parallel_for(f: ChunkFn, env: *const u8, n: i64, d
         done: AtomicI64::new(1),
         first: AtomicI64::new(i64::MAX),
         fault: Mutex::new(None),
+        ledger: super::ledger::current(),
     });
     for _ in 1..t.min(n as usize) {
         let s = shared.clone();
