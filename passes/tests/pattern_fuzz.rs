@@ -12,24 +12,16 @@
 
 use std::path::{Path, PathBuf};
 
+use lit_tests::runlines::collect_ir_files;
 use passes::mutate::{check_patterns, check_pipelines, mutant, FuzzRng};
 
 fn corpus() -> Vec<(PathBuf, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut files = Vec::new();
-    let mut dirs = vec![root.join("lit-tests/tests/ir"), root.join("examples")];
-    while let Some(d) = dirs.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() && !p.ends_with("standalone") {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "ir") {
-                files.push(p);
-            }
-        }
+    // The seeds of the other fuzzers: every lit test and example (the
+    // standalone example's `poly` files do not parse here and are skipped).
+    for dir in ["lit-tests/tests/ir", "examples"] {
+        collect_ir_files(&root.join(dir), &mut files);
     }
     files.sort();
     let mut parts = Vec::new();
