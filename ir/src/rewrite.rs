@@ -10,7 +10,7 @@ use smallvec::SmallVec;
 
 use crate::builder::Builder;
 use crate::context::{Context, OpId, ValueId};
-use crate::spec::{OpState, RewriteFn, Traits};
+use crate::spec::{FoldFn, OpState, RewriteFn, Traits};
 
 /// Which patterns the driver applies.
 #[derive(Clone, Copy, Debug)]
@@ -82,6 +82,34 @@ pub fn is_side_effect_free(ctx: &Context, op: OpId) -> bool {
         });
     }
     false
+}
+
+/// The fold the canonicalizer applies to ops of `spec`: none for
+/// constant-like ops (a constant folds to itself).
+pub fn canonical_fold(spec: &crate::spec::OpSpec) -> Option<FoldFn> {
+    spec.fold
+        .filter(|_| !spec.traits.contains(Traits::CONSTANT_LIKE))
+}
+
+/// Applies `fold` to `op` (whose state is `st`): the values that replace
+/// its results (constants materialized before `op`), or `None` where it
+/// does not fold or folds to its own results. `op` is left in place.
+pub fn apply_fold(
+    ctx: &mut Context,
+    op: OpId,
+    st: &OpState,
+    fold: FoldFn,
+) -> Option<SmallVec<[ValueId; 2]>> {
+    let res = fold(ctx, st)?;
+    let own = ctx.results(op);
+    let is_self = res
+        .iter()
+        .zip(own)
+        .all(|(r, &o)| *r == crate::spec::FoldResult::Value(o));
+    if is_self {
+        return None;
+    }
+    Builder::before(ctx, op).materialize_fold(st, &res)
 }
 
 struct Worklist {
@@ -174,8 +202,7 @@ pub fn apply_greedily_to(
         let spec = registry.spec(ctx.op(op).kind);
         let (fold, rewrites): (_, SmallVec<[RewriteFn; 4]>) = match patterns {
             Patterns::Canonical => (
-                spec.fold
-                    .filter(|_| !spec.traits.contains(Traits::CONSTANT_LIKE)),
+                canonical_fold(spec),
                 spec.rewrites.iter().copied().collect(),
             ),
             Patterns::Phase(p) => (
@@ -195,19 +222,9 @@ pub fn apply_greedily_to(
         // Ops are numbered in creation order: those from here on are new.
         let first_new = ctx.num_ops();
         if let Some(fold) = fold {
-            if let Some(res) = fold(ctx, &st) {
-                let own = ctx.results(op);
-                let is_self = res
-                    .iter()
-                    .zip(own)
-                    .all(|(r, &o)| *r == crate::spec::FoldResult::Value(o));
-                if !is_self {
-                    let mut b = Builder::before(ctx, op);
-                    if let Some(vals) = b.materialize_fold(&st, &res) {
-                        replacement = Some(vals);
-                        stats.folded += 1;
-                    }
-                }
+            replacement = apply_fold(ctx, op, &st, fold);
+            if replacement.is_some() {
+                stats.folded += 1;
             }
         }
         if replacement.is_none() {

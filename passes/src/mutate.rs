@@ -23,6 +23,7 @@ use std::rc::Rc;
 
 use ir::pass::{PassManager, VerifyEach};
 use ir::printer::{print_module, PrintOptions};
+use ir::rewrite::{apply_fold, canonical_fold};
 use ir::spec::{Registry, Traits};
 use ir::{Attribute, Builder, Context, OpId, OpState, Type, ValueId};
 
@@ -328,9 +329,7 @@ pub fn check_patterns(text: &str, registry: &Rc<Registry>) -> Result<usize, Stri
         if base.op(op).parent.is_none() {
             continue;
         }
-        let fold = spec
-            .fold
-            .filter(|_| !spec.traits.contains(Traits::CONSTANT_LIKE));
+        let fold = canonical_fold(spec);
         let tries = fold.iter().count() + spec.rewrites.len();
         for t in 0..tries {
             let mut ctx = parse_valid(text, registry).ok_or("a module stopped verifying")?;
@@ -367,26 +366,11 @@ pub fn check_patterns(text: &str, registry: &Rc<Registry>) -> Result<usize, Stri
 fn apply_one(ctx: &mut Context, op: OpId, t: usize) -> bool {
     let registry = ctx.registry().clone();
     let spec = registry.spec(ctx.op(op).kind);
-    let fold = spec
-        .fold
-        .filter(|_| !spec.traits.contains(Traits::CONSTANT_LIKE));
+    let fold = canonical_fold(spec);
     let st = OpState::of(ctx, op);
     let vals = match (fold, t) {
         (Some(f), 0) => {
-            let Some(res) = f(ctx, &st) else {
-                return false;
-            };
-            let own = ctx.results(op);
-            if res.len() == own.len()
-                && res
-                    .iter()
-                    .zip(own)
-                    .all(|(r, &o)| *r == ir::FoldResult::Value(o))
-            {
-                return false;
-            }
-            let mut b = Builder::before(ctx, op);
-            let Some(vals) = b.materialize_fold(&st, &res) else {
+            let Some(vals) = apply_fold(ctx, op, &st, f) else {
                 return false;
             };
             vals
