@@ -2,6 +2,7 @@
 # Runs every cargo-fuzz target for SECONDS seconds each (default 60), with corpora seeded
 # from the lit tests and examples. Needs the nightly toolchain and cargo-fuzz
 # (`cargo install cargo-fuzz`); .ci/run calls it with a short time.
+# The seed is fixed (L0_FUZZ_SEED, default 1) so a CI failure reproduces from a clean clone.
 # A crash leaves its input under fuzz/artifacts/<target>/; add it to the lit tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +20,7 @@ for t in parse_verify pipeline interp patterns; do
   # A crash, a timeout or a build failure makes cargo fuzz exit non-zero (a crash also
   # leaves its input under fuzz/artifacts/<target>/).
   if ! cargo +nightly fuzz run --fuzz-dir fuzz "$t" "$corpus" -- \
-    -max_total_time="$SECONDS_EACH" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 >"$log" 2>&1; then
+    -max_total_time="$SECONDS_EACH" -seed="${L0_FUZZ_SEED:-1}" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 >"$log" 2>&1; then
     tail -n 60 "$log"
     echo "fuzz: $t failed (log: $log)"
     exit 1

@@ -117,6 +117,7 @@ impl Pass for Lower {
                     let (k, h) = crate::gpu::outline(ctx, g);
                     stats.add("gpu-kernels", k);
                     stats.add("gpu-host-loops", h);
+                    stats.add("gpu-resident-values", crate::gpu::keep_on_device(ctx));
                 }
                 if let Some(p) = &self.parallel {
                     stats.add("parallel-loops", crate::parallel::decompose(ctx, p));

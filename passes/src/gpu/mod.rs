@@ -35,7 +35,10 @@
 //! warps, then a second kernel over the per-block partials).
 
 mod kernel;
+mod resident;
 mod scan;
+
+pub use resident::keep_on_device;
 
 use std::collections::HashMap;
 
@@ -126,8 +129,12 @@ struct Plan {
     captures: Vec<ValueId>,
 }
 
-/// Outlines the offloadable top-level loops of every host function into
-/// kernels. Returns `(kernels built, loops left on the host)`.
+/// Outlines the offloadable loops of every host function into kernels, at
+/// any depth of host code: loops inside `scf.for`/`scf.while`/`scf.if`
+/// bodies (time-step loops) and inside loops left on the host (a kernel per
+/// outer iteration) are offloaded where they stand. Returns `(kernels
+/// built, loops left on the host)`; the second counts every `gen.loop` at
+/// any depth of host code that no kernel runs.
 pub fn outline(ctx: &mut Context, opts: &GpuOptions) -> (u64, u64) {
     let funcs: Vec<OpId> = ctx
         .iter_block(ctx.top)
@@ -139,23 +146,102 @@ pub fn outline(ctx: &mut Context, opts: &GpuOptions) -> (u64, u64) {
         .collect();
     let (mut kernels, mut host) = (0, 0);
     for f in funcs {
-        let body = ctx.op_block(f, 0);
-        let loops: Vec<OpId> = ctx
-            .iter_block(body)
-            .filter(|&o| ctx.is(o, gen::LOOP))
-            .collect();
         let mut seq = 0;
-        for l in loops {
-            match plan(ctx, l) {
-                Some(p) => kernels += offload(ctx, f, l, &p, opts, &mut seq),
-                None => host += 1,
-            }
-        }
+        let body = ctx.op_block(f, 0);
+        outline_block(ctx, f, body, opts, &mut seq, &mut kernels, &mut host);
     }
     (kernels, host)
 }
 
-fn scalar(t: &Type) -> bool {
+/// [`outline`] on the ops of `block` (host code of function `f`) and,
+/// recursively, on the regions of every op there that is not offloaded.
+fn outline_block(
+    ctx: &mut Context,
+    f: OpId,
+    block: ir::BlockId,
+    opts: &GpuOptions,
+    seq: &mut u32,
+    kernels: &mut u64,
+    host: &mut u64,
+) {
+    // The ops as they stand: an offload inserts host ops before its loop
+    // (none of them holds a loop) and replaces the loop.
+    let ops: Vec<OpId> = ctx.iter_block(block).collect();
+    for op in ops {
+        if ctx.is(op, gen::LOOP) {
+            if plan(ctx, op).is_none() {
+                inline_calls(ctx, op);
+            }
+            if let Some(p) = plan(ctx, op) {
+                *kernels += offload(ctx, f, op, &p, opts, seq);
+                continue;
+            }
+            *host += 1;
+        }
+        let blocks: Vec<ir::BlockId> = ctx
+            .regions(op)
+            .iter()
+            .flat_map(|&r| ctx.region(r).blocks.clone())
+            .collect();
+        for b in blocks {
+            outline_block(ctx, f, b, opts, seq, kernels, host);
+        }
+    }
+}
+
+/// The defined, non-recursive function that `call` calls, if any.
+fn inlinable_callee(ctx: &Context, call: OpId) -> Option<OpId> {
+    let f = ctx.lookup_symbol(dialects::func::callee(ctx, call)?)?;
+    if !ctx.is(f, "func.func") || dialects::func::is_declaration(ctx, f) {
+        return None;
+    }
+    // Recursive when `f` reaches itself through calls.
+    let mut seen = vec![f];
+    let mut stack = vec![f];
+    while let Some(g) = stack.pop() {
+        for op in ctx.walk_nested(g) {
+            let Some(h) = ctx
+                .is(op, "func.call")
+                .then_some(op)
+                .and_then(|c| dialects::func::callee(ctx, c).and_then(|n| ctx.lookup_symbol(n)))
+            else {
+                continue;
+            };
+            if h == f {
+                return None;
+            }
+            if !seen.contains(&h) {
+                seen.push(h);
+                stack.push(h);
+            }
+        }
+    }
+    Some(f)
+}
+
+/// Inlines every call to a defined, non-recursive function nested in loop
+/// `l` (a kernel has no calls: "inline first", as Futhark and Accelerate
+/// do for device code). Returns whether anything was inlined.
+fn inline_calls(ctx: &mut Context, l: OpId) -> bool {
+    let mut changed = false;
+    loop {
+        let calls: Vec<(OpId, OpId)> = ctx
+            .walk_nested(l)
+            .into_iter()
+            .filter(|&op| ctx.is(op, "func.call"))
+            .filter_map(|c| inlinable_callee(ctx, c).map(|f| (c, f)))
+            .collect();
+        if calls.is_empty() {
+            return changed;
+        }
+        for (c, f) in calls {
+            crate::inline::inline_call(ctx, c, f);
+        }
+        changed = true;
+    }
+}
+
+pub(crate) fn scalar(t: &Type) -> bool {
     matches!(
         t,
         Type::I1 | Type::I32 | Type::I64 | Type::Index | Type::F32 | Type::F64

@@ -1,0 +1,259 @@
+//! Device residency across host loop iterations (issue 41): a vector that an
+//! `scf.for` carries from one iteration to the next, and that only kernels
+//! read, stays in device memory. Without this, every iteration of a time-step
+//! loop (a stencil, n-body) copies its state to the device, runs its kernels,
+//! and copies the new state back.
+//!
+//! The shape [`super::offload`] leaves in the loop body, for an iteration
+//! argument `%t: vec<T>` yielded as `%t2`:
+//! ```text
+//! %n  = vec.len %t                        // any number of these
+//! %d  = gpu.alloc %m; gpu.memcpy %d, %t   // one or more copies in ...
+//! ... launches reading %d ...; gpu.dealloc %d
+//! %o  = gpu.alloc %k; launches writing %o
+//! %h  = arr.alloc %k; gpu.memcpy %h, %o; %t2 = arr.to_vec %h   // ... one copy out
+//! gpu.dealloc %o; scf.yield %t2
+//! ```
+//! becomes a loop that carries the device buffer and its length:
+//! ```text
+//! %d0 = gpu.alloc (vec.len %x); gpu.memcpy %d0, %x
+//! %r, %rn = scf.for ... iter_args(%dt = %d0, %nt = len) {
+//!   ... launches reading %dt, writing %o ...
+//!   gpu.dealloc %dt; scf.yield %o, %k
+//! }
+//! %h = arr.alloc %rn; gpu.memcpy %h, %r; %res = arr.to_vec %h; gpu.dealloc %r
+//! ```
+//! Only this exact shape is rewritten: every use of `%t` is a `vec.len` or the
+//! source of a copy into a fresh device buffer that launches only read and one
+//! `gpu.dealloc` frees, and `%t2` is used by the yield alone. Kernels never
+//! write their captured vectors (they read them with `vec.get` only), so the
+//! carried buffer holds `%t`'s elements for the whole iteration.
+
+use ir::{Builder, Context, OpId, Type, ValueId};
+
+/// Rewrites every `scf.for` of host function bodies whose carried vectors
+/// qualify (innermost loops first, so nested time loops chain); returns the
+/// number of iteration arguments moved to the device.
+pub fn keep_on_device(ctx: &mut Context) -> u64 {
+    let loops: Vec<OpId> = ctx
+        .walk_all()
+        .into_iter()
+        .filter(|&op| ctx.is(op, "scf.for") && dialects::gpu::enclosing_kernel(ctx, op).is_none())
+        .collect();
+    let mut moved = 0;
+    // walk_all is a pre-order: reversed, inner loops come before outer ones.
+    for f in loops.into_iter().rev() {
+        let mut f = f;
+        loop {
+            let Some((k, plan)) = find(ctx, f) else { break };
+            f = rewrite(ctx, f, k, plan);
+            moved += 1;
+        }
+    }
+    moved
+}
+
+/// The ops of one qualifying iteration argument.
+struct Carried {
+    /// `vec.len %t` ops.
+    lens: Vec<OpId>,
+    /// `(gpu.alloc, gpu.memcpy, gpu.dealloc)` of each copy of `%t` in.
+    copies_in: Vec<(OpId, OpId, OpId)>,
+    /// The device buffer whose copy becomes `%t2`, its `gpu.alloc` and
+    /// `gpu.dealloc`.
+    out: (ValueId, OpId, OpId),
+    /// The host buffer's `arr.alloc` (its size is `%t2`'s length), the copy
+    /// out and the `arr.to_vec`.
+    back: (OpId, OpId, OpId),
+}
+
+fn top(ctx: &Context, op: OpId, body: ir::BlockId) -> bool {
+    ctx.op(op).parent == Some(body)
+}
+
+/// The single `gpu.dealloc` of device buffer `d` at the top of `body`, when
+/// every other use of `d` is a launch operand or one of `allowed` (op,
+/// operand index) pairs.
+fn only_launched(
+    ctx: &Context,
+    d: ValueId,
+    body: ir::BlockId,
+    allowed: &[(OpId, usize)],
+) -> Option<OpId> {
+    let mut dealloc = None;
+    for u in ctx.uses(d) {
+        if allowed.contains(&(u.op, u.index as usize)) {
+            continue;
+        }
+        match ctx.op_name(u.op) {
+            "gpu.launch_func" if u.index >= 2 => {}
+            "gpu.dealloc" if top(ctx, u.op, body) && dealloc.is_none() => dealloc = Some(u.op),
+            _ => return None,
+        }
+    }
+    dealloc
+}
+
+/// The first iteration argument of `f` that qualifies: its index among the
+/// carried values, and its ops.
+fn find(ctx: &Context, f: OpId) -> Option<(usize, Carried)> {
+    let body = ctx.op_block(f, 0);
+    let args = ctx.block_args(body).to_vec();
+    let yield_op = ctx.terminator(body)?;
+    (0..args.len() - 1).find_map(|k| {
+        let t = args[k + 1];
+        if !matches!(ctx.ty(t), Type::Vec(e) if super::scalar(e)) {
+            return None;
+        }
+        let mut c = Carried {
+            lens: vec![],
+            copies_in: vec![],
+            out: (t, yield_op, yield_op),
+            back: (yield_op, yield_op, yield_op),
+        };
+        for u in ctx.uses(t) {
+            if !top(ctx, u.op, body) {
+                return None;
+            }
+            match ctx.op_name(u.op) {
+                "vec.len" => c.lens.push(u.op),
+                "gpu.memcpy" if u.index == 1 => {
+                    let d = ctx.operand(u.op, 0);
+                    let a = ctx
+                        .def_op(d)
+                        .filter(|&a| ctx.is(a, "gpu.alloc") && top(ctx, a, body))?;
+                    let free = only_launched(ctx, d, body, &[(u.op, 0)])?;
+                    c.copies_in.push((a, u.op, free));
+                }
+                _ => return None,
+            }
+        }
+        if c.copies_in.is_empty() {
+            return None;
+        }
+        // The yielded value: arr.to_vec of a host copy of a device buffer.
+        let t2 = *ctx.operands(yield_op).get(k)?;
+        if ctx.uses(t2).len() != 1 {
+            return None;
+        }
+        let to_vec = ctx
+            .def_op(t2)
+            .filter(|&o| ctx.is(o, "arr.to_vec") && top(ctx, o, body))?;
+        let h = ctx.operand(to_vec, 0);
+        let h_alloc = ctx
+            .def_op(h)
+            .filter(|&o| ctx.is(o, "arr.alloc") && top(ctx, o, body))?;
+        let hu = ctx.uses(h);
+        if hu.len() != 2 {
+            return None;
+        }
+        let copy_out = hu
+            .iter()
+            .find(|u| u.op != to_vec)
+            .filter(|u| ctx.is(u.op, "gpu.memcpy") && u.index == 0 && top(ctx, u.op, body))?
+            .op;
+        let o = ctx.operand(copy_out, 1);
+        let o_alloc = ctx
+            .def_op(o)
+            .filter(|&a| ctx.is(a, "gpu.alloc") && top(ctx, a, body))?;
+        let o_free = only_launched(ctx, o, body, &[(copy_out, 1)])?;
+        c.out = (o, o_alloc, o_free);
+        c.back = (h_alloc, copy_out, to_vec);
+        Some((k, c))
+    })
+}
+
+/// Rewrites carried value `k` of `f` as described in the module docs;
+/// returns the new loop.
+fn rewrite(ctx: &mut Context, f: OpId, k: usize, c: Carried) -> OpId {
+    let body = ctx.op_block(f, 0);
+    let old_args = ctx.block_args(body).to_vec();
+    let yield_op = ctx.terminator(body).expect("checked terminator");
+    let elem = ctx.ty(old_args[k + 1]).elem().cloned().expect("vector");
+    let dty = Type::arr(elem.clone());
+
+    // Before the loop: the initial value on the device.
+    let mut b = Builder::before(ctx, f);
+    b.smart = false;
+    let x = b.ctx.operand(f, 3 + k);
+    let n0 = b.op1("vec.len", &[x], Type::Index, vec![]);
+    let d0 = dialects::gpu::alloc(&mut b, n0, elem.clone());
+    dialects::gpu::memcpy(&mut b, d0, x);
+
+    // The new loop: value k is the device buffer, the length is appended.
+    let mut operands = ctx.operands(f).to_vec();
+    operands[3 + k] = d0;
+    operands.push(n0);
+    let mut result_types: Vec<Type> = ctx.results(f).iter().map(|&r| ctx.ty(r).clone()).collect();
+    result_types[k] = dty.clone();
+    result_types.push(Type::Index);
+    let mut arg_types: Vec<Type> = old_args.iter().map(|&a| ctx.ty(a).clone()).collect();
+    arg_types[k + 1] = dty;
+    arg_types.push(Type::Index);
+    let (region, nb) = ctx.new_region_with_block(&arg_types);
+    let new_args = ctx.block_args(nb).to_vec();
+    ctx.splice_block(body, nb, None);
+    for (i, &a) in old_args.iter().enumerate() {
+        if i != k + 1 {
+            ctx.replace_all_uses(a, new_args[i]);
+        }
+    }
+    let (dt, nt) = (new_args[k + 1], *new_args.last().expect("length arg"));
+    for &l in &c.lens {
+        let r = ctx.result(l, 0);
+        ctx.replace_all_uses(r, nt);
+        ctx.erase_op(l);
+    }
+    for &(a, copy, free) in &c.copies_in {
+        ctx.erase_op(copy);
+        ctx.erase_op(free);
+        let d = ctx.result(a, 0);
+        ctx.replace_all_uses(d, dt);
+        ctx.erase_op(a);
+    }
+    // The new value stays on the device: no copy out, no free.
+    let (o, _, o_free) = c.out;
+    let (h_alloc, copy_out, to_vec) = c.back;
+    let mut yv = ctx.operands(yield_op).to_vec();
+    yv[k] = o;
+    // Read now: the length may have been a `vec.len %t`, replaced above.
+    yv.push(ctx.operand(h_alloc, 0));
+    ctx.set_operands(yield_op, &yv);
+    ctx.erase_op(to_vec);
+    ctx.erase_op(copy_out);
+    ctx.erase_op(h_alloc);
+    ctx.erase_op(o_free);
+    // The buffer carried in is read for the last time in this iteration.
+    let mut b = Builder::before(ctx, yield_op);
+    b.smart = false;
+    dialects::gpu::dealloc(&mut b, dt);
+
+    // The new loop, then the carried value back on the host.
+    let mut b = Builder::before(ctx, f);
+    b.smart = false;
+    let attrs = b.ctx.op(f).attrs.clone();
+    let rs = b.op_with_regions(
+        "scf.for",
+        &operands,
+        &result_types,
+        attrs.into_iter().collect(),
+        &[region],
+    );
+    let nf = b.ctx.def_op(rs[0]).expect("new loop");
+    let next = ctx
+        .op(nf)
+        .next
+        .expect("a loop is followed by its block's terminator");
+    let mut b = Builder::before(ctx, next);
+    b.smart = false;
+    let h = dialects::arr::alloc(&mut b, rs[rs.len() - 1], elem);
+    dialects::gpu::memcpy(&mut b, h, rs[k]);
+    let v = dialects::arr::to_vec(&mut b, h);
+    dialects::gpu::dealloc(&mut b, rs[k]);
+    let old_results = ctx.results(f).to_vec();
+    for (i, &r) in old_results.iter().enumerate() {
+        ctx.replace_all_uses(r, if i == k { v } else { rs[i] });
+    }
+    ctx.erase_op(f);
+    nf
+}
