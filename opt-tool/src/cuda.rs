@@ -170,7 +170,8 @@ impl Device for Cuda {
                         host = a.borrow();
                         &host
                     }
-                    _ => return Err("source is not a buffer or vector".into()),
+                    RtValue::Mat(m) => &m.data,
+                    _ => return Err("source is not a buffer, vector or matrix".into()),
                 };
                 if items.len() != d.len {
                     return Err(mismatch(d.len, items.len()));

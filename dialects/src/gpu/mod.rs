@@ -18,7 +18,7 @@
 //! |---|---|---|
 //! | `gpu.launch_func(grid, block, args...) {kernel = @k}` | `index, index, ... ->` | runs `@k` on `grid` blocks of `block` threads |
 //! | `gpu.alloc(n)` | `index -> arr<T>` | a zeroed device buffer |
-//! | `gpu.memcpy(dst, src)` | `arr<T>, arr<T> \| vec<T> ->` | copies all of `src` into `dst` (equal lengths) |
+//! | `gpu.memcpy(dst, src)` | `arr<T>, arr<T> \| vec<T> \| mat<T> ->` | copies all of `src` (a matrix: its row-major entries) into `dst` (equal lengths) |
 //! | `gpu.dealloc(a)` | `arr<T> ->` | releases a device buffer |
 //!
 //! **Where barriers stand.** `gpu.barrier`, `gpu.shuffle` and
@@ -311,9 +311,9 @@ fn verify_memcpy(ctx: &Context, op: OpId) -> Result<(), String> {
     not_in_kernel(ctx, op)?;
     let t = arr_elem(ctx, ctx.operand(op, 0), "destination")?;
     match ctx.ty(ctx.operand(op, 1)) {
-        Type::Arr(s) | Type::Vec(s) if **s == t => Ok(()),
+        Type::Arr(s) | Type::Vec(s) | Type::Mat(s) if **s == t => Ok(()),
         s => Err(format!(
-            "source must be 'arr<{t}>' or 'vec<{t}>', got '{s}'"
+            "source must be 'arr<{t}>', 'vec<{t}>' or 'mat<{t}>', got '{s}'"
         )),
     }
 }

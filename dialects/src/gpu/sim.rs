@@ -37,8 +37,9 @@ type Res = Result<SmallVec<[RtValue; 2]>, RunError>;
 pub trait Device {
     /// A zeroed buffer of `n` elements of scalar type `elem`.
     fn alloc(&self, elem: &Type, n: usize) -> Result<RtValue, String>;
-    /// Copies all of `src` into `dst` (a device buffer and a host `arr` or
-    /// `vec`, either way, or two device buffers) of element type `elem`.
+    /// Copies all of `src` into `dst` (a device buffer and a host `arr`,
+    /// `vec` or `mat` (its row-major entries) as the source, a host `arr` as
+    /// the destination, or two device buffers) of element type `elem`.
     fn memcpy(&self, dst: &RtValue, src: &RtValue, elem: &Type) -> Result<(), String>;
     /// Releases a device buffer.
     fn dealloc(&self, buf: &RtValue) -> Result<(), String>;
@@ -178,7 +179,14 @@ pub(super) fn interp_memcpy(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res 
     let src: Vec<RtValue> = match &args[1] {
         RtValue::Vec(v) => v.as_ref().clone(),
         RtValue::Arr(a) => a.borrow().clone(),
-        _ => return Err(RunError::at(ctx, op, "source is not a buffer or vector")),
+        RtValue::Mat(m) => m.data.clone(),
+        _ => {
+            return Err(RunError::at(
+                ctx,
+                op,
+                "source is not a buffer, vector or matrix",
+            ))
+        }
     };
     let mut dst = buffer(ctx, op, &args[0])?
         .try_borrow_mut()

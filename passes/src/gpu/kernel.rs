@@ -206,6 +206,57 @@ pub(super) fn vec_reads_to_arr(ctx: &mut Context, k: OpId) {
     }
 }
 
+/// Rewrites the matrix reads of kernel `k` whose matrix became three
+/// parameters (its row-major entries in a device buffer, its rows, its
+/// columns; `mats` holds the positions of the first among the captures):
+/// `mat.rows`/`mat.cols` become those parameters, and `mat.get` (plain or
+/// `{transposed}`) a load at `row * cols + col` after the same bounds
+/// checks as the op itself (kept unless the op is marked `in_bounds`).
+pub(super) fn mat_reads_to_arr(ctx: &mut Context, k: OpId, mats: &[usize]) {
+    let params = ctx.block_args(ctx.op_block(k, 0)).to_vec();
+    for op in ctx.walk_nested(k) {
+        let name = ctx.op_name(op);
+        if !matches!(name, "mat.get" | "mat.rows" | "mat.cols") {
+            continue;
+        }
+        let m = ctx.operand(op, 0);
+        let Some(&c) = mats.iter().find(|&&c| params[1 + c] == m) else {
+            continue;
+        };
+        let (rows, cols) = (params[2 + c], params[3 + c]);
+        let new = match name {
+            "mat.rows" => rows,
+            "mat.cols" => cols,
+            _ => {
+                let t = dialects::mat::get_is_transposed(ctx, op);
+                let checked = ctx.attr(op, "in_bounds").is_none();
+                let (i, j) = (ctx.operand(op, 1), ctx.operand(op, 2));
+                let ty = ctx.ty(ctx.result(op, 0)).clone();
+                let mut b = Builder::before(ctx, op);
+                // Entry (i, j) of transpose(m) is entry (j, i) of m.
+                let (lr, lc) = if t { (cols, rows) } else { (rows, cols) };
+                if checked {
+                    let ok = cmpi(&mut b, "ult", i, lr);
+                    dialects::scf::build_assert(&mut b, ok, "row index out of bounds in mat.get");
+                    let ok = cmpi(&mut b, "ult", j, lc);
+                    dialects::scf::build_assert(
+                        &mut b,
+                        ok,
+                        "column index out of bounds in mat.get",
+                    );
+                }
+                let (r, cc) = if t { (j, i) } else { (i, j) };
+                let row = binop(&mut b, "arith.muli", r, cols);
+                let at = binop(&mut b, "arith.addi", row, cc);
+                let x = arr::load_in_bounds(&mut b, m, at);
+                debug_assert_eq!(b.ctx.ty(x), &ty);
+                x
+            }
+        };
+        ctx.replace_op(op, &[new]);
+    }
+}
+
 /// Builds the main kernel of loop `l` (in host function `f`).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn main_kernel(

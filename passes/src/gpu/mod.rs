@@ -323,10 +323,12 @@ fn body_ok(ctx: &Context, outer: OpId, l: OpId, captures: &mut Vec<ValueId>) -> 
                 name,
                 "scf.if" | "scf.for" | "scf.while" | "scf.yield" | "scf.condition" | "gen.end"
             )
-            || ((name == "vec.get" || name == "vec.len")
-                && !ctx
-                    .value_block(ctx.operand(op, 0))
-                    .is_some_and(|b| ctx.block_in_op(b, outer)))
+            || (matches!(
+                name,
+                "vec.get" | "vec.len" | "mat.get" | "mat.rows" | "mat.cols"
+            ) && !ctx
+                .value_block(ctx.operand(op, 0))
+                .is_some_and(|b| ctx.block_in_op(b, outer)))
             || (name == "gen.emit"
                 && gen::handle_owner(ctx, ctx.operand(op, 0))
                     .is_some_and(|o| o == l || ctx.is_ancestor(outer, o)))
@@ -359,19 +361,24 @@ fn body_ok(ctx: &Context, outer: OpId, l: OpId, captures: &mut Vec<ValueId>) -> 
                 continue;
             }
             let t = ctx.ty(v);
-            if !(scalar(t) || matches!(t, Type::Vec(e) if scalar(e))) {
+            if !(scalar(t) || matches!(t, Type::Vec(e) | Type::Mat(e) if scalar(e))) {
                 return false;
             }
             captures.push(v);
         }
     }
-    // A captured vector may only be read by vec.get / vec.len.
+    // A captured vector may only be read by vec.get / vec.len, a captured
+    // matrix by mat.get / mat.rows / mat.cols (see [`kernel::mat_reads_to_arr`]).
     captures.iter().all(|&v| {
-        !matches!(ctx.ty(v), Type::Vec(_))
-            || ctx.uses(v).iter().all(|u| {
-                !ctx.block_in_op(ctx.op(u.op).parent.unwrap_or(ctx.top), outer)
-                    || (u.index == 0 && (ctx.is(u.op, "vec.get") || ctx.is(u.op, "vec.len")))
-            })
+        let reads: &[&str] = match ctx.ty(v) {
+            Type::Vec(_) => &["vec.get", "vec.len"],
+            Type::Mat(_) => &["mat.get", "mat.rows", "mat.cols"],
+            _ => return true,
+        };
+        ctx.uses(v).iter().all(|u| {
+            !ctx.block_in_op(ctx.op(u.op).parent.unwrap_or(ctx.top), outer)
+                || (u.index == 0 && reads.contains(&ctx.op_name(u.op)))
+        })
     })
 }
 
@@ -466,30 +473,42 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
     let k_sums = ordered.then(|| kernel_name(ctx, f, seq));
     let k_back = ordered.then(|| kernel_name(ctx, f, seq));
 
+    // A captured vector becomes a device buffer; a captured matrix, its
+    // row-major entries in a device buffer followed by its rows and columns
+    // (three kernel parameters; `mats` holds the first one's position).
+    let mut caps = Vec::new();
+    let mut cap_types = Vec::new();
+    let mut mats = Vec::new();
+    for &v in &p.captures {
+        match ctx.ty(v).clone() {
+            Type::Vec(e) => {
+                caps.push(v);
+                cap_types.push(Type::arr((*e).clone()));
+            }
+            Type::Mat(e) => {
+                let mut b = Builder::before(ctx, l);
+                let r = b.op1("mat.rows", &[v], Type::Index, vec![]);
+                let c = b.op1("mat.cols", &[v], Type::Index, vec![]);
+                mats.push(caps.len());
+                caps.extend([v, r, c]);
+                cap_types.extend([Type::arr((*e).clone()), Type::Index, Type::Index]);
+            }
+            t => {
+                caps.push(v);
+                cap_types.push(t);
+            }
+        }
+    }
     // Kernels first (they only need types).
-    let cap_types: Vec<Type> = p
-        .captures
-        .iter()
-        .map(|&v| match ctx.ty(v) {
-            Type::Vec(e) => Type::arr((**e).clone()),
-            t => t.clone(),
-        })
-        .collect();
     let main_kernel = if ordered {
         scan::main_kernel
     } else {
         kernel::main_kernel
     };
-    main_kernel(
-        ctx,
-        f,
-        &k_main,
-        l,
-        &p.roles,
-        &p.captures,
-        &cap_types,
-        opts.block,
-    );
+    main_kernel(ctx, f, &k_main, l, &p.roles, &caps, &cap_types, opts.block);
+    if let Some(k) = ctx.lookup_symbol(&k_main) {
+        kernel::mat_reads_to_arr(ctx, k, &mats);
+    }
     if let Some(k) = &k_comb {
         kernel::combine_kernel(ctx, f, k, &reduces, opts.block);
     }
@@ -514,14 +533,21 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
 
     let mut dev: Vec<ValueId> = Vec::new();
     let mut args = vec![n];
-    for &v in &p.captures {
-        if let Type::Vec(e) = b.ctx.ty(v).clone() {
-            let len = b.op1("vec.len", &[v], Type::Index, vec![]);
-            let d = dalloc(&mut b, &mut dev, len, (*e).clone());
-            gpu::memcpy(&mut b, d, v);
-            args.push(d);
-        } else {
-            args.push(v);
+    for (c, &v) in caps.iter().enumerate() {
+        match b.ctx.ty(v).clone() {
+            Type::Vec(e) => {
+                let len = b.op1("vec.len", &[v], Type::Index, vec![]);
+                let d = dalloc(&mut b, &mut dev, len, (*e).clone());
+                gpu::memcpy(&mut b, d, v);
+                args.push(d);
+            }
+            Type::Mat(e) => {
+                let len = binop(&mut b, "arith.muli", caps[c + 1], caps[c + 2]);
+                let d = dalloc(&mut b, &mut dev, len, (*e).clone());
+                gpu::memcpy(&mut b, d, v);
+                args.push(d);
+            }
+            _ => args.push(v),
         }
     }
     let mut hb = Vec::new();
