@@ -44,8 +44,7 @@ pub fn keep_on_device(ctx: &mut Context) -> u64 {
     // walk_all is a pre-order: reversed, inner loops come before outer ones.
     for f in loops.into_iter().rev() {
         let mut f = f;
-        loop {
-            let Some((k, plan)) = find(ctx, f) else { break };
+        while let Some((k, plan)) = find(ctx, f) {
             f = rewrite(ctx, f, k, plan);
             moved += 1;
         }
