@@ -52,7 +52,12 @@ fn lower_remaining(
         use ir::pass::Pass;
         let stats = &mut ir::pass::PassStats::default();
         if fuse {
-            passes::fuse::Fuse::default().run(ctx, stats)?;
+            let mut f = if gpu.is_some() {
+                passes::fuse::Fuse::for_gpu()
+            } else {
+                passes::fuse::Fuse::default()
+            };
+            f.run(ctx, stats)?;
         }
         passes::lower::Lower::new(split, gpu).run(ctx, stats)?;
         ir::verifier::verify(ctx).map_err(Failure::Diags)?;

@@ -63,6 +63,18 @@ impl Default for Fuse {
     }
 }
 
+impl Fuse {
+    /// Fusion for the `gpu` level (`fuse{target=gpu}`): no scan consumers
+    /// fused into their scan. Such a loop reads the running fold
+    /// (`gen.running`) and must run sequentially, so no kernel can run it;
+    /// apart, the scan and its consumer each become kernels.
+    pub fn for_gpu() -> Fuse {
+        let mut f = Fuse::default();
+        f.rules.scans = false;
+        f
+    }
+}
+
 impl Pass for Fuse {
     fn name(&self) -> &'static str {
         "fuse"
@@ -666,12 +678,20 @@ fn scan_to_reduce(ctx: &mut Context, lv: &mut LoopView, k: usize) {
 }
 
 fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    opts.check_known("fuse", &["vertical", "horizontal", "scans", "fuel"])?;
+    opts.check_known(
+        "fuse",
+        &["vertical", "horizontal", "scans", "fuel", "target"],
+    )?;
+    let gpu = match opts.get("target").unwrap_or("native") {
+        "native" => false,
+        "gpu" => true,
+        t => return Err(format!("unknown target '{t}' (expected native or gpu)")),
+    };
     Ok(Box::new(Fuse {
         rules: Rules {
             vertical: opts.get_bool("vertical", true)?,
             horizontal: opts.get_bool("horizontal", true)?,
-            scans: opts.get_bool("scans", true)?,
+            scans: opts.get_bool("scans", !gpu)?,
         },
         fuel: opts.get_usize("fuel", usize::MAX)?,
     }))
@@ -692,6 +712,10 @@ pub fn info() -> PassInfo {
             (
                 "scans",
                 "fuse consumers of a scan into it; the fused loop is sequential (default true)",
+            ),
+            (
+                "target",
+                "native or gpu: with gpu, only merges a kernel can run (scans defaults to false)",
             ),
             (
                 "fuel",
