@@ -63,6 +63,30 @@ pub fn enclosing_kernel(ctx: &Context, op: OpId) -> Option<OpId> {
     None
 }
 
+/// Whether launch `launch` only reads its operand `index` (a device buffer):
+/// the kernel's parameter is used by `arr.load` and `arr.len` alone, so no
+/// thread writes it. `false` when the kernel cannot be found.
+pub fn launch_only_reads(ctx: &Context, launch: OpId, index: usize) -> bool {
+    let Some(k) = ctx
+        .attr(launch, "kernel")
+        .and_then(|a| a.as_symbol())
+        .and_then(|n| ctx.lookup_symbol(n))
+        .filter(|&k| is_kernel(ctx, k))
+    else {
+        return false;
+    };
+    // Operands 0 and 1 are the grid and the block.
+    let Some(&p) = index
+        .checked_sub(2)
+        .and_then(|i| ctx.block_args(ctx.op_block(k, 0)).get(i))
+    else {
+        return false;
+    };
+    ctx.uses(p)
+        .iter()
+        .all(|u| (ctx.is(u.op, "arr.load") && u.index == 0) || ctx.is(u.op, "arr.len"))
+}
+
 // ----- builders --------------------------------------------------------------------
 
 fn dim_attr(d: &str) -> Vec<(String, Attribute)> {

@@ -24,10 +24,11 @@
 //! %h = arr.alloc %rn; gpu.memcpy %h, %r; %res = arr.to_vec %h; gpu.dealloc %r
 //! ```
 //! Only this exact shape is rewritten: every use of `%t` is a `vec.len` or the
-//! source of a copy into a fresh device buffer that launches only read and one
-//! `gpu.dealloc` frees, and `%t2` is used by the yield alone. Kernels never
-//! write their captured vectors (they read them with `vec.get` only), so the
-//! carried buffer holds `%t`'s elements for the whole iteration.
+//! source of a copy into a fresh device buffer that launches only read (their
+//! kernels load from it and nothing else: checked, as gpu-level IR may be
+//! written by hand) and one `gpu.dealloc` frees, and `%t2` is used by the
+//! yield alone. So the carried buffer holds `%t`'s elements for the whole
+//! iteration, however many copies of `%t` it stands for.
 
 use ir::{Builder, Context, OpId, Type, ValueId};
 
@@ -71,21 +72,24 @@ fn top(ctx: &Context, op: OpId, body: ir::BlockId) -> bool {
 }
 
 /// The single `gpu.dealloc` of device buffer `d` at the top of `body`, when
-/// every other use of `d` is a launch operand or one of `allowed` (op,
-/// operand index) pairs.
+/// every other use of `d` is a launch operand (one whose kernel only reads
+/// it, when `read_only`) or one of `allowed` (op, operand index) pairs.
 fn only_launched(
     ctx: &Context,
     d: ValueId,
     body: ir::BlockId,
     allowed: &[(OpId, usize)],
+    read_only: bool,
 ) -> Option<OpId> {
     let mut dealloc = None;
     for u in ctx.uses(d) {
-        if allowed.contains(&(u.op, u.index as usize)) {
+        let i = u.index as usize;
+        if allowed.contains(&(u.op, i)) {
             continue;
         }
         match ctx.op_name(u.op) {
-            "gpu.launch_func" if u.index >= 2 => {}
+            "gpu.launch_func"
+                if i >= 2 && (!read_only || dialects::gpu::launch_only_reads(ctx, u.op, i)) => {}
             "gpu.dealloc" if top(ctx, u.op, body) && dealloc.is_none() => dealloc = Some(u.op),
             _ => return None,
         }
@@ -121,7 +125,7 @@ fn find(ctx: &Context, f: OpId) -> Option<(usize, Carried)> {
                     let a = ctx
                         .def_op(d)
                         .filter(|&a| ctx.is(a, "gpu.alloc") && top(ctx, a, body))?;
-                    let free = only_launched(ctx, d, body, &[(u.op, 0)])?;
+                    let free = only_launched(ctx, d, body, &[(u.op, 0)], true)?;
                     c.copies_in.push((a, u.op, free));
                 }
                 _ => return None,
@@ -155,7 +159,7 @@ fn find(ctx: &Context, f: OpId) -> Option<(usize, Carried)> {
         let o_alloc = ctx
             .def_op(o)
             .filter(|&a| ctx.is(a, "gpu.alloc") && top(ctx, a, body))?;
-        let o_free = only_launched(ctx, o, body, &[(copy_out, 1)])?;
+        let o_free = only_launched(ctx, o, body, &[(copy_out, 1)], false)?;
         c.out = (o, o_alloc, o_free);
         c.back = (h_alloc, copy_out, to_vec);
         Some((k, c))
