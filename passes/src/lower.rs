@@ -117,6 +117,10 @@ impl Pass for Lower {
                     let (k, h) = crate::gpu::outline(ctx, g);
                     stats.add("gpu-kernels", k);
                     stats.add("gpu-host-loops", h);
+                    stats.add(
+                        "gpu-forwarded-copies",
+                        crate::gpu::forward_device_copies(ctx),
+                    );
                     stats.add("gpu-resident-values", crate::gpu::keep_on_device(ctx));
                 }
                 if let Some(p) = &self.parallel {

@@ -260,3 +260,149 @@ fn rewrite(ctx: &mut Context, f: OpId, k: usize, c: Carried) -> OpId {
     ctx.erase_op(f);
     nf
 }
+
+/// Forwards kernel results to the kernels that read them next, in device
+/// memory: where a device buffer `%o` is copied to the host (`%h`, then
+/// `%v = arr.to_vec %h`) and `%v` is copied into a fresh device buffer `%d`
+/// of its length in the same block, `%d` becomes `%o` (freed at `%d`'s
+/// `gpu.dealloc` instead of its own). Conditions, all checked: every op
+/// involved is in one block; launches reading `%d` only read it, and
+/// launches using `%o` after the copy out only read it (the kernels
+/// load from the parameter and nothing else); `%d`'s size is `vec.len %v`.
+/// When `%v` has no other use left, the host copy goes too. Returns the
+/// copies removed (statistic `gpu-forwarded-copies`).
+pub fn forward_device_copies(ctx: &mut Context) -> u64 {
+    let copies: Vec<OpId> = ctx
+        .walk_all()
+        .into_iter()
+        .filter(|&op| ctx.is(op, "gpu.memcpy"))
+        .collect();
+    let mut n = 0;
+    for c in copies {
+        if ctx.alive(c) && forward(ctx, c) {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Whether `a` comes before `b` in their block (both in it).
+fn before(ctx: &Context, a: OpId, b: OpId) -> bool {
+    ctx.is_before_in_block(a, b)
+}
+
+/// [`forward_device_copies`] for one `gpu.memcpy %d, %v`.
+fn forward(ctx: &mut Context, copy_in: OpId) -> bool {
+    let Some(block) = ctx.op(copy_in).parent else {
+        return false;
+    };
+    let (d, v) = (ctx.operand(copy_in, 0), ctx.operand(copy_in, 1));
+    // %v = arr.to_vec %h; %h = arr.alloc; gpu.memcpy %h, %o.
+    let Some(to_vec) = ctx
+        .def_op(v)
+        .filter(|&o| ctx.is(o, "arr.to_vec") && top(ctx, o, block))
+    else {
+        return false;
+    };
+    let h = ctx.operand(to_vec, 0);
+    let Some(h_alloc) = ctx
+        .def_op(h)
+        .filter(|&o| ctx.is(o, "arr.alloc") && top(ctx, o, block))
+    else {
+        return false;
+    };
+    let hu = ctx.uses(h);
+    let Some(copy_out) = hu
+        .iter()
+        .find(|u| u.op != to_vec && ctx.is(u.op, "gpu.memcpy") && u.index == 0)
+        .map(|u| u.op)
+        .filter(|&o| top(ctx, o, block))
+    else {
+        return false;
+    };
+    if hu.len() != 2 {
+        return false;
+    }
+    let o = ctx.operand(copy_out, 1);
+    if !matches!(ctx.ty(o), Type::Arr(_)) {
+        return false;
+    }
+    // %d: a fresh buffer of %v's length, read by launches, freed once.
+    let Some(d_alloc) = ctx
+        .def_op(d)
+        .filter(|&a| ctx.is(a, "gpu.alloc") && top(ctx, a, block))
+    else {
+        return false;
+    };
+    let size = ctx.operand(d_alloc, 0);
+    if !ctx
+        .def_op(size)
+        .is_some_and(|l| ctx.is(l, "vec.len") && ctx.operand(l, 0) == v)
+    {
+        return false;
+    }
+    let d_uses = ctx.uses(d);
+    if d_uses.iter().any(|u| !top(ctx, u.op, block)) {
+        return false;
+    }
+    let Some(d_free) = only_launched(ctx, d, block, &[(copy_in, 0)], true) else {
+        return false;
+    };
+    // %o: written by launches before the copy out, only read after it,
+    // freed in this block; the device-to-device copy is not the shape.
+    let mut o_frees = Vec::new();
+    for u in ctx.uses(o) {
+        if !top(ctx, u.op, block) {
+            return false;
+        }
+        match ctx.op_name(u.op) {
+            "gpu.memcpy" if u.op == copy_out => {}
+            "gpu.dealloc" => o_frees.push(u.op),
+            "gpu.launch_func" => {
+                let i = u.index as usize;
+                if before(ctx, copy_out, u.op) && !dialects::gpu::launch_only_reads(ctx, u.op, i) {
+                    return false;
+                }
+            }
+            _ => return false,
+        }
+    }
+    // The last free of %o stays; %d's free becomes %o's, whichever is later.
+    let mut frees = o_frees;
+    frees.push(d_free);
+    frees.sort_by(|&a, &b| {
+        if a == b {
+            std::cmp::Ordering::Equal
+        } else if before(ctx, a, b) {
+            std::cmp::Ordering::Less
+        } else {
+            std::cmp::Ordering::Greater
+        }
+    });
+    let last = *frees.last().expect("at least d's free");
+    ctx.erase_op(copy_in);
+    ctx.replace_all_uses(d, o);
+    ctx.erase_op(d_alloc);
+    for f in frees {
+        if f != last {
+            ctx.erase_op(f);
+        }
+    }
+    // The host copy, when nothing else reads it (vec.len ops of %v first:
+    // the one that sized %d may now be unused).
+    let len_uses: Vec<OpId> = ctx
+        .uses(v)
+        .iter()
+        .map(|u| u.op)
+        .filter(|&u| ctx.is(u, "vec.len") && ctx.uses(ctx.result(u, 0)).is_empty())
+        .collect();
+    for l in len_uses {
+        ctx.erase_op(l);
+    }
+    if ctx.uses(v).is_empty() {
+        ctx.erase_op(to_vec);
+        ctx.erase_op(copy_out);
+        ctx.erase_op(h_alloc);
+    }
+    true
+}
