@@ -36,6 +36,24 @@ pub struct Cuda {
     module: Arc<CudaModule>,
     /// Time spent in kernels (launch to completion), for `--bench`.
     pub kernel_time: Cell<Duration>,
+    /// Time spent copying host to device (encoding the host values
+    /// included, until the stream has finished the copy), for `--bench`.
+    pub h2d_time: Cell<Duration>,
+    /// Time spent copying device to host (decoding included), for `--bench`.
+    pub d2h_time: Cell<Duration>,
+}
+
+impl Cuda {
+    /// Zeroes the kernel and copy timers.
+    pub fn reset_times(&self) {
+        for c in [&self.kernel_time, &self.h2d_time, &self.d2h_time] {
+            c.set(Duration::ZERO);
+        }
+    }
+
+    fn add(&self, c: &Cell<Duration>, since: Instant) {
+        c.set(c.get() + since.elapsed());
+    }
 }
 
 /// Bytes per element of scalar `t` (as the kernels store it).
@@ -135,6 +153,8 @@ impl Cuda {
             stream: ctx.default_stream(),
             module,
             kernel_time: Cell::new(Duration::ZERO),
+            h2d_time: Cell::new(Duration::ZERO),
+            d2h_time: Cell::new(Duration::ZERO),
         })
     }
 }
@@ -161,6 +181,7 @@ impl Device for Cuda {
         };
         match (dev(dst), dev(src)) {
             (Some(d), None) => {
+                let t = Instant::now();
                 // Encoded straight from the host values: a copy of them first
                 // (24 bytes an element) cost more than the transfer itself.
                 let host;
@@ -181,9 +202,13 @@ impl Device for Cuda {
                 let s = slot.as_mut().ok_or("use of a released device buffer")?;
                 self.stream
                     .memcpy_htod(&bytes, s)
-                    .map_err(|e| format!("copy to the device failed: {e}"))
+                    .and_then(|_| self.stream.synchronize())
+                    .map_err(|e| format!("copy to the device failed: {e}"))?;
+                self.add(&self.h2d_time, t);
+                Ok(())
             }
             (None, Some(s)) => {
+                let t = Instant::now();
                 let RtValue::Arr(h) = dst else {
                     return Err("destination is not a buffer".into());
                 };
@@ -198,6 +223,7 @@ impl Device for Cuda {
                     .map_err(|e| format!("copy from the device failed: {e}"))?;
                 let vals = decode(&bytes[..s.len * elem_size(&s.elem)], &s.elem);
                 h.borrow_mut().clone_from_slice(&vals);
+                self.add(&self.d2h_time, t);
                 Ok(())
             }
             (Some(d), Some(s)) => {

@@ -118,7 +118,9 @@ fn native_calls(
 /// `--run` with `--target=nvptx`: the host part in the interpreter, the
 /// kernels on the GPU ([`crate::cuda`]). A program in which no loop became
 /// a kernel is all host code and needs no GPU. `--bench` prints `median_ns=`
-/// (whole calls, copies included) and `kernel_ns=` (median time in kernels).
+/// (whole calls, copies included), `h2d_ns=` and `d2h_ns=` (median time in
+/// copies to and from the device, conversions included) and `kernel_ns=`
+/// (median time in kernels).
 fn run_on_gpu(
     cli: &Cli,
     ctx: &mut Context,
@@ -157,15 +159,20 @@ fn run_on_gpu(
     let r = call()?;
     if let Some(n) = cli.bench {
         let (mut times, mut kernels) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut h2d, mut d2h) = (Vec::with_capacity(n), Vec::with_capacity(n));
         for _ in 0..n {
-            cuda.kernel_time.set(std::time::Duration::ZERO);
+            cuda.reset_times();
             let t = Instant::now();
             call()?;
             times.push(t.elapsed().as_nanos());
             kernels.push(cuda.kernel_time.get().as_nanos());
+            h2d.push(cuda.h2d_time.get().as_nanos());
+            d2h.push(cuda.d2h_time.get().as_nanos());
         }
         eprintln!("median_ns={}", median(times));
+        eprintln!("h2d_ns={}", median(h2d));
         eprintln!("kernel_ns={}", median(kernels));
+        eprintln!("d2h_ns={}", median(d2h));
     }
     Ok(r)
 }
