@@ -18,6 +18,7 @@ pub mod structs;
 pub mod util;
 pub mod var;
 pub mod vec;
+pub mod vec_slices;
 
 /// The lowering phases, in the order the `lower` pass applies them.
 pub const PHASES: &[&str] = &["gen", "arr"];
@@ -31,6 +32,7 @@ pub fn register_all(r: &mut Registry) {
     arith::register(r);
     scf::register(r);
     vec::register(r);
+    vec_slices::register(r);
     mat::register(r);
     gen::register(r);
     arr::register(r);

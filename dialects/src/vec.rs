@@ -9,7 +9,8 @@
 //! `vec.yield`, `vec.reduce(v, init) {kind = #gen.reduce<add|mul|min|max>}`,
 //! `vec.sum(v)`, `vec.dot(a, b)`, `vec.filter(v) ({^bb0(e): vec.yield keep})`,
 //! `vec.scan(v, init) {kind}` (inclusive), `vec.add/sub/mul(a, b)`,
-//! `vec.scale(v, s)`.
+//! `vec.scale(v, s)`; slices and literals (`vec.reverse`, `vec.slice`,
+//! `vec.concat`, `vec.from_elements`) are in [`crate::vec_slices`].
 //!
 //! Arithmetic (`sum`, `dot`, `reduce`, `scan`, `add/sub/mul/scale`) is
 //! defined on the numeric element types `i32`, `i64`, `index`, `f32`, `f64`
@@ -280,7 +281,7 @@ pub fn len_key(ctx: &Context, v: ValueId) -> LenKey {
         };
         match ctx.op_name(d) {
             "vec.fill" | "vec.iota" => return size_key(ctx, ctx.operand(d, 0)),
-            "vec.scale" => cur = ctx.operand(d, 0),
+            "vec.scale" | "vec.reverse" => cur = ctx.operand(d, 0),
             "gen.loop" => match crate::gen::same_length_collect(ctx, cur) {
                 Some(w) if w != cur => cur = w,
                 _ => break,
@@ -781,6 +782,10 @@ fn interp_scale(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunErr
 
 fn rw_len(b: &mut Builder, st: &OpState) -> Repl {
     let v = *st.operands.first()?;
+    if let Some(d) = b.ctx.def_op_named(v, "vec.from_elements") {
+        let n = b.ctx.operands(d).len() as i64;
+        return Some(smallvec![crate::arith::const_int(b, n, &Type::Index)]);
+    }
     match len_key(b.ctx, v) {
         LenKey::Size(n) if b.ctx.ty(n) == &Type::Index => Some(smallvec![n]),
         LenKey::Vec(w) => match b.ctx.def_op_named(w, "mat.row") {
@@ -806,6 +811,15 @@ fn rw_get(b: &mut Builder, st: &OpState) -> Repl {
     let r = match b.ctx.op_name(d) {
         "vec.fill" => b.ctx.operand(d, 1),
         "vec.iota" => i,
+        // A constant index in range reads that operand; any other read
+        // stays (and faults out of range).
+        "vec.from_elements" => {
+            let c = match const_attr(b.ctx, i)? {
+                Attribute::Int(c, _) => usize::try_from(*c).ok()?,
+                _ => return None,
+            };
+            return b.ctx.operands(d).get(c).map(|&x| smallvec![x]);
+        }
         _ => return None,
     };
     // The element is known, but the read still faults when `i` is outside

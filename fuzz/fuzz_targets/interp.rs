@@ -56,7 +56,11 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     run_all(&ctx);
-    for pipeline in ["fuse,lower", "fuse,lower{target=gpu,block=32}"] {
+    for pipeline in [
+        "fuse,lower",
+        "fuse,lower{target=gpu,block=32}",
+        "fuse{target=gpu},lower{target=gpu,block=32}",
+    ] {
         let Some(mut ctx) = common::parse(data) else {
             return;
         };

@@ -1,5 +1,6 @@
 //! The pass pipelines: on every module that verifies, `canonicalize,cse,dce`,
-//! `fuse,lower` and `fuse,lower{target=gpu,block=32}` either succeed with IR
+//! `fuse,lower`, `fuse,lower{target=gpu,block=32}` and the same with
+//! `fuse{target=gpu}` either succeed with IR
 //! that verifies and round-trips, or stop with a diagnostic; never a panic.
 #![no_main]
 
@@ -13,6 +14,7 @@ const PIPELINES: &[&str] = &[
     "canonicalize,cse,dce",
     "fuse,lower",
     "fuse,lower{target=gpu,block=32}",
+    "fuse{target=gpu},lower{target=gpu,block=32}",
 ];
 
 fuzz_target!(|data: &[u8]| {

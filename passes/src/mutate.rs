@@ -405,6 +405,7 @@ pub const PIPELINES: &[&str] = &[
     "split-structs,canonicalize",
     "mem2reg,speculate,canonicalize",
     "fuse,lower{target=gpu,block=32}",
+    "fuse{target=gpu},lower{target=gpu,block=32}",
 ];
 
 /// Runs each of [`PIPELINES`] on `text` (which must verify), verifying
