@@ -18,6 +18,7 @@ pub mod structs;
 pub mod util;
 pub mod var;
 pub mod vec;
+pub mod vec_scatter;
 pub mod vec_slices;
 
 /// The lowering phases, in the order the `lower` pass applies them.
@@ -33,6 +34,7 @@ pub fn register_all(r: &mut Registry) {
     scf::register(r);
     vec::register(r);
     vec_slices::register(r);
+    vec_scatter::register(r);
     mat::register(r);
     gen::register(r);
     arr::register(r);

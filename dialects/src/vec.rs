@@ -414,7 +414,7 @@ fn scalar_numeric(t: &Type) -> Result<(), String> {
 
 /// A numeric scalar, or a struct of numeric fields (a reduction or scan
 /// of records folds each field apart).
-fn numeric(t: &Type) -> Result<(), String> {
+pub(crate) fn numeric(t: &Type) -> Result<(), String> {
     if let Type::Struct(st) = t {
         return st.fields.iter().try_for_each(|(_, f)| numeric(f));
     }
@@ -523,7 +523,7 @@ fn verify_yield(ctx: &Context, op: OpId) -> Result<(), String> {
     }
 }
 
-fn verify_kind(ctx: &Context, op: OpId) -> Result<(), String> {
+pub(crate) fn verify_kind(ctx: &Context, op: OpId) -> Result<(), String> {
     match ctx.attr(op, "kind") {
         Some(a) if BinOp::from_kind_attr(a).is_some() => Ok(()),
         Some(a) => Err(format!(
@@ -651,7 +651,7 @@ fn yield_values(_: &mut Interp, _: OpId, a: &[RtValue]) -> Result<Vals, RunError
     Ok(a.iter().cloned().collect())
 }
 
-fn kind_of(ctx: &Context, op: OpId) -> Result<BinOp, RunError> {
+pub(crate) fn kind_of(ctx: &Context, op: OpId) -> Result<BinOp, RunError> {
     ctx.attr(op, "kind")
         .and_then(BinOp::from_kind_attr)
         .ok_or_else(|| RunError::at(ctx, op, "invalid 'kind' attribute"))

@@ -1,0 +1,289 @@
+//! Indexed updates of the `vec` dialect (issue 42, items 2-4): Futhark's
+//! `scatter` and `reduce_by_index`, MLIR's `tensor.insert`.
+//!
+//! | op | form | meaning |
+//! |---|---|---|
+//! | `vec.scatter(dest, is, vs)` | `vec.scatter %d, %is, %vs : vec<T>` | `dest` with `dest[is[j]] = vs[j]` for each `j` in order |
+//! | `vec.hist(dest, is, vs) {kind}` | `vec.hist #gen.reduce<add> %d, %is, %vs : vec<T>` | `dest` with `dest[is[j]] = dest[is[j]] op vs[j]` for each `j` in order |
+//! | `vec.insert(v, i, x)` | `vec.insert %v, %i, %x : vec<T>` | `v` with element `i` replaced by `x` |
+//!
+//! `is` is a `vec<index>`. For `scatter` and `hist`, indices outside
+//! `[0, len(dest))` are ignored (as in Futhark), `len(is) != len(vs)` is a
+//! fault (`size mismatch in vec.scatter` / `vec.hist`), and updates apply in
+//! the order of `j`: where indices repeat, the largest `j` wins a scatter,
+//! and a histogram bin folds its values left to right (so the result is the
+//! same on every backend and thread count). `hist` takes the `kind`s of
+//! `vec.reduce` on numeric elements; `scatter` and `insert` take any scalar
+//! element type. `insert` faults when `i` is out of bounds.
+//!
+//! Lowering (phase `arr`, after fusion and the GPU outlining have seen the
+//! ops): a copy of `dest` into a buffer (`arr.from_vec`), a sequential
+//! `scf.for` over `j` that stores (or combines) where the index is in range,
+//! then `arr.to_vec`. `insert` copies and stores once. Each op therefore
+//! costs a copy of `dest`; updating in place where `dest` has no later use
+//! is not done yet.
+
+use smallvec::smallvec;
+
+use ir::interp::{Interp, RtValue, RunError};
+use ir::spec::{OpState, Registry};
+use ir::{Builder, Context, OpId, Type, ValueId};
+
+use crate::vec::{as_vec, vec_value, BinOp};
+
+type Vals = smallvec::SmallVec<[RtValue; 2]>;
+type Repl = Option<smallvec::SmallVec<[ValueId; 2]>>;
+
+fn scalar(t: &Type) -> bool {
+    matches!(t, Type::I1) || crate::vec::is_numeric(t)
+}
+
+// ----- verifiers ---------------------------------------------------------
+
+fn elem(ctx: &Context, v: ValueId, what: &str) -> Result<Type, String> {
+    match ctx.ty(v) {
+        Type::Vec(e) => Ok((**e).clone()),
+        t => Err(format!("{what} must be a vec, but got '{t}'")),
+    }
+}
+
+/// `(dest, is, vs)` and the result: `vec<T>`, `vec<index>`, `vec<T>`, `vec<T>`.
+fn verify_update(ctx: &Context, op: OpId) -> Result<Type, String> {
+    let t = elem(ctx, ctx.operand(op, 0), "operand #0 (destination)")?;
+    if elem(ctx, ctx.operand(op, 1), "operand #1 (indices)")? != Type::Index {
+        return Err(format!(
+            "operand #1 (indices) must be 'vec<index>', but got '{}'",
+            ctx.ty(ctx.operand(op, 1))
+        ));
+    }
+    let want = ctx.ty(ctx.operand(op, 0)).clone();
+    for (v, what) in [
+        (ctx.operand(op, 2), "operand #2 (values)"),
+        (ctx.result(op, 0), "the result"),
+    ] {
+        if *ctx.ty(v) != want {
+            return Err(format!(
+                "{what} must have type '{want}', but got '{}'",
+                ctx.ty(v)
+            ));
+        }
+    }
+    Ok(t)
+}
+
+fn verify_scatter(ctx: &Context, op: OpId) -> Result<(), String> {
+    let t = verify_update(ctx, op)?;
+    if !scalar(&t) {
+        return Err(format!("elements must be scalars, but are '{t}'"));
+    }
+    Ok(())
+}
+
+fn verify_hist(ctx: &Context, op: OpId) -> Result<(), String> {
+    crate::vec::verify_kind(ctx, op)?;
+    let t = verify_update(ctx, op)?;
+    crate::vec::numeric(&t)
+}
+
+fn verify_insert(ctx: &Context, op: OpId) -> Result<(), String> {
+    let t = elem(ctx, ctx.operand(op, 0), "operand #0")?;
+    if !scalar(&t) {
+        return Err(format!("elements must be scalars, but are '{t}'"));
+    }
+    let i = ctx.ty(ctx.operand(op, 1));
+    if *i != Type::Index {
+        return Err(format!("operand #1 (index) must be 'index', but got '{i}'"));
+    }
+    let x = ctx.ty(ctx.operand(op, 2));
+    if *x != t {
+        return Err(format!(
+            "operand #2 must have the element type '{t}', but got '{x}'"
+        ));
+    }
+    let r = ctx.ty(ctx.result(op, 0));
+    if r != ctx.ty(ctx.operand(op, 0)) {
+        return Err(format!(
+            "the result must have type '{}', but got '{r}'",
+            ctx.ty(ctx.operand(op, 0))
+        ));
+    }
+    Ok(())
+}
+
+// ----- interpreter -------------------------------------------------------
+
+/// Applies `(is[j], vs[j])` in order of `j` to a copy of `dest`, with
+/// `update(old, new)`; out-of-range indices are skipped.
+fn apply(
+    it: &Interp,
+    op: OpId,
+    a: &[RtValue],
+    name: &str,
+    mut update: impl FnMut(&RtValue, &RtValue) -> Result<RtValue, RunError>,
+) -> Result<Vals, RunError> {
+    let ctx = it.ctx;
+    let mut out = as_vec(ctx, op, &a[0])?.as_ref().clone();
+    let is = as_vec(ctx, op, &a[1])?;
+    let vs = as_vec(ctx, op, &a[2])?;
+    if is.len() != vs.len() {
+        return Err(RunError::at(
+            ctx,
+            op,
+            format!(
+                "size mismatch in {name}: {} indices and {} values",
+                is.len(),
+                vs.len()
+            ),
+        ));
+    }
+    for (i, v) in is.iter().zip(vs.iter()) {
+        let i = i
+            .as_int()
+            .ok_or_else(|| RunError::at(ctx, op, "expected an index"))?;
+        if let Some(slot) = usize::try_from(i).ok().and_then(|k| out.get_mut(k)) {
+            *slot = update(slot, v)?;
+        }
+    }
+    Ok(smallvec![vec_value(out)])
+}
+
+fn interp_scatter(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
+    apply(it, op, a, "vec.scatter", |_, v| Ok(v.clone()))
+}
+
+fn interp_hist(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
+    let ctx = it.ctx;
+    let k = crate::vec::kind_of(ctx, op)?;
+    let t = ctx
+        .ty(ctx.operand(op, 2))
+        .elem()
+        .cloned()
+        .unwrap_or(Type::F64);
+    apply(it, op, a, "vec.hist", |old, v| {
+        crate::vec::binop(ctx, op, k, &t, old, v)
+    })
+}
+
+fn interp_insert(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
+    let ctx = it.ctx;
+    let v = as_vec(ctx, op, &a[0])?;
+    let i = crate::vec::as_index(ctx, op, &a[1], v.len(), "index")?;
+    let mut out = v.as_ref().clone();
+    out[i] = a[2].clone();
+    Ok(smallvec![vec_value(out)])
+}
+
+// ----- lowerings to arr + scf --------------------------------------------
+
+/// The `arr` lowering of `scatter` (`k = None`) and `hist` (`k = Some`).
+fn lower_update(b: &mut Builder, st: &OpState, k: Option<BinOp>, name: &str) -> Repl {
+    let (&dest, &is, &vs) = (
+        st.operands.first()?,
+        st.operands.get(1)?,
+        st.operands.get(2)?,
+    );
+    let t = b.ctx.ty(dest).elem()?.clone();
+    let m = crate::vec::len(b, is);
+    let mv = crate::vec::len(b, vs);
+    crate::vec::assert_eq_sizes(b, m, mv, &format!("size mismatch in {name}"));
+    let a = crate::arr::from_vec(b, dest);
+    let n = crate::vec::len(b, dest);
+    let zero = crate::arith::const_int(b, 0, &Type::Index);
+    let one = crate::arith::const_int(b, 1, &Type::Index);
+    crate::scf::build_for(b, zero, m, one, &[], |b, j, _| {
+        let i = b.op1("vec.get", &[is, j], Type::Index, in_bounds());
+        let lo = crate::arith::build_cmpi(b, "sge", i, zero);
+        let hi = crate::arith::build_cmpi(b, "slt", i, n);
+        let ok = b.op1("arith.andi", &[lo, hi], Type::I1, vec![]);
+        crate::scf::build_if(
+            b,
+            ok,
+            &[],
+            |b| {
+                let x = b.op1("vec.get", &[vs, j], t.clone(), in_bounds());
+                let x = match k {
+                    Some(k) => {
+                        let old = crate::arr::load_in_bounds(b, a, i);
+                        b.op1(k.arith_op(&t), &[old, x], t.clone(), vec![])
+                    }
+                    None => x,
+                };
+                crate::arr::store_in_bounds(b, a, i, x);
+                vec![]
+            },
+            |_| vec![],
+        );
+        vec![]
+    });
+    Some(smallvec![crate::arr::to_vec(b, a)])
+}
+
+fn in_bounds() -> Vec<(String, ir::Attribute)> {
+    vec![("in_bounds".to_string(), ir::Attribute::Unit)]
+}
+
+fn lower_scatter(b: &mut Builder, st: &OpState) -> Repl {
+    lower_update(b, st, None, "vec.scatter")
+}
+
+fn lower_hist(b: &mut Builder, st: &OpState) -> Repl {
+    let k = st
+        .attrs
+        .iter()
+        .find(|(n, _)| n == "kind")
+        .and_then(|(_, a)| BinOp::from_kind_attr(a))?;
+    lower_update(b, st, Some(k), "vec.hist")
+}
+
+fn lower_insert(b: &mut Builder, st: &OpState) -> Repl {
+    let (&v, &i, &x) = (
+        st.operands.first()?,
+        st.operands.get(1)?,
+        st.operands.get(2)?,
+    );
+    let a = crate::arr::from_vec(b, v);
+    // The checked store faults out of bounds, as the op does.
+    crate::arr::store(b, a, i, x);
+    Some(smallvec![crate::arr::to_vec(b, a)])
+}
+
+/// Registers the ops.
+pub fn register(r: &mut Registry) {
+    use crate::util::pure;
+    r.register(
+        pure(
+            "vec.scatter",
+            "dest with dest[is[j]] = vs[j] for each j in order (out-of-range indices ignored)",
+            3,
+        )
+        .assembly_format("operands attr-dict : type(first)")
+        .infer(crate::util::infer_same)
+        .verify(verify_scatter)
+        .interpret(interp_scatter)
+        .lowering("arr", lower_scatter),
+    );
+    r.register(
+        pure(
+            "vec.hist",
+            "dest with dest[is[j]] = dest[is[j]] op vs[j] for each j in order (out-of-range indices ignored)",
+            3,
+        )
+        .assembly_format("$kind operands attr-dict : type(first)")
+        .infer(crate::util::infer_same)
+        .verify(verify_hist)
+        .interpret(interp_hist)
+        .lowering("arr", lower_hist),
+    );
+    r.register(
+        pure(
+            "vec.insert",
+            "v with element i replaced by x (faults out of bounds)",
+            3,
+        )
+        .assembly_format("operands attr-dict : type(first)")
+        .infer(crate::util::infer_same)
+        .verify(verify_insert)
+        .interpret(interp_insert)
+        .lowering("arr", lower_insert),
+    );
+}
