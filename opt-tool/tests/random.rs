@@ -450,7 +450,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(57);
+        let r = self.rng.below(58);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -695,6 +695,7 @@ impl Gen {
             53 => self.zero_trip(d),
             54 => self.calls_two_results(d),
             55 => self.mat_of_loop(d),
+            56 => self.slices_and_updates(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -2622,6 +2623,82 @@ impl Gen {
                 self.push_second(&a, b, tb);
             }
         }
+    }
+
+    /// The slice, literal and indexed-update ops of `vec` (issue 42): a
+    /// reverse, an in-range slice, a concatenation, a literal, a scatter or
+    /// histogram through a permutation of indices (out of range where the
+    /// values are longer than the destination: ignored), or an insert into
+    /// a literal.
+    fn slices_and_updates(&mut self, d: String) {
+        let Some(v) = self.any(Ty::VF64) else { return };
+        let (t, uses) = match self.rng.below(6) {
+            0 => {
+                self.same_len(&d, &v);
+                (
+                    format!("  {d} = \"vec.reverse\"({v}) : (vec<f64>) -> vec<f64>\n"),
+                    vec![v],
+                )
+            }
+            1 => {
+                let c = self.rng.below(3);
+                (
+                    format!(
+                        "  {d}l = \"vec.len\"({v}) : (vec<f64>) -> index\n  {d}c = \"arith.constant\"() {{value = {c} : index}} : () -> index\n  {d}s = \"arith.mini\"({d}c, {d}l) : (index, index) -> index\n  {d}r = \"arith.subi\"({d}l, {d}s) : (index, index) -> index\n  {d}two = \"arith.constant\"() {{value = 2 : index}} : () -> index\n  {d}k = \"arith.divsi\"({d}r, {d}two) : (index, index) -> index\n  {d} = \"vec.slice\"({v}, {d}s, {d}k) : (vec<f64>, index, index) -> vec<f64>\n"
+                    ),
+                    vec![v],
+                )
+            }
+            2 => {
+                let w = self.any(Ty::VF64).unwrap_or_else(|| v.clone());
+                (
+                    format!(
+                        "  {d} = \"vec.concat\"({v}, {w}, {v}) : (vec<f64>, vec<f64>, vec<f64>) -> vec<f64>\n"
+                    ),
+                    vec![v, w],
+                )
+            }
+            3 => {
+                let (Some(a), Some(b)) = (self.any(Ty::F64), self.any(Ty::F64)) else {
+                    return;
+                };
+                (
+                    format!(
+                        "  {d}f = \"vec.from_elements\"({a}, {b}, {a}) : (f64, f64, f64) -> vec<f64>\n  {d} = \"vec.concat\"({d}f, {v}) : (vec<f64>, vec<f64>) -> vec<f64>\n"
+                    ),
+                    vec![a, b, v],
+                )
+            }
+            4 => {
+                let w = self.any(Ty::VF64).unwrap_or_else(|| v.clone());
+                let (name, attr) = if self.rng.chance(50) {
+                    ("\"vec.scatter\"", String::new())
+                } else {
+                    let k = self.rng.pick(&["add", "min", "max"]);
+                    ("\"vec.hist\"", format!(" {{kind = #gen.reduce<{k}>}}"))
+                };
+                self.same_len(&d, &v);
+                (
+                    format!(
+                        "  {d}n = \"vec.len\"({w}) : (vec<f64>) -> index\n  {d}io = \"vec.iota\"({d}n) : (index) -> vec<index>\n  {d}is = \"vec.reverse\"({d}io) : (vec<index>) -> vec<index>\n  {d} = {name}({v}, {d}is, {w}){attr} : (vec<f64>, vec<index>, vec<f64>) -> vec<f64>\n"
+                    ),
+                    vec![v, w],
+                )
+            }
+            _ => {
+                let (Some(a), Some(b)) = (self.any(Ty::F64), self.any(Ty::F64)) else {
+                    return;
+                };
+                (
+                    format!(
+                        "  {d}f = \"vec.from_elements\"({a}, {a}) : (f64, f64) -> vec<f64>\n  {d}i = \"arith.constant\"() {{value = 1 : index}} : () -> index\n  {d} = \"vec.insert\"({d}f, {d}i, {b}) : (vec<f64>, index, f64) -> vec<f64>\n"
+                    ),
+                    vec![a, b],
+                )
+            }
+        };
+        let refs: Vec<&String> = uses.iter().collect();
+        self.push(d, Ty::VF64, t, &refs);
     }
 
     /// A matrix of a loop's result: a collect with several emits
