@@ -3356,6 +3356,12 @@ const FORMS: &[(&str, &str, u64)] = &[
     ),
     ("// unused result", "unused results", 40),
     ("// mat of a loop", "matrices of loop results", 40),
+    ("\"vec.slice\"", "slices", 80),
+    ("\"vec.concat\"", "concatenations", 80),
+    ("\"vec.from_elements\"", "vector literals", 80),
+    ("\"vec.hist\"", "histograms", 80),
+    ("\"vec.scatter\"", "scatters", 80),
+    ("\"vec.insert\"", "inserts", 80),
 ];
 
 /// What a run of the generator produced (for the assertions that it covers
