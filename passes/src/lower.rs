@@ -121,6 +121,10 @@ impl Pass for Lower {
                         "gpu-forwarded-copies",
                         crate::gpu::forward_device_copies(ctx),
                     );
+                    stats.add(
+                        "gpu-hoisted-copies",
+                        crate::gpu::hoist_invariant_copies(ctx),
+                    );
                     stats.add("gpu-resident-values", crate::gpu::keep_on_device(ctx));
                 }
                 if let Some(p) = &self.parallel {

@@ -38,7 +38,7 @@ mod kernel;
 mod resident;
 mod scan;
 
-pub use resident::{forward_device_copies, keep_on_device};
+pub use resident::{forward_device_copies, hoist_invariant_copies, keep_on_device};
 
 use std::collections::HashMap;
 

@@ -1,4 +1,6 @@
-//! Device residency across host loop iterations (issue 41): a vector that an
+//! Device residency across host loop iterations (issue 41), and the two
+//! rewrites beside it that keep data on the device ([`forward_device_copies`],
+//! [`hoist_invariant_copies`]). A vector that an
 //! `scf.for` carries from one iteration to the next, and that only kernels
 //! read, stays in device memory. Without this, every iteration of a time-step
 //! loop (a stencil, n-body) copies its state to the device, runs its kernels,
@@ -404,5 +406,92 @@ fn forward(ctx: &mut Context, copy_in: OpId) -> bool {
         ctx.erase_op(copy_out);
         ctx.erase_op(h_alloc);
     }
+    true
+}
+
+/// Hoists copies of loop-invariant vectors out of host loops: where the
+/// body of an `scf.for` or a `gen.loop` of host code copies a vector defined
+/// outside the loop into a fresh device buffer (`%d = gpu.alloc`,
+/// `gpu.memcpy %d, %v`) that launches only read (checked as for residency)
+/// and one `gpu.dealloc` at the top of the body frees, the allocation and
+/// the copy move before the loop and the free after it: one copy in all,
+/// not one per iteration (an input that every time step reads). A size
+/// computed in the body must be `vec.len %v` (recomputed before the loop)
+/// or defined outside it. Loops are visited innermost first and the rule
+/// repeats, so a copy leaves every loop it is invariant in. Returns the
+/// copies hoisted (statistic `gpu-hoisted-copies`).
+pub fn hoist_invariant_copies(ctx: &mut Context) -> u64 {
+    let mut n = 0;
+    loop {
+        let copies: Vec<OpId> = ctx
+            .walk_all()
+            .into_iter()
+            .rev()
+            .filter(|&op| ctx.is(op, "gpu.memcpy"))
+            .collect();
+        let mut changed = false;
+        for c in copies {
+            if ctx.alive(c) && hoist(ctx, c) {
+                n += 1;
+                changed = true;
+            }
+        }
+        if !changed {
+            return n;
+        }
+    }
+}
+
+/// [`hoist_invariant_copies`] for one `gpu.memcpy %d, %v`.
+fn hoist(ctx: &mut Context, copy: OpId) -> bool {
+    let Some(body) = ctx.op(copy).parent else {
+        return false;
+    };
+    let Some(l) = ctx.block_parent_op(body) else {
+        return false;
+    };
+    if !(ctx.is(l, "scf.for") || ctx.is(l, dialects::gen::LOOP)) || ctx.op_block(l, 0) != body {
+        return false;
+    }
+    if dialects::gpu::enclosing_kernel(ctx, l).is_some() {
+        return false;
+    }
+    let (d, v) = (ctx.operand(copy, 0), ctx.operand(copy, 1));
+    let outside =
+        |ctx: &Context, x: ValueId| !ctx.value_block(x).is_some_and(|b| ctx.block_in_op(b, l));
+    if !outside(ctx, v) {
+        return false;
+    }
+    let Some(alloc) = ctx
+        .def_op(d)
+        .filter(|&a| ctx.is(a, "gpu.alloc") && top(ctx, a, body))
+    else {
+        return false;
+    };
+    let size = ctx.operand(alloc, 0);
+    let len_of_v = ctx
+        .def_op(size)
+        .filter(|&o| ctx.is(o, "vec.len") && ctx.operand(o, 0) == v);
+    if !outside(ctx, size) && len_of_v.is_none() {
+        return false;
+    }
+    if ctx.uses(d).iter().any(|u| !top(ctx, u.op, body)) {
+        return false;
+    }
+    let Some(free) = only_launched(ctx, d, body, &[(copy, 0)], true) else {
+        return false;
+    };
+    let outer = ctx.op(l).parent.expect("a loop in a block");
+    if !outside(ctx, size) {
+        // The size is `vec.len %v`: computed again before the loop.
+        let mut b = Builder::before(ctx, l);
+        b.smart = false;
+        let n = b.op1("vec.len", &[v], Type::Index, vec![]);
+        ctx.set_operand(alloc, 0, n);
+    }
+    ctx.move_op(alloc, outer, Some(l));
+    ctx.move_op(copy, outer, Some(l));
+    let after = ctx.op(l).next;
+    ctx.move_op(free, outer, after);
     true
 }
