@@ -25,6 +25,11 @@
 //! }
 //! %h = arr.alloc %rn; gpu.memcpy %h, %r; %res = arr.to_vec %h; gpu.dealloc %r
 //! ```
+//! An `scf.while` is rewritten the same way when the vector is at the same
+//! position of its inits, both regions' arguments, the values its condition
+//! forwards (itself), its yield and its results: both regions then take the
+//! buffer and its length, and the body frees the buffer it got.
+//!
 //! Only this exact shape is rewritten: every use of `%t` is a `vec.len` or the
 //! source of a copy into a fresh device buffer that launches only read (their
 //! kernels load from it and nothing else: checked, as gpu-level IR may be
@@ -41,12 +46,22 @@ pub fn keep_on_device(ctx: &mut Context) -> u64 {
     let loops: Vec<OpId> = ctx
         .walk_all()
         .into_iter()
-        .filter(|&op| ctx.is(op, "scf.for") && dialects::gpu::enclosing_kernel(ctx, op).is_none())
+        .filter(|&op| {
+            (ctx.is(op, "scf.for") || ctx.is(op, "scf.while"))
+                && dialects::gpu::enclosing_kernel(ctx, op).is_none()
+        })
         .collect();
     let mut moved = 0;
     // walk_all is a pre-order: reversed, inner loops come before outer ones.
     for f in loops.into_iter().rev() {
         let mut f = f;
+        if ctx.is(f, "scf.while") {
+            while let Some((k, plan)) = find_while(ctx, f) {
+                f = rewrite_while(ctx, f, k, plan);
+                moved += 1;
+            }
+            continue;
+        }
         while let Some((k, plan)) = find(ctx, f) {
             f = rewrite(ctx, f, k, plan);
             moved += 1;
@@ -99,6 +114,81 @@ fn only_launched(
     dealloc
 }
 
+/// The `vec.len`s and copies into fresh read-only device buffers that are
+/// all the uses of carried vector `t` at the top of `body`, besides the
+/// operand `also` (the `scf.condition` that forwards it, for a while loop);
+/// `None` when some other use exists or there is no copy.
+#[allow(clippy::type_complexity)]
+fn reads_of(
+    ctx: &Context,
+    t: ValueId,
+    body: ir::BlockId,
+    also: Option<(OpId, usize)>,
+) -> Option<(Vec<OpId>, Vec<(OpId, OpId, OpId)>)> {
+    if !matches!(ctx.ty(t), Type::Vec(e) if super::scalar(e)) {
+        return None;
+    }
+    let (mut lens, mut copies) = (vec![], vec![]);
+    for u in ctx.uses(t) {
+        if also == Some((u.op, u.index as usize)) {
+            continue;
+        }
+        if !top(ctx, u.op, body) {
+            return None;
+        }
+        match ctx.op_name(u.op) {
+            "vec.len" => lens.push(u.op),
+            "gpu.memcpy" if u.index == 1 => {
+                let d = ctx.operand(u.op, 0);
+                let a = ctx
+                    .def_op(d)
+                    .filter(|&a| ctx.is(a, "gpu.alloc") && top(ctx, a, body))?;
+                let free = only_launched(ctx, d, body, &[(u.op, 0)], true)?;
+                copies.push((a, u.op, free));
+            }
+            _ => return None,
+        }
+    }
+    (!copies.is_empty()).then_some((lens, copies))
+}
+
+/// The chain that makes yield operand `k` of `body`: a host copy of a device
+/// buffer that nothing else reads (`out`, `back` of [`Carried`]).
+#[allow(clippy::type_complexity)]
+fn yielded(
+    ctx: &Context,
+    yield_op: OpId,
+    k: usize,
+    body: ir::BlockId,
+) -> Option<((ValueId, OpId, OpId), (OpId, OpId, OpId))> {
+    let t2 = *ctx.operands(yield_op).get(k)?;
+    if ctx.uses(t2).len() != 1 {
+        return None;
+    }
+    let to_vec = ctx
+        .def_op(t2)
+        .filter(|&o| ctx.is(o, "arr.to_vec") && top(ctx, o, body))?;
+    let h = ctx.operand(to_vec, 0);
+    let h_alloc = ctx
+        .def_op(h)
+        .filter(|&o| ctx.is(o, "arr.alloc") && top(ctx, o, body))?;
+    let hu = ctx.uses(h);
+    if hu.len() != 2 {
+        return None;
+    }
+    let copy_out = hu
+        .iter()
+        .find(|u| u.op != to_vec)
+        .filter(|u| ctx.is(u.op, "gpu.memcpy") && u.index == 0 && top(ctx, u.op, body))?
+        .op;
+    let o = ctx.operand(copy_out, 1);
+    let o_alloc = ctx
+        .def_op(o)
+        .filter(|&a| ctx.is(a, "gpu.alloc") && top(ctx, a, body))?;
+    let o_free = only_launched(ctx, o, body, &[(copy_out, 1)], false)?;
+    Some(((o, o_alloc, o_free), (h_alloc, copy_out, to_vec)))
+}
+
 /// The first iteration argument of `f` that qualifies: its index among the
 /// carried values, and its ops.
 fn find(ctx: &Context, f: OpId) -> Option<(usize, Carried)> {
@@ -106,134 +196,229 @@ fn find(ctx: &Context, f: OpId) -> Option<(usize, Carried)> {
     let args = ctx.block_args(body).to_vec();
     let yield_op = ctx.terminator(body)?;
     (0..args.len() - 1).find_map(|k| {
-        let t = args[k + 1];
-        if !matches!(ctx.ty(t), Type::Vec(e) if super::scalar(e)) {
-            return None;
-        }
-        let mut c = Carried {
-            lens: vec![],
-            copies_in: vec![],
-            out: (t, yield_op, yield_op),
-            back: (yield_op, yield_op, yield_op),
-        };
-        for u in ctx.uses(t) {
-            if !top(ctx, u.op, body) {
-                return None;
-            }
-            match ctx.op_name(u.op) {
-                "vec.len" => c.lens.push(u.op),
-                "gpu.memcpy" if u.index == 1 => {
-                    let d = ctx.operand(u.op, 0);
-                    let a = ctx
-                        .def_op(d)
-                        .filter(|&a| ctx.is(a, "gpu.alloc") && top(ctx, a, body))?;
-                    let free = only_launched(ctx, d, body, &[(u.op, 0)], true)?;
-                    c.copies_in.push((a, u.op, free));
-                }
-                _ => return None,
-            }
-        }
-        if c.copies_in.is_empty() {
-            return None;
-        }
-        // The yielded value: arr.to_vec of a host copy of a device buffer.
-        let t2 = *ctx.operands(yield_op).get(k)?;
-        if ctx.uses(t2).len() != 1 {
-            return None;
-        }
-        let to_vec = ctx
-            .def_op(t2)
-            .filter(|&o| ctx.is(o, "arr.to_vec") && top(ctx, o, body))?;
-        let h = ctx.operand(to_vec, 0);
-        let h_alloc = ctx
-            .def_op(h)
-            .filter(|&o| ctx.is(o, "arr.alloc") && top(ctx, o, body))?;
-        let hu = ctx.uses(h);
-        if hu.len() != 2 {
-            return None;
-        }
-        let copy_out = hu
-            .iter()
-            .find(|u| u.op != to_vec)
-            .filter(|u| ctx.is(u.op, "gpu.memcpy") && u.index == 0 && top(ctx, u.op, body))?
-            .op;
-        let o = ctx.operand(copy_out, 1);
-        let o_alloc = ctx
-            .def_op(o)
-            .filter(|&a| ctx.is(a, "gpu.alloc") && top(ctx, a, body))?;
-        let o_free = only_launched(ctx, o, body, &[(copy_out, 1)], false)?;
-        c.out = (o, o_alloc, o_free);
-        c.back = (h_alloc, copy_out, to_vec);
-        Some((k, c))
+        let (lens, copies_in) = reads_of(ctx, args[k + 1], body, None)?;
+        let (out, back) = yielded(ctx, yield_op, k, body)?;
+        Some((
+            k,
+            Carried {
+                lens,
+                copies_in,
+                out,
+                back,
+            },
+        ))
     })
 }
 
-/// Rewrites carried value `k` of `f` as described in the module docs;
-/// returns the new loop.
-fn rewrite(ctx: &mut Context, f: OpId, k: usize, c: Carried) -> OpId {
-    let body = ctx.op_block(f, 0);
-    let old_args = ctx.block_args(body).to_vec();
-    let yield_op = ctx.terminator(body).expect("checked terminator");
-    let elem = ctx.ty(old_args[k + 1]).elem().cloned().expect("vector");
-    let dty = Type::arr(elem.clone());
-
-    // Before the loop: the initial value on the device.
-    let mut b = Builder::before(ctx, f);
-    b.smart = false;
-    let x = b.ctx.operand(f, 3 + k);
-    let n0 = b.op1("vec.len", &[x], Type::Index, vec![]);
-    let d0 = dialects::gpu::alloc(&mut b, n0, elem.clone());
-    dialects::gpu::memcpy(&mut b, d0, x);
-
-    // The new loop: value k is the device buffer, the length is appended.
-    let mut operands = ctx.operands(f).to_vec();
-    operands[3 + k] = d0;
-    operands.push(n0);
-    let mut result_types: Vec<Type> = ctx.results(f).iter().map(|&r| ctx.ty(r).clone()).collect();
-    result_types[k] = dty.clone();
-    result_types.push(Type::Index);
-    let mut arg_types: Vec<Type> = old_args.iter().map(|&a| ctx.ty(a).clone()).collect();
-    arg_types[k + 1] = dty;
-    arg_types.push(Type::Index);
-    let (region, nb) = ctx.new_region_with_block(&arg_types);
-    let new_args = ctx.block_args(nb).to_vec();
-    ctx.splice_block(body, nb, None);
-    for (i, &a) in old_args.iter().enumerate() {
-        if i != k + 1 {
-            ctx.replace_all_uses(a, new_args[i]);
-        }
-    }
-    let (dt, nt) = (new_args[k + 1], *new_args.last().expect("length arg"));
-    for &l in &c.lens {
+/// Replaces the reads of carried vector `t` (found by [`reads_of`]) by reads
+/// of the device buffer `dt` and the length `nt`.
+fn rewrite_reads(
+    ctx: &mut Context,
+    lens: &[OpId],
+    copies_in: &[(OpId, OpId, OpId)],
+    dt: ValueId,
+    nt: ValueId,
+) {
+    for &l in lens {
         let r = ctx.result(l, 0);
         ctx.replace_all_uses(r, nt);
         ctx.erase_op(l);
     }
-    for &(a, copy, free) in &c.copies_in {
+    for &(a, copy, free) in copies_in {
         ctx.erase_op(copy);
         ctx.erase_op(free);
         let d = ctx.result(a, 0);
         ctx.replace_all_uses(d, dt);
         ctx.erase_op(a);
     }
-    // The new value stays on the device: no copy out, no free.
-    let (o, _, o_free) = c.out;
-    let (h_alloc, copy_out, to_vec) = c.back;
+}
+
+/// Makes yield operand `k` the device buffer of [`yielded`]'s chain (no copy
+/// out, no free) and appends its length; frees `dt`, the buffer carried in,
+/// before the yield.
+fn rewrite_yield(
+    ctx: &mut Context,
+    yield_op: OpId,
+    k: usize,
+    out: (ValueId, OpId, OpId),
+    back: (OpId, OpId, OpId),
+    dt: ValueId,
+) {
+    let (o, _, o_free) = out;
+    let (h_alloc, copy_out, to_vec) = back;
     let mut yv = ctx.operands(yield_op).to_vec();
     yv[k] = o;
-    // Read now: the length may have been a `vec.len %t`, replaced above.
     yv.push(ctx.operand(h_alloc, 0));
     ctx.set_operands(yield_op, &yv);
     ctx.erase_op(to_vec);
     ctx.erase_op(copy_out);
     ctx.erase_op(h_alloc);
     ctx.erase_op(o_free);
-    // The buffer carried in is read for the last time in this iteration.
     let mut b = Builder::before(ctx, yield_op);
     b.smart = false;
     dialects::gpu::dealloc(&mut b, dt);
+}
 
-    // The new loop, then the carried value back on the host.
+/// A new block for a loop region of arguments `types` holding the ops of
+/// `old` (whose arguments, but the `k`th, become the new ones).
+fn move_body(
+    ctx: &mut Context,
+    old: ir::BlockId,
+    types: &[Type],
+    k: usize,
+) -> (ir::RegionId, Vec<ValueId>) {
+    let old_args = ctx.block_args(old).to_vec();
+    let (region, nb) = ctx.new_region_with_block(types);
+    let new_args = ctx.block_args(nb).to_vec();
+    ctx.splice_block(old, nb, None);
+    for (i, &a) in old_args.iter().enumerate() {
+        if i != k {
+            ctx.replace_all_uses(a, new_args[i]);
+        }
+    }
+    (region, new_args)
+}
+
+/// The copy of the initial value `x` on the device, before `l`: `(buffer, length)`.
+fn copy_in_before(ctx: &mut Context, l: OpId, x: ValueId) -> (ValueId, ValueId) {
+    let elem = ctx.ty(x).elem().cloned().expect("a vector");
+    let mut b = Builder::before(ctx, l);
+    b.smart = false;
+    let n0 = b.op1("vec.len", &[x], Type::Index, vec![]);
+    let d0 = dialects::gpu::alloc(&mut b, n0, elem);
+    dialects::gpu::memcpy(&mut b, d0, x);
+    (d0, n0)
+}
+
+/// After the new loop `nl` (results `rs`, the length last): result `k` back
+/// on the host, and the old loop `l`'s results replaced.
+fn copy_out_after(ctx: &mut Context, l: OpId, nl: OpId, k: usize, elem: Type) {
+    let rs = ctx.results(nl).to_vec();
+    let next = ctx
+        .op(nl)
+        .next
+        .expect("a loop is followed by its block's terminator");
+    let mut b = Builder::before(ctx, next);
+    b.smart = false;
+    let h = dialects::arr::alloc(&mut b, rs[rs.len() - 1], elem);
+    dialects::gpu::memcpy(&mut b, h, rs[k]);
+    let v = dialects::arr::to_vec(&mut b, h);
+    dialects::gpu::dealloc(&mut b, rs[k]);
+    let old_results = ctx.results(l).to_vec();
+    for (i, &r) in old_results.iter().enumerate() {
+        ctx.replace_all_uses(r, if i == k { v } else { rs[i] });
+    }
+    ctx.erase_op(l);
+}
+
+/// The ops of carried value `k` of an `scf.while`.
+struct WhileCarried {
+    before: (Vec<OpId>, Vec<(OpId, OpId, OpId)>),
+    after: (Vec<OpId>, Vec<(OpId, OpId, OpId)>),
+    out: (ValueId, OpId, OpId),
+    back: (OpId, OpId, OpId),
+}
+
+/// The first carried vector of `scf.while` `w` that qualifies: the same
+/// value at position `k` of the inits, the `before` arguments, the values
+/// the condition forwards, the `after` arguments, the yield and the results;
+/// read only as [`reads_of`] allows in both regions (and forwarded as
+/// itself by the condition), and yielded as [`yielded`] makes it.
+fn find_while(ctx: &Context, w: OpId) -> Option<(usize, WhileCarried)> {
+    let (bb, ab) = (ctx.op_block(w, 0), ctx.op_block(w, 1));
+    let (bargs, aargs) = (ctx.block_args(bb).to_vec(), ctx.block_args(ab).to_vec());
+    let cond = ctx.terminator(bb).filter(|&c| ctx.is(c, "scf.condition"))?;
+    let yield_op = ctx.terminator(ab)?;
+    let fwd = &ctx.operands(cond)[1..];
+    if fwd.len() != bargs.len() || aargs.len() != bargs.len() || ctx.results(w).len() != bargs.len()
+    {
+        return None;
+    }
+    (0..bargs.len()).find_map(|k| {
+        if fwd[k] != bargs[k] || ctx.ty(aargs[k]) != ctx.ty(bargs[k]) {
+            return None;
+        }
+        let before = reads_of(ctx, bargs[k], bb, Some((cond, k + 1)))?;
+        let after = reads_of(ctx, aargs[k], ab, None)?;
+        let (out, back) = yielded(ctx, yield_op, k, ab)?;
+        Some((
+            k,
+            WhileCarried {
+                before,
+                after,
+                out,
+                back,
+            },
+        ))
+    })
+}
+
+/// Rewrites carried value `k` of `scf.while` `w`: both regions take the
+/// device buffer and its length, the condition forwards them, the `after`
+/// region frees the buffer it got and yields the new one; returns the new
+/// loop.
+fn rewrite_while(ctx: &mut Context, w: OpId, k: usize, c: WhileCarried) -> OpId {
+    let (bb, ab) = (ctx.op_block(w, 0), ctx.op_block(w, 1));
+    let x = ctx.operand(w, k);
+    let elem = ctx.ty(x).elem().cloned().expect("a vector");
+    let dty = Type::arr(elem.clone());
+    let (d0, n0) = copy_in_before(ctx, w, x);
+    let mut operands = ctx.operands(w).to_vec();
+    operands[k] = d0;
+    operands.push(n0);
+    let mut types: Vec<Type> = ctx.results(w).iter().map(|&r| ctx.ty(r).clone()).collect();
+    types[k] = dty;
+    types.push(Type::Index);
+    let cond = ctx.terminator(bb).expect("checked condition");
+    let yield_op = ctx.terminator(ab).expect("checked yield");
+    let (rb, bargs) = move_body(ctx, bb, &types, k);
+    let (dtb, ntb) = (bargs[k], *bargs.last().expect("length"));
+    rewrite_reads(ctx, &c.before.0, &c.before.1, dtb, ntb);
+    let mut cv = ctx.operands(cond).to_vec();
+    cv[k + 1] = dtb;
+    cv.push(ntb);
+    ctx.set_operands(cond, &cv);
+    let (ra, aargs) = move_body(ctx, ab, &types, k);
+    let (dta, nta) = (aargs[k], *aargs.last().expect("length"));
+    rewrite_reads(ctx, &c.after.0, &c.after.1, dta, nta);
+    rewrite_yield(ctx, yield_op, k, c.out, c.back, dta);
+    let mut b = Builder::before(ctx, w);
+    b.smart = false;
+    let attrs = b.ctx.op(w).attrs.clone();
+    let rs = b.op_with_regions(
+        "scf.while",
+        &operands,
+        &types,
+        attrs.into_iter().collect(),
+        &[rb, ra],
+    );
+    let nw = b.ctx.def_op(rs[0]).expect("new loop");
+    copy_out_after(ctx, w, nw, k, elem);
+    nw
+}
+
+/// Rewrites carried value `k` of `f` as described in the module docs;
+/// returns the new loop.
+fn rewrite(ctx: &mut Context, f: OpId, k: usize, c: Carried) -> OpId {
+    let body = ctx.op_block(f, 0);
+    let yield_op = ctx.terminator(body).expect("checked terminator");
+    let x = ctx.operand(f, 3 + k);
+    let elem = ctx.ty(x).elem().cloned().expect("vector");
+    let (d0, n0) = copy_in_before(ctx, f, x);
+    // The new loop: value k is the device buffer, the length is appended.
+    let mut operands = ctx.operands(f).to_vec();
+    operands[3 + k] = d0;
+    operands.push(n0);
+    let mut result_types: Vec<Type> = ctx.results(f).iter().map(|&r| ctx.ty(r).clone()).collect();
+    result_types[k] = Type::arr(elem.clone());
+    result_types.push(Type::Index);
+    let mut arg_types = vec![Type::Index];
+    arg_types.extend(result_types.iter().cloned());
+    let (region, new_args) = move_body(ctx, body, &arg_types, k + 1);
+    let (dt, nt) = (new_args[k + 1], *new_args.last().expect("length arg"));
+    rewrite_reads(ctx, &c.lens, &c.copies_in, dt, nt);
+    // Read after rewrite_reads: the length may have been a `vec.len %t`.
+    rewrite_yield(ctx, yield_op, k, c.out, c.back, dt);
     let mut b = Builder::before(ctx, f);
     b.smart = false;
     let attrs = b.ctx.op(f).attrs.clone();
@@ -245,21 +430,7 @@ fn rewrite(ctx: &mut Context, f: OpId, k: usize, c: Carried) -> OpId {
         &[region],
     );
     let nf = b.ctx.def_op(rs[0]).expect("new loop");
-    let next = ctx
-        .op(nf)
-        .next
-        .expect("a loop is followed by its block's terminator");
-    let mut b = Builder::before(ctx, next);
-    b.smart = false;
-    let h = dialects::arr::alloc(&mut b, rs[rs.len() - 1], elem);
-    dialects::gpu::memcpy(&mut b, h, rs[k]);
-    let v = dialects::arr::to_vec(&mut b, h);
-    dialects::gpu::dealloc(&mut b, rs[k]);
-    let old_results = ctx.results(f).to_vec();
-    for (i, &r) in old_results.iter().enumerate() {
-        ctx.replace_all_uses(r, if i == k { v } else { rs[i] });
-    }
-    ctx.erase_op(f);
+    copy_out_after(ctx, f, nf, k, elem);
     nf
 }
 
