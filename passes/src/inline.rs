@@ -4,7 +4,7 @@
 //! cycle, or calling itself, is never inlined. Callees are inlined bottom-up
 //! so that one pass flattens a whole call tree.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -26,9 +26,14 @@ impl Pass for Inline {
     }
 }
 
-/// Inlines every call to a non-recursive function; returns the number of
-/// call sites inlined.
-pub fn inline(ctx: &mut Context) -> u64 {
+/// The call graph of the defined functions: an edge per call site, and the
+/// `(call, callee)` pairs of each caller.
+struct CallGraph {
+    graph: DiGraph<OpId, ()>,
+    calls: HashMap<OpId, Vec<(OpId, OpId)>>,
+}
+
+fn call_graph(ctx: &Context) -> CallGraph {
     let funcs: Vec<OpId> = ctx
         .iter_block(ctx.top)
         .filter(|&op| ctx.is(op, "func.func") && !dialects::func::is_declaration(ctx, op))
@@ -54,17 +59,36 @@ pub fn inline(ctx: &mut Context) -> u64 {
             }
         }
     }
-    // Tarjan returns SCCs in reverse topological order: callees first.
-    let sccs = tarjan_scc(&graph);
-    let mut recursive = std::collections::HashSet::new();
-    for scc in &sccs {
-        let self_loop = scc.len() == 1 && graph.contains_edge(scc[0], scc[0]);
+    CallGraph { graph, calls }
+}
+
+/// The functions in a cycle of `sccs` (or calling themselves).
+fn in_cycles(g: &DiGraph<OpId, ()>, sccs: &[Vec<NodeIndex>]) -> HashSet<OpId> {
+    let mut recursive = HashSet::new();
+    for scc in sccs {
+        let self_loop = scc.len() == 1 && g.contains_edge(scc[0], scc[0]);
         if scc.len() > 1 || self_loop {
-            for n in scc {
-                recursive.insert(graph[*n]);
-            }
+            recursive.extend(scc.iter().map(|n| g[*n]));
         }
     }
+    recursive
+}
+
+/// The defined functions that are recursive (in a strongly connected
+/// component of the call graph with a cycle): the ones [`inline`] never
+/// inlines.
+pub fn recursive_functions(ctx: &Context) -> HashSet<OpId> {
+    let cg = call_graph(ctx);
+    in_cycles(&cg.graph, &tarjan_scc(&cg.graph))
+}
+
+/// Inlines every call to a non-recursive function; returns the number of
+/// call sites inlined.
+pub fn inline(ctx: &mut Context) -> u64 {
+    let CallGraph { graph, calls } = call_graph(ctx);
+    // Tarjan returns SCCs in reverse topological order: callees first.
+    let sccs = tarjan_scc(&graph);
+    let recursive = in_cycles(&graph, &sccs);
     let mut count = 0;
     for scc in sccs {
         for n in scc {

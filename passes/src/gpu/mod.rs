@@ -40,7 +40,7 @@ mod scan;
 
 pub use resident::{forward_device_copies, hoist_invariant_copies, keep_on_device};
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ir::{Builder, Context, OpId, Type, ValueId};
 
@@ -144,100 +144,86 @@ pub fn outline(ctx: &mut Context, opts: &GpuOptions) -> (u64, u64) {
                 && !dialects::func::is_declaration(ctx, f)
         })
         .collect();
-    let (mut kernels, mut host) = (0, 0);
+    // Inlining a callee into a loop leaves every function as recursive as it
+    // was: one call graph serves the whole walk.
+    let mut w = Walk {
+        opts,
+        recursive: crate::inline::recursive_functions(ctx),
+        seq: 0,
+        kernels: 0,
+        host: 0,
+    };
     for f in funcs {
-        let mut seq = 0;
+        w.seq = 0;
         let body = ctx.op_block(f, 0);
-        outline_block(ctx, f, body, opts, &mut seq, &mut kernels, &mut host);
+        w.block(ctx, f, body);
     }
-    (kernels, host)
+    (w.kernels, w.host)
 }
 
-/// [`outline`] on the ops of `block` (host code of function `f`) and,
-/// recursively, on the regions of every op there that is not offloaded.
-fn outline_block(
-    ctx: &mut Context,
-    f: OpId,
-    block: ir::BlockId,
-    opts: &GpuOptions,
-    seq: &mut u32,
-    kernels: &mut u64,
-    host: &mut u64,
-) {
-    // The ops as they stand: an offload inserts host ops before its loop
-    // (none of them holds a loop) and replaces the loop.
-    let ops: Vec<OpId> = ctx.iter_block(block).collect();
-    for op in ops {
-        if ctx.is(op, gen::LOOP) {
-            if plan(ctx, op).is_none() {
-                inline_calls(ctx, op);
-            }
-            if let Some(p) = plan(ctx, op) {
-                *kernels += offload(ctx, f, op, &p, opts, seq);
-                continue;
-            }
-            *host += 1;
-        }
-        let blocks: Vec<ir::BlockId> = ctx
-            .regions(op)
-            .iter()
-            .flat_map(|&r| ctx.region(r).blocks.clone())
-            .collect();
-        for b in blocks {
-            outline_block(ctx, f, b, opts, seq, kernels, host);
-        }
-    }
+/// The state of [`outline`]'s walk over host code.
+struct Walk<'a> {
+    opts: &'a GpuOptions,
+    /// The functions that calls in loop bodies are not inlined from.
+    recursive: HashSet<OpId>,
+    /// The next kernel number of the current function.
+    seq: u32,
+    kernels: u64,
+    host: u64,
 }
 
-/// The defined, non-recursive function that `call` calls, if any.
-fn inlinable_callee(ctx: &Context, call: OpId) -> Option<OpId> {
-    let f = ctx.lookup_symbol(dialects::func::callee(ctx, call)?)?;
-    if !ctx.is(f, "func.func") || dialects::func::is_declaration(ctx, f) {
-        return None;
-    }
-    // Recursive when `f` reaches itself through calls.
-    let mut seen = vec![f];
-    let mut stack = vec![f];
-    while let Some(g) = stack.pop() {
-        for op in ctx.walk_nested(g) {
-            let Some(h) = ctx
-                .is(op, "func.call")
-                .then_some(op)
-                .and_then(|c| dialects::func::callee(ctx, c).and_then(|n| ctx.lookup_symbol(n)))
-            else {
-                continue;
-            };
-            if h == f {
-                return None;
+impl Walk<'_> {
+    /// [`outline`] on the ops of `block` (host code of function `f`) and,
+    /// recursively, on the regions of every op there that is not offloaded.
+    fn block(&mut self, ctx: &mut Context, f: OpId, block: ir::BlockId) {
+        // The ops as they stand: an offload inserts host ops before its loop
+        // (none of them holds a loop) and replaces the loop.
+        let ops: Vec<OpId> = ctx.iter_block(block).collect();
+        for op in ops {
+            if ctx.is(op, gen::LOOP) {
+                if plan(ctx, op).is_none() {
+                    self.inline_calls(ctx, op);
+                }
+                if let Some(p) = plan(ctx, op) {
+                    self.kernels += offload(ctx, f, op, &p, self.opts, &mut self.seq);
+                    continue;
+                }
+                self.host += 1;
             }
-            if !seen.contains(&h) {
-                seen.push(h);
-                stack.push(h);
+            let blocks: Vec<ir::BlockId> = ctx
+                .regions(op)
+                .iter()
+                .flat_map(|&r| ctx.region(r).blocks.clone())
+                .collect();
+            for b in blocks {
+                self.block(ctx, f, b);
             }
         }
     }
-    Some(f)
-}
 
-/// Inlines every call to a defined, non-recursive function nested in loop
-/// `l` (a kernel has no calls: "inline first", as Futhark and Accelerate
-/// do for device code). Returns whether anything was inlined.
-fn inline_calls(ctx: &mut Context, l: OpId) -> bool {
-    let mut changed = false;
-    loop {
-        let calls: Vec<(OpId, OpId)> = ctx
-            .walk_nested(l)
-            .into_iter()
-            .filter(|&op| ctx.is(op, "func.call"))
-            .filter_map(|c| inlinable_callee(ctx, c).map(|f| (c, f)))
-            .collect();
-        if calls.is_empty() {
-            return changed;
+    /// Inlines every call nested in loop `l` to a defined function that is
+    /// not recursive (a kernel has no calls: "inline first", as Futhark and
+    /// Accelerate do for device code); calls copied in by the inlining are
+    /// inlined in turn.
+    fn inline_calls(&self, ctx: &mut Context, l: OpId) {
+        loop {
+            let calls: Vec<(OpId, OpId)> = ctx
+                .walk_nested(l)
+                .into_iter()
+                .filter(|&op| ctx.is(op, "func.call"))
+                .filter_map(|c| {
+                    let f = ctx.lookup_symbol(dialects::func::callee(ctx, c)?)?;
+                    let defined = ctx.is(f, "func.func") && !dialects::func::is_declaration(ctx, f);
+                    (defined && !self.recursive.contains(&f)).then_some((c, f))
+                })
+                .collect();
+            if calls.is_empty() {
+                return;
+            }
+            for (c, f) in calls {
+                crate::inline::inline_call(ctx, c, f);
+            }
         }
-        for (c, f) in calls {
-            crate::inline::inline_call(ctx, c, f);
-        }
-        changed = true;
     }
 }
 

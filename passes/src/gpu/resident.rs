@@ -88,6 +88,41 @@ fn top(ctx: &Context, op: OpId, body: ir::BlockId) -> bool {
     ctx.op(op).parent == Some(body)
 }
 
+/// The op named `name` at the top of `body` that defines `v`.
+fn def_at_top(ctx: &Context, v: ValueId, name: &str, body: ir::BlockId) -> Option<OpId> {
+    ctx.def_op(v)
+        .filter(|&o| ctx.is(o, name) && top(ctx, o, body))
+}
+
+/// Whether `size` is `vec.len %v`.
+fn is_len_of(ctx: &Context, size: ValueId, v: ValueId) -> bool {
+    ctx.def_op_named(size, "vec.len")
+        .is_some_and(|l| ctx.operand(l, 0) == v)
+}
+
+/// The host copy that makes vector `v` at the top of `body`:
+/// `%h = arr.alloc`, `gpu.memcpy %h, %o`, `%v = arr.to_vec %h`, and nothing
+/// else uses `%h`. Returns `(arr.alloc, gpu.memcpy, arr.to_vec)` and `%o`.
+fn host_copy(
+    ctx: &Context,
+    v: ValueId,
+    body: ir::BlockId,
+) -> Option<((OpId, OpId, OpId), ValueId)> {
+    let to_vec = def_at_top(ctx, v, "arr.to_vec", body)?;
+    let h = ctx.operand(to_vec, 0);
+    let h_alloc = def_at_top(ctx, h, "arr.alloc", body)?;
+    let hu = ctx.uses(h);
+    if hu.len() != 2 {
+        return None;
+    }
+    let copy_out = hu
+        .iter()
+        .find(|u| u.op != to_vec)
+        .filter(|u| ctx.is(u.op, "gpu.memcpy") && u.index == 0 && top(ctx, u.op, body))?
+        .op;
+    Some(((h_alloc, copy_out, to_vec), ctx.operand(copy_out, 1)))
+}
+
 /// The single `gpu.dealloc` of device buffer `d` at the top of `body`, when
 /// every other use of `d` is a launch operand (one whose kernel only reads
 /// it, when `read_only`) or one of `allowed` (op, operand index) pairs.
@@ -140,9 +175,7 @@ fn reads_of(
             "vec.len" => lens.push(u.op),
             "gpu.memcpy" if u.index == 1 => {
                 let d = ctx.operand(u.op, 0);
-                let a = ctx
-                    .def_op(d)
-                    .filter(|&a| ctx.is(a, "gpu.alloc") && top(ctx, a, body))?;
+                let a = def_at_top(ctx, d, "gpu.alloc", body)?;
                 let free = only_launched(ctx, d, body, &[(u.op, 0)], true)?;
                 copies.push((a, u.op, free));
             }
@@ -165,28 +198,11 @@ fn yielded(
     if ctx.uses(t2).len() != 1 {
         return None;
     }
-    let to_vec = ctx
-        .def_op(t2)
-        .filter(|&o| ctx.is(o, "arr.to_vec") && top(ctx, o, body))?;
-    let h = ctx.operand(to_vec, 0);
-    let h_alloc = ctx
-        .def_op(h)
-        .filter(|&o| ctx.is(o, "arr.alloc") && top(ctx, o, body))?;
-    let hu = ctx.uses(h);
-    if hu.len() != 2 {
-        return None;
-    }
-    let copy_out = hu
-        .iter()
-        .find(|u| u.op != to_vec)
-        .filter(|u| ctx.is(u.op, "gpu.memcpy") && u.index == 0 && top(ctx, u.op, body))?
-        .op;
-    let o = ctx.operand(copy_out, 1);
-    let o_alloc = ctx
-        .def_op(o)
-        .filter(|&a| ctx.is(a, "gpu.alloc") && top(ctx, a, body))?;
+    let (back, o) = host_copy(ctx, t2, body)?;
+    let (_, copy_out, _) = back;
+    let o_alloc = def_at_top(ctx, o, "gpu.alloc", body)?;
     let o_free = only_launched(ctx, o, body, &[(copy_out, 1)], false)?;
-    Some(((o, o_alloc, o_free), (h_alloc, copy_out, to_vec)))
+    Some(((o, o_alloc, o_free), back))
 }
 
 /// The first iteration argument of `f` that qualifies: its index among the
@@ -459,11 +475,6 @@ pub fn forward_device_copies(ctx: &mut Context) -> u64 {
     n
 }
 
-/// Whether `a` comes before `b` in their block (both in it).
-fn before(ctx: &Context, a: OpId, b: OpId) -> bool {
-    ctx.is_before_in_block(a, b)
-}
-
 /// [`forward_device_copies`] for one `gpu.memcpy %d, %v`.
 fn forward(ctx: &mut Context, copy_in: OpId) -> bool {
     let Some(block) = ctx.op(copy_in).parent else {
@@ -471,47 +482,18 @@ fn forward(ctx: &mut Context, copy_in: OpId) -> bool {
     };
     let (d, v) = (ctx.operand(copy_in, 0), ctx.operand(copy_in, 1));
     // %v = arr.to_vec %h; %h = arr.alloc; gpu.memcpy %h, %o.
-    let Some(to_vec) = ctx
-        .def_op(v)
-        .filter(|&o| ctx.is(o, "arr.to_vec") && top(ctx, o, block))
-    else {
+    let Some(((h_alloc, copy_out, to_vec), o)) = host_copy(ctx, v, block) else {
         return false;
     };
-    let h = ctx.operand(to_vec, 0);
-    let Some(h_alloc) = ctx
-        .def_op(h)
-        .filter(|&o| ctx.is(o, "arr.alloc") && top(ctx, o, block))
-    else {
-        return false;
-    };
-    let hu = ctx.uses(h);
-    let Some(copy_out) = hu
-        .iter()
-        .find(|u| u.op != to_vec && ctx.is(u.op, "gpu.memcpy") && u.index == 0)
-        .map(|u| u.op)
-        .filter(|&o| top(ctx, o, block))
-    else {
-        return false;
-    };
-    if hu.len() != 2 {
-        return false;
-    }
-    let o = ctx.operand(copy_out, 1);
     if !matches!(ctx.ty(o), Type::Arr(_)) {
         return false;
     }
     // %d: a fresh buffer of %v's length, read by launches, freed once.
-    let Some(d_alloc) = ctx
-        .def_op(d)
-        .filter(|&a| ctx.is(a, "gpu.alloc") && top(ctx, a, block))
-    else {
+    let Some(d_alloc) = def_at_top(ctx, d, "gpu.alloc", block) else {
         return false;
     };
     let size = ctx.operand(d_alloc, 0);
-    if !ctx
-        .def_op(size)
-        .is_some_and(|l| ctx.is(l, "vec.len") && ctx.operand(l, 0) == v)
-    {
+    if !is_len_of(ctx, size, v) {
         return false;
     }
     let d_uses = ctx.uses(d);
@@ -533,7 +515,9 @@ fn forward(ctx: &mut Context, copy_in: OpId) -> bool {
             "gpu.dealloc" => o_frees.push(u.op),
             "gpu.launch_func" => {
                 let i = u.index as usize;
-                if before(ctx, copy_out, u.op) && !dialects::gpu::launch_only_reads(ctx, u.op, i) {
+                if ctx.is_before_in_block(copy_out, u.op)
+                    && !dialects::gpu::launch_only_reads(ctx, u.op, i)
+                {
                     return false;
                 }
             }
@@ -543,16 +527,11 @@ fn forward(ctx: &mut Context, copy_in: OpId) -> bool {
     // The last free of %o stays; %d's free becomes %o's, whichever is later.
     let mut frees = o_frees;
     frees.push(d_free);
-    frees.sort_by(|&a, &b| {
-        if a == b {
-            std::cmp::Ordering::Equal
-        } else if before(ctx, a, b) {
-            std::cmp::Ordering::Less
-        } else {
-            std::cmp::Ordering::Greater
-        }
-    });
-    let last = *frees.last().expect("at least d's free");
+    let last = frees
+        .iter()
+        .copied()
+        .reduce(|a, b| if ctx.is_before_in_block(a, b) { b } else { a })
+        .expect("at least d's free");
     ctx.erase_op(copy_in);
     ctx.replace_all_uses(d, o);
     ctx.erase_op(d_alloc);
@@ -633,17 +612,11 @@ fn hoist(ctx: &mut Context, copy: OpId) -> bool {
     if !outside(ctx, v) {
         return false;
     }
-    let Some(alloc) = ctx
-        .def_op(d)
-        .filter(|&a| ctx.is(a, "gpu.alloc") && top(ctx, a, body))
-    else {
+    let Some(alloc) = def_at_top(ctx, d, "gpu.alloc", body) else {
         return false;
     };
     let size = ctx.operand(alloc, 0);
-    let len_of_v = ctx
-        .def_op(size)
-        .filter(|&o| ctx.is(o, "vec.len") && ctx.operand(o, 0) == v);
-    if !outside(ctx, size) && len_of_v.is_none() {
+    if !outside(ctx, size) && !is_len_of(ctx, size, v) {
         return false;
     }
     if ctx.uses(d).iter().any(|u| !top(ctx, u.op, body)) {
