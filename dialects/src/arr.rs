@@ -52,12 +52,7 @@ pub fn load(b: &mut Builder, a: ValueId, i: ValueId) -> ValueId {
 /// (the twin of [`store_in_bounds`]); code generators omit its check.
 pub fn load_in_bounds(b: &mut Builder, a: ValueId, i: ValueId) -> ValueId {
     let t = elem_of(b.ctx, a);
-    b.op1(
-        "arr.load",
-        &[a, i],
-        t,
-        vec![("in_bounds".to_string(), ir::Attribute::Unit)],
-    )
+    b.op1("arr.load", &[a, i], t, crate::util::in_bounds_attr())
 }
 /// `arr.store(a, i, x)`.
 pub fn store(b: &mut Builder, a: ValueId, i: ValueId, x: ValueId) {
@@ -68,12 +63,7 @@ pub fn store(b: &mut Builder, a: ValueId, i: ValueId, x: ValueId) {
 /// induction variable of a loop over `[0, n)`); code generators omit its
 /// bounds check.
 pub fn store_in_bounds(b: &mut Builder, a: ValueId, i: ValueId, x: ValueId) {
-    b.op(
-        "arr.store",
-        &[a, i, x],
-        &[],
-        vec![("in_bounds".to_string(), ir::Attribute::Unit)],
-    );
+    b.op("arr.store", &[a, i, x], &[], crate::util::in_bounds_attr());
 }
 /// `arr.len(a)`.
 pub fn len(b: &mut Builder, a: ValueId) -> ValueId {

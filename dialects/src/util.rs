@@ -61,6 +61,13 @@ pub fn as_size(ctx: &Context, op: OpId, v: &RtValue) -> Result<usize, RunError> 
     }
 }
 
+/// The unit attribute `in_bounds`: an access the builder has proved in
+/// bounds (`vec.get`, `arr.load`, `arr.store`), whose check code generators
+/// omit.
+pub fn in_bounds_attr() -> Vec<(String, Attribute)> {
+    vec![("in_bounds".to_string(), Attribute::Unit)]
+}
+
 /// A pure op spec with `operands` operands and one result (the common shape
 /// of the high-level value ops).
 pub fn pure(name: &'static str, summary: &'static str, operands: usize) -> ir::spec::OpSpec {

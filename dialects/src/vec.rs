@@ -361,7 +361,7 @@ pub fn assert_eq_sizes(b: &mut Builder, x: ValueId, y: ValueId, msg: &str) {
 
 /// Checks that every vector of `vs` has the length of the first (unless
 /// provably equal) and returns that length.
-fn checked_len(b: &mut Builder, vs: &[ValueId], msg: &str) -> ValueId {
+pub(crate) fn checked_len(b: &mut Builder, vs: &[ValueId], msg: &str) -> ValueId {
     let n = len(b, vs[0]);
     let k0 = len_key(b.ctx, vs[0]);
     for &w in &vs[1..] {
@@ -379,6 +379,13 @@ fn get(b: &mut Builder, v: ValueId, i: ValueId) -> Option<ValueId> {
     Some(b.op1("vec.get", &[v, i], t, vec![]))
 }
 
+/// `vec.get(v, i) {in_bounds}`: a read the caller has proved in bounds (the
+/// twin of [`crate::arr::load_in_bounds`]).
+pub fn get_in_bounds(b: &mut Builder, v: ValueId, i: ValueId) -> ValueId {
+    let t = elem_of(b.ctx, v).expect("a vector");
+    b.op1("vec.get", &[v, i], t, crate::util::in_bounds_attr())
+}
+
 // ----- verifiers ---------------------------------------------------------
 
 fn ty(ctx: &Context, v: ValueId) -> &Type {
@@ -386,9 +393,14 @@ fn ty(ctx: &Context, v: ValueId) -> &Type {
 }
 
 fn vec_elem(ctx: &Context, op: OpId, i: usize) -> Result<Type, String> {
-    match ctx.ty(ctx.operand(op, i)) {
+    vec_type(ctx, ctx.operand(op, i), &format!("operand #{i}"))
+}
+
+/// The element type of `v`, or `"<what> must be a vec, but got '<type>'"`.
+pub(crate) fn vec_type(ctx: &Context, v: ValueId, what: &str) -> Result<Type, String> {
+    match ctx.ty(v) {
         Type::Vec(t) => Ok((**t).clone()),
-        t => Err(format!("operand #{i} must be a vec, but got '{t}'")),
+        t => Err(format!("{what} must be a vec, but got '{t}'")),
     }
 }
 

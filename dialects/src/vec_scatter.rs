@@ -40,17 +40,10 @@ fn scalar(t: &Type) -> bool {
 
 // ----- verifiers ---------------------------------------------------------
 
-fn elem(ctx: &Context, v: ValueId, what: &str) -> Result<Type, String> {
-    match ctx.ty(v) {
-        Type::Vec(e) => Ok((**e).clone()),
-        t => Err(format!("{what} must be a vec, but got '{t}'")),
-    }
-}
-
 /// `(dest, is, vs)` and the result: `vec<T>`, `vec<index>`, `vec<T>`, `vec<T>`.
 fn verify_update(ctx: &Context, op: OpId) -> Result<Type, String> {
-    let t = elem(ctx, ctx.operand(op, 0), "operand #0 (destination)")?;
-    if elem(ctx, ctx.operand(op, 1), "operand #1 (indices)")? != Type::Index {
+    let t = crate::vec::vec_type(ctx, ctx.operand(op, 0), "operand #0 (destination)")?;
+    if crate::vec::vec_type(ctx, ctx.operand(op, 1), "operand #1 (indices)")? != Type::Index {
         return Err(format!(
             "operand #1 (indices) must be 'vec<index>', but got '{}'",
             ctx.ty(ctx.operand(op, 1))
@@ -86,7 +79,7 @@ fn verify_hist(ctx: &Context, op: OpId) -> Result<(), String> {
 }
 
 fn verify_insert(ctx: &Context, op: OpId) -> Result<(), String> {
-    let t = elem(ctx, ctx.operand(op, 0), "operand #0")?;
+    let t = crate::vec::vec_type(ctx, ctx.operand(op, 0), "operand #0")?;
     if !scalar(&t) {
         return Err(format!("elements must be scalars, but are '{t}'"));
     }
@@ -183,15 +176,13 @@ fn lower_update(b: &mut Builder, st: &OpState, k: Option<BinOp>, name: &str) -> 
         st.operands.get(2)?,
     );
     let t = b.ctx.ty(dest).elem()?.clone();
-    let m = crate::vec::len(b, is);
-    let mv = crate::vec::len(b, vs);
-    crate::vec::assert_eq_sizes(b, m, mv, &format!("size mismatch in {name}"));
+    let m = crate::vec::checked_len(b, &[is, vs], &format!("size mismatch in {name}"));
     let a = crate::arr::from_vec(b, dest);
     let n = crate::vec::len(b, dest);
     let zero = crate::arith::const_int(b, 0, &Type::Index);
     let one = crate::arith::const_int(b, 1, &Type::Index);
     crate::scf::build_for(b, zero, m, one, &[], |b, j, _| {
-        let i = b.op1("vec.get", &[is, j], Type::Index, in_bounds());
+        let i = crate::vec::get_in_bounds(b, is, j);
         let lo = crate::arith::build_cmpi(b, "sge", i, zero);
         let hi = crate::arith::build_cmpi(b, "slt", i, n);
         let ok = b.op1("arith.andi", &[lo, hi], Type::I1, vec![]);
@@ -200,7 +191,7 @@ fn lower_update(b: &mut Builder, st: &OpState, k: Option<BinOp>, name: &str) -> 
             ok,
             &[],
             |b| {
-                let x = b.op1("vec.get", &[vs, j], t.clone(), in_bounds());
+                let x = crate::vec::get_in_bounds(b, vs, j);
                 let x = match k {
                     Some(k) => {
                         let old = crate::arr::load_in_bounds(b, a, i);
@@ -216,10 +207,6 @@ fn lower_update(b: &mut Builder, st: &OpState, k: Option<BinOp>, name: &str) -> 
         vec![]
     });
     Some(smallvec![crate::arr::to_vec(b, a)])
-}
-
-fn in_bounds() -> Vec<(String, ir::Attribute)> {
-    vec![("in_bounds".to_string(), ir::Attribute::Unit)]
 }
 
 fn lower_scatter(b: &mut Builder, st: &OpState) -> Repl {

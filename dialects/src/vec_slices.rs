@@ -25,25 +25,17 @@ use smallvec::smallvec;
 
 use ir::interp::{Interp, RtValue, RunError};
 use ir::spec::{Arity, OpSpec, OpState, Registry, Traits};
-use ir::{Attribute, Builder, Context, OpId, Type, ValueId};
+use ir::{Builder, Context, OpId, Type, ValueId};
 
-use crate::vec::{as_vec, build_gen_loop, check_size, emit, vec_value, Gen};
+use crate::vec::{
+    as_vec, build_gen_loop, check_size, emit, get_in_bounds, vec_type, vec_value, Gen,
+};
 
 type Vals = smallvec::SmallVec<[RtValue; 2]>;
 type Repl = Option<smallvec::SmallVec<[ValueId; 2]>>;
 
 /// The message of `vec.slice`'s fault, in the interpreter and the lowering.
 pub const SLICE_FAULT: &str = "slice out of bounds in vec.slice";
-
-fn in_bounds() -> Vec<(String, Attribute)> {
-    vec![("in_bounds".to_string(), Attribute::Unit)]
-}
-
-/// `vec.get(v, i) {in_bounds}`: `i` is in range by construction.
-fn get_in_bounds(b: &mut Builder, v: ValueId, i: ValueId) -> ValueId {
-    let t = b.ctx.ty(v).elem().cloned().expect("a vector");
-    b.op1("vec.get", &[v, i], t, in_bounds())
-}
 
 fn idx(b: &mut Builder, v: i64) -> ValueId {
     crate::arith::const_int(b, v, &Type::Index)
@@ -72,13 +64,6 @@ fn if_value(
 }
 
 // ----- verifiers ---------------------------------------------------------
-
-fn vec_type(ctx: &Context, v: ValueId, what: &str) -> Result<Type, String> {
-    match ctx.ty(v) {
-        Type::Vec(e) => Ok((**e).clone()),
-        t => Err(format!("{what} must be a vec, but got '{t}'")),
-    }
-}
 
 fn same_result(ctx: &Context, op: OpId, t: &Type) -> Result<(), String> {
     let r = ctx.ty(ctx.result(op, 0));
