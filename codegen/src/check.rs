@@ -38,6 +38,12 @@ pub const SUPPORTED: &[&str] = &[
     "arr.to_vec",
     "arr.find_or_insert",
     "arr.free",
+    // The host ops of the gpu level, as calls into the GPU runtime
+    // (`crate::gpu_host`); kernels are compiled to PTX, not here.
+    "gpu.alloc",
+    "gpu.memcpy",
+    "gpu.dealloc",
+    "gpu.launch_func",
 ];
 
 /// Checks every op nested in function `f`.
@@ -49,7 +55,7 @@ pub fn check_function(ctx: &Context, f: OpId, backend: &str) -> Result<(), Diagn
         let column = name == "mat.row" && dialects::mat::row_is_transposed(ctx, op);
         if column || !(name.starts_with("arith.") || SUPPORTED.contains(&name)) {
             let hint = if name.starts_with("gpu.") {
-                "the gpu level runs with --backend=interp, or on a GPU with --target=nvptx"
+                "only kernels use it: they run with --target=nvptx, on a GPU or with --device=sim"
             } else {
                 "run --pass=lower first"
             };

@@ -122,6 +122,7 @@ impl Entries {
         let f = &self.funcs[p.func];
         let mut out = vec![0u64; (f.out.size as usize).div_ceil(8).max(1)];
         runtime::take_fault();
+        runtime::gpu::take_error();
         // Every buffer the call allocates is recorded, so that a fault
         // (which skips the compiled code's frees) leaks nothing.
         let ledger = std::sync::Arc::new(runtime::ledger::Ledger::default());
@@ -130,12 +131,27 @@ impl Entries {
         // `prepare` from the same signature) and `out` is large enough.
         let status = unsafe { (f.entry)(p.words.as_ptr(), out.as_mut_ptr() as *mut u8) };
         drop(scope);
+        // Device buffers never outlive a call (no `arr` crosses the host
+        // boundary); a faulting call leaves some.
+        runtime::gpu::end_call();
         if status != 0 {
             let (id, payload) = runtime::take_fault().unwrap_or((-1, [0; 3]));
             // The call returns nothing: its temporaries and partial
             // results are unreachable now.
             ledger.free_all();
-            return Err(self.faults.error(id, payload));
+            let mut e = self.faults.error(id, payload);
+            // A device operation's own message (and, for a fault inside a
+            // simulated kernel, its place).
+            if let Some(g) = runtime::gpu::take_error() {
+                match g.loc {
+                    Some(loc) => {
+                        e.loc = loc;
+                        e.message = g.message;
+                    }
+                    None => e.message.push_str(&g.message),
+                }
+            }
+            return Err(e);
         }
         // SAFETY: a successful call wrote every result field.
         Ok(unsafe { marshal::unmarshal(out.as_ptr() as *const u8, &f.out, &f.results) })

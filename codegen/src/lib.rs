@@ -96,6 +96,7 @@
 pub mod abi;
 mod check;
 pub mod faults;
+mod gpu_host;
 mod half;
 mod host;
 mod isa;

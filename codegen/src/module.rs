@@ -59,6 +59,8 @@ fn flat_signature(
 pub(crate) fn candidates(ctx: &Context) -> Vec<(OpId, String)> {
     ctx.iter_block(ctx.top)
         .filter(|&f| ctx.is(f, "func.func") && !ctx.regions(f).is_empty())
+        // Kernels are device code (PTX, or the simulation).
+        .filter(|&f| !dialects::gpu::is_kernel(ctx, f))
         .map(|f| {
             (
                 f,

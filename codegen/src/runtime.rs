@@ -9,6 +9,7 @@
 use std::cell::Cell;
 use std::ffi::c_void;
 
+pub mod gpu;
 mod keys;
 pub mod ledger;
 mod nested;
@@ -235,7 +236,7 @@ pub unsafe extern "C" fn l0rt_find_or_insert(h: *mut ArrHeader, key: i64, es: i6
 
 /// Every symbol compiled code may import, with its address.
 pub fn symbols() -> Vec<(&'static str, *const u8)> {
-    vec![
+    let mut s = vec![
         ("l0rt_fault", l0rt_fault as *const u8),
         ("l0rt_alloc", l0rt_alloc as *const u8),
         ("l0rt_free", l0rt_free as *const u8),
@@ -267,7 +268,9 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("powf", powf as *const u8),
         ("sinf", sinf as *const u8),
         ("cosf", cosf as *const u8),
-    ]
+    ];
+    s.extend(gpu::symbols());
+    s
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@
 mod args;
 mod check_each;
 mod cuda;
+mod device;
 mod expect;
 mod mlir_compat;
 mod npy;
@@ -122,6 +123,16 @@ pub enum Target {
     Nvptx,
 }
 
+/// The device behind `--run --target=nvptx`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Device {
+    /// The GPU, through the CUDA driver.
+    Cuda,
+    /// A simulated GPU: the kernels run in the gpu-level interpreter, the
+    /// host code as it would with a GPU.
+    Sim,
+}
+
 /// How `--run` executes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
@@ -138,7 +149,11 @@ impl Cli {
     }
     /// The backend of `--run`.
     pub fn backend(&self) -> Backend {
-        self.backend.unwrap_or(Backend::Cranelift)
+        let default = match self.target {
+            Target::Nvptx => Backend::Llvm,
+            Target::Native => Backend::Cranelift,
+        };
+        self.backend.unwrap_or(default)
     }
 }
 
@@ -220,10 +235,15 @@ struct Cli {
     /// An argument for --run: a number, boolean, `[1, 2]`, or `@file.npy`.
     #[arg(long = "arg", value_name = "ARG", allow_hyphen_values = true)]
     args: Vec<String>,
-    /// Execution backend for --run (default cranelift); for --emit=obj/asm/llvm
-    /// the default is LLVM.
+    /// Execution backend for --run (default cranelift; with --target=nvptx,
+    /// the host code's, default llvm); for --emit=obj/asm/llvm the default
+    /// is LLVM.
     #[arg(long, value_enum)]
     backend: Option<Backend>,
+    /// The device of `--run --target=nvptx`: `cuda` (the GPU) or `sim`
+    /// (kernels in the gpu-level interpreter, on any machine).
+    #[arg(long, value_enum, default_value = "cuda")]
+    device: Device,
     /// Run the function N times after one warm-up and print `median_ns=` on stderr.
     #[arg(long, value_name = "N")]
     bench: Option<usize>,

@@ -115,17 +115,20 @@ fn native_calls(
     Ok(r)
 }
 
-/// `--run` with `--target=nvptx`: the host part in the interpreter, the
-/// kernels on the GPU ([`crate::cuda`]). A program in which no loop became
-/// a kernel is all host code and needs no GPU. `--bench` prints `median_ns=`
-/// (whole calls, copies included), `h2d_ns=` and `d2h_ns=` (median time in
-/// copies to and from the device, conversions included) and `kernel_ns=`
-/// (median time in kernels).
+/// `--run` with `--target=nvptx`: the program is lowered to the `gpu`
+/// level, its host part runs on the chosen backend (`--backend`, LLVM by
+/// default) and its kernels on the chosen device (`--device`): the GPU
+/// through the CUDA driver ([`crate::cuda`]), or the simulation
+/// ([`crate::device::SimDevice`]; with `--backend=interp` the
+/// interpreter simulates the kernels itself). A program in which no loop
+/// became a kernel needs no GPU. `--bench` on the GPU also prints
+/// `h2d_ns=` and `d2h_ns=` (median time in copies to and from the device)
+/// and `kernel_ns=` (median time in kernels).
 fn run_on_gpu(
     cli: &Cli,
     ctx: &mut Context,
     func: &str,
-    args: &[RtValue],
+    leaves: &[RtValue],
 ) -> Result<Vec<RtValue>, Failure> {
     // Errors about the device are reported at the function being run.
     let at = ctx
@@ -134,46 +137,100 @@ fn run_on_gpu(
         .unwrap_or(Loc::UNKNOWN);
     let diag = move |m: String| Failure::Diags(vec![ir::Diagnostic::error(at, m)]);
     lower_for_gpu(ctx, cli.fuse_before_lowering())?;
-    let args = &assemble(ctx, func, args)?[..];
+    let args = &assemble(ctx, func, leaves)?[..];
     let ctx: &Context = ctx;
-    if codegen::llvm::ptx::kernels(ctx).is_empty() {
-        // No loop became a kernel (nothing parallel, or only loops a kernel
-        // cannot run): the whole program is host code, and runs in the
-        // interpreter as it would with kernels beside it.
-        return native_calls(cli, || Interp::new(ctx).call(func, args, Loc::UNKNOWN));
+    let backend = cli.backend();
+    if cli.device == crate::Device::Sim || codegen::runtime::gpu::kernels(ctx).is_empty() {
+        if backend == Backend::Interp {
+            // The interpreter simulates the kernels itself.
+            return native_calls(cli, || Interp::new(ctx).call(func, args, Loc::UNKNOWN));
+        }
+        let sim = crate::device::SimDevice::new(ctx);
+        return host_calls(cli, ctx, backend, func, args, &sim, None);
     }
     if !crate::cuda::driver_present() {
         return Err(diag(crate::cuda::NO_DRIVER.into()));
     }
     let ptx = codegen::llvm::ptx::emit_ptx(ctx)?;
-    let cuda = std::rc::Rc::new(crate::cuda::Cuda::open(&ptx).map_err(diag)?);
-    let device: std::rc::Rc<dyn dialects::gpu::sim::Device> = cuda.clone();
-    let call = || -> Result<Vec<RtValue>, Failure> {
-        let mut it = Interp::new(ctx);
-        it.ambient = Some(std::rc::Rc::new(dialects::gpu::sim::DeviceCx(
-            device.clone(),
-        )));
-        it.call(func, args, Loc::UNKNOWN)
-            .map_err(|e| e.into_diagnostic().into())
-    };
-    let r = call()?;
-    if let Some(n) = cli.bench {
-        let (mut times, mut kernels) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut h2d, mut d2h) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        for _ in 0..n {
-            cuda.reset_times();
-            let t = Instant::now();
-            call()?;
-            times.push(t.elapsed().as_nanos());
-            kernels.push(cuda.kernel_time.get().as_nanos());
-            h2d.push(cuda.h2d_time.get().as_nanos());
-            d2h.push(cuda.d2h_time.get().as_nanos());
-        }
-        eprintln!("median_ns={}", median(times));
-        eprintln!("h2d_ns={}", median(h2d));
-        eprintln!("kernel_ns={}", median(kernels));
-        eprintln!("d2h_ns={}", median(d2h));
+    let cuda = std::rc::Rc::new(crate::cuda::Cuda::open(ctx, &ptx).map_err(diag)?);
+    if backend == Backend::Interp {
+        // The interpreter's host ops on the GPU: a bridge per call, which
+        // frees what the call left on the device.
+        let call = || {
+            let mut it = Interp::new(ctx);
+            let bridge = crate::device::Bridge::new(cuda.clone());
+            it.ambient = Some(std::rc::Rc::new(dialects::gpu::sim::DeviceCx(
+                std::rc::Rc::new(bridge),
+            )));
+            it.call(func, args, Loc::UNKNOWN)
+        };
+        return timed_calls(cli, &call, Some(&*cuda));
     }
+    host_calls(cli, ctx, backend, func, args, &*cuda, Some(&*cuda))
+}
+
+/// Compiles the host part of `ctx` with `backend` (Cranelift or LLVM) and
+/// calls `func` with `device` behind its `gpu` ops.
+fn host_calls(
+    cli: &Cli,
+    ctx: &Context,
+    backend: Backend,
+    func: &str,
+    args: &[RtValue],
+    device: &dyn codegen::runtime::gpu::GpuDevice,
+    cuda: Option<&crate::cuda::Cuda>,
+) -> Result<Vec<RtValue>, Failure> {
+    use codegen::runtime::gpu::with_device;
+    if backend == Backend::Llvm {
+        let module = codegen::llvm::LlvmJit::compile(ctx)?;
+        if cli.bench.is_some() {
+            eprintln!("compile_ns={}", module.compile_time.as_nanos());
+        }
+        module.check(func)?;
+        let prepared = module.prepare(func, args).map_err(Failure::Usage)?;
+        timed_calls(
+            cli,
+            &|| with_device(device, || module.call(&prepared)),
+            cuda,
+        )
+    } else {
+        let module = codegen::JitModule::compile(ctx)?;
+        module.check(func)?;
+        let prepared = module.prepare(func, args).map_err(Failure::Usage)?;
+        timed_calls(
+            cli,
+            &|| with_device(device, || module.call(&prepared)),
+            cuda,
+        )
+    }
+}
+
+/// [`native_calls`], with the GPU's copy and kernel times when `cuda`.
+fn timed_calls(
+    cli: &Cli,
+    call: &dyn Fn() -> Result<Vec<RtValue>, ir::interp::RunError>,
+    cuda: Option<&crate::cuda::Cuda>,
+) -> Result<Vec<RtValue>, Failure> {
+    let (Some(cuda), Some(n)) = (cuda, cli.bench) else {
+        return native_calls(cli, call);
+    };
+    let fail = |e: ir::interp::RunError| Failure::Diags(vec![e.into_diagnostic()]);
+    let r = call().map_err(fail)?;
+    let (mut times, mut kernels) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut h2d, mut d2h) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        cuda.reset_times();
+        let t = Instant::now();
+        call().map_err(fail)?;
+        times.push(t.elapsed().as_nanos());
+        kernels.push(cuda.kernel_time.get().as_nanos());
+        h2d.push(cuda.h2d_time.get().as_nanos());
+        d2h.push(cuda.d2h_time.get().as_nanos());
+    }
+    eprintln!("median_ns={}", median(times));
+    eprintln!("h2d_ns={}", median(h2d));
+    eprintln!("kernel_ns={}", median(kernels));
+    eprintln!("d2h_ns={}", median(d2h));
     Ok(r)
 }
 
@@ -295,7 +352,11 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
             let module = codegen::JitModule::compile(ctx)?;
             module.check(func)?;
             let prepared = module.prepare(func, &args).map_err(Failure::Usage)?;
-            native_calls(cli, || module.call(&prepared))?
+            // IR already at the gpu level runs its kernels simulated.
+            let sim = crate::device::SimDevice::new(ctx);
+            native_calls(cli, || {
+                codegen::runtime::gpu::with_device(&sim, || module.call(&prepared))
+            })?
         }
         Backend::Llvm => {
             lower_for_native(ctx, Backend::Llvm, cli.fuse_before_lowering())?;
@@ -307,7 +368,10 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
             }
             module.check(func)?;
             let prepared = module.prepare(func, &args).map_err(Failure::Usage)?;
-            native_calls(cli, || module.call(&prepared))?
+            let sim = crate::device::SimDevice::new(ctx);
+            native_calls(cli, || {
+                codegen::runtime::gpu::with_device(&sim, || module.call(&prepared))
+            })?
         }
     };
     let out = flatten_results(ctx, func, &out)?;

@@ -53,15 +53,42 @@ const COLUMNS: &[(&str, &[&str])] = &[
             "--backend=interp",
         ],
     ),
+    // The gpu level's host code compiled natively, the kernels simulated
+    // (issue 41): the whole `--target=nvptx` path but the GPU itself.
+    ("nvptx/sim/llvm", &["--target=nvptx", "--device=sim"]),
+    (
+        "nvptx/sim/cranelift",
+        &["--target=nvptx", "--device=sim", "--backend=cranelift"],
+    ),
+    (
+        "lower{target=gpu,block=32}/cranelift",
+        &[
+            "--pass=fuse,lower{target=gpu,block=32}",
+            "--backend=cranelift",
+        ],
+    ),
 ];
 
 /// The `gpu`-level configurations of [`gpu_level_agrees_at_every_size`], checked against
 /// `--pass=fuse` in the interpreter: several block sizes, and grids capped so that
 /// threads take several indices each (grid-stride loops).
-const GPU_COLUMNS: &[&str] = &[
-    "--pass=fuse,lower{target=gpu,block=32,max-grid=2}",
-    "--pass=fuse,lower{target=gpu,block=64}",
-    "--pass=fuse,lower{target=gpu,block=128,max-grid=1}",
+/// Each runs with its host code in the interpreter and compiled (the kernels
+/// simulated in both).
+const GPU_COLUMNS: &[&[&str]] = &[
+    &[
+        "--pass=fuse,lower{target=gpu,block=32,max-grid=2}",
+        "--backend=interp",
+    ],
+    &["--pass=fuse,lower{target=gpu,block=64}", "--backend=interp"],
+    &[
+        "--pass=fuse,lower{target=gpu,block=128,max-grid=1}",
+        "--backend=interp",
+    ],
+    &[
+        "--pass=fuse,lower{target=gpu,block=32,max-grid=2}",
+        "--backend=cranelift",
+    ],
+    &["--pass=fuse,lower{target=gpu,block=64}", "--backend=llvm"],
 ];
 
 /// Vector lengths of [`gpu_level_agrees_at_every_size`]: empty, one element, and sizes
@@ -75,8 +102,7 @@ struct Case {
     args: Vec<String>,
     results: Vec<String>,
     expected: Option<&'static str>,
-    /// Written at the `gpu` level (kernels, launches): the native backends
-    /// cannot run it, so only the interpreter columns apply.
+    /// Written at the `gpu` level (kernels, launches).
     gpu_level: bool,
 }
 
@@ -352,9 +378,6 @@ fn pipelines_and_backends_agree() {
             if no_cranelift && name.contains("cranelift") {
                 continue;
             }
-            if case.gpu_level && !name.ends_with("/interp") && *name != "interp" {
-                continue;
-            }
             let got = run(case, extra);
             compared += 1;
             let verdict = if got.code != reference.code {
@@ -403,11 +426,11 @@ fn gpu_level_agrees_at_every_size() {
     for (sized, len) in sized_cases(&cases, GPU_SIZES) {
         let reference = run(&sized, &["--pass=fuse", "--backend=interp"]);
         for cfg in GPU_COLUMNS {
-            let got = run(&sized, &[cfg, "--backend=interp"]);
+            let got = run(&sized, cfg);
             compared += 1;
             if let Err(why) = agree(&reference, &got, &sized.results) {
                 failures.push(format!(
-                    "{} (length {len}): {cfg} diverges from --pass=fuse: {why}\n--- fuse ---\n{}{}--- gpu ---\n{}{}",
+                    "{} (length {len}): {cfg:?} diverges from --pass=fuse: {why}\n--- fuse ---\n{}{}--- gpu ---\n{}{}",
                     sized.file.display(),
                     reference.stdout,
                     reference.stderr,

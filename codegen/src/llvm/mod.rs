@@ -21,6 +21,7 @@
 mod arith;
 mod forall;
 mod gpu;
+mod gpu_host;
 mod half;
 mod mem;
 pub mod ptx;

@@ -470,6 +470,9 @@ impl<'a> FnCx<'a> {
             ));
         }
         match name.split('.').next().unwrap_or("") {
+            "gpu" if !self.device && crate::gpu_host::is_host_op(name) => {
+                crate::gpu_host::emit(self, op)
+            }
             "gpu" => super::gpu::emit(self, op, name),
             "arith" => super::arith::emit(self, op, name),
             "scf" => super::scf::emit(self, op, name),

@@ -34,6 +34,7 @@ pub(crate) use arith::ROUNDED;
 mod arr;
 mod buffers;
 mod forall;
+mod gpu;
 mod half;
 mod mem;
 mod scf;
@@ -460,6 +461,7 @@ impl<'a, 'f> FnCx<'a, 'f> {
             "scf" => scf::emit(self, op, name),
             "func" if name == "func.call" => scf::call(self, op),
             "vec" | "mat" | "arr" => mem::emit(self, op, name),
+            "gpu" if crate::gpu_host::is_host_op(name) => crate::gpu_host::emit(self, op),
             _ => Err(self.unsupported(op)),
         }?;
         // An `i0` result is 0, whatever the op computed in its carrier byte

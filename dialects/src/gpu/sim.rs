@@ -256,8 +256,26 @@ pub(super) fn interp_launch(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res 
             .map_err(|e| RunError::at(ctx, op, e))?;
         return Ok(smallvec![]);
     }
+    run_kernel(ctx, op, kernel, grid, block, &args[2..])?;
+    Ok(smallvec![])
+}
+
+/// Runs kernel `kernel` (a `func.func` marked `gpu.kernel`) on `grid`
+/// blocks of `block` threads (both already checked against the limits)
+/// with arguments `kargs`, the simulated way (module doc). A fault inside
+/// the kernel is reported at its op; a mismatch of the arguments or a
+/// divergence at a barrier at `at` (the launch, or the kernel itself when
+/// compiled host code launched it).
+pub fn run_kernel(
+    ctx: &Context,
+    at: OpId,
+    kernel: OpId,
+    grid: usize,
+    block: usize,
+    kargs: &[RtValue],
+) -> Result<(), RunError> {
+    let op = at;
     let body = ctx.op_block(kernel, 0);
-    let kargs = &args[2..];
     if ctx.block_args(body).len() != kargs.len() {
         return Err(RunError::at(
             ctx,
@@ -304,7 +322,7 @@ pub(super) fn interp_launch(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res 
             from = ctx.op(sync).next;
         }
     }
-    Ok(smallvec![])
+    Ok(())
 }
 
 /// Computes a shuffle's results for every thread of a block.

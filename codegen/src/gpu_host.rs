@@ -1,0 +1,163 @@
+//! The `gpu` dialect's host ops in compiled code (issue 41), translated
+//! once for both backends through [`HostEmit`] (as `crate::half` does for
+//! its sequences): each op becomes a call into the GPU runtime
+//! ([`crate::runtime::gpu`]) and a fault check on its result.
+//!
+//! | op | call |
+//! |---|---|
+//! | `gpu.alloc(n) : arr<T>` | `h = l0rt_gpu_alloc(n, sizeof T)`, faulting when null |
+//! | `gpu.memcpy(dst, src)` | `l0rt_gpu_memcpy(dst, src_hdr, src_data, src_len, sizeof T)`: an `arr` source as its header, a `vec` as `(data, len)`, a `mat` as `(data, rows * cols)` |
+//! | `gpu.dealloc(a)` | `l0rt_gpu_dealloc(a)` |
+//! | `gpu.launch_func(grid, block, args...) {kernel = @k}` | `l0rt_gpu_launch(k, grid, block, slots, n)`: `k` the kernel's number in module order ([`crate::runtime::gpu::kernels`]), `slots` a stack array of one 8-byte slot per argument (an `arr` as its header, a scalar in the low bytes) |
+//!
+//! Every call but `l0rt_gpu_alloc` returns an `i8` status, 0 on success.
+//! A fault site's message is `'<op>' op `; the host completes it with the
+//! runtime's recorded message.
+
+use ir::{Context, Diagnostic, OpId, Type, ValueId};
+
+/// The C types of the runtime calls' parameters and results.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum RtTy {
+    I8,
+    I64,
+    Ptr,
+}
+
+/// What the translation needs from a backend, on its own values.
+pub(crate) trait HostEmit {
+    type V: Clone;
+    fn ctx(&self) -> &Context;
+    /// The first (for the operands here, the only or the data) part of `v`.
+    fn part(&mut self, v: ValueId, k: usize) -> Self::V;
+    /// Binds the one-part result `r`.
+    fn bind(&mut self, r: ValueId, x: Self::V);
+    fn int(&mut self, x: i64) -> Self::V;
+    fn null(&mut self) -> Self::V;
+    fn mul(&mut self, a: Self::V, b: Self::V) -> Self::V;
+    /// A stack array of 8-byte slots, slot `k` holding the one part of
+    /// `vs[k]` in its low bytes; its address.
+    fn slots(&mut self, vs: &[ValueId]) -> Self::V;
+    /// Calls runtime function `name`.
+    fn call(
+        &mut self,
+        name: &'static str,
+        params: &[RtTy],
+        ret: RtTy,
+        args: &[Self::V],
+    ) -> Result<Self::V, Diagnostic>;
+    /// Faults at `op` with `template` unless the `i8` `status` is 0.
+    fn fault_unless_zero(
+        &mut self,
+        status: Self::V,
+        op: OpId,
+        template: String,
+    ) -> Result<(), Diagnostic>;
+    /// Faults at `op` with `template` when pointer `p` is null.
+    fn fault_if_null(&mut self, p: Self::V, op: OpId, template: String) -> Result<(), Diagnostic>;
+}
+
+/// The host ops of the `gpu` dialect.
+pub(crate) fn is_host_op(name: &str) -> bool {
+    matches!(
+        name,
+        "gpu.alloc" | "gpu.memcpy" | "gpu.dealloc" | "gpu.launch_func"
+    )
+}
+
+/// The element size in bytes of buffer type `t`.
+fn elem_bytes(t: &Type) -> i64 {
+    crate::abi::elem_layout(t).map_or(8, |e| e.size as i64)
+}
+
+/// Translates host op `op` (one of [`is_host_op`]).
+pub(crate) fn emit<E: HostEmit>(e: &mut E, op: OpId) -> Result<(), Diagnostic> {
+    let ctx = e.ctx();
+    let name = ctx.op_name(op).to_string();
+    let ops = ctx.operands(op).to_vec();
+    let site = format!("'{name}' op ");
+    match name.as_str() {
+        "gpu.alloc" => {
+            let r = ctx.result(op, 0);
+            let es = elem_bytes(ctx.ty(r));
+            let n = e.part(ops[0], 0);
+            let es = e.int(es);
+            let h = e.call(
+                "l0rt_gpu_alloc",
+                &[RtTy::I64, RtTy::I64],
+                RtTy::Ptr,
+                &[n, es],
+            )?;
+            e.fault_if_null(h.clone(), op, site)?;
+            e.bind(r, h);
+        }
+        "gpu.memcpy" => {
+            let es = elem_bytes(ctx.ty(ops[0]));
+            let src_ty = ctx.ty(ops[1]).clone();
+            let dst = e.part(ops[0], 0);
+            let (hdr, data, len) = match src_ty {
+                Type::Arr(_) => {
+                    let h = e.part(ops[1], 0);
+                    (h, e.null(), e.int(0))
+                }
+                Type::Mat(_) => {
+                    let (d, r, c) = (e.part(ops[1], 0), e.part(ops[1], 1), e.part(ops[1], 2));
+                    let n = e.mul(r, c);
+                    (e.null(), d, n)
+                }
+                _ => {
+                    let (d, n) = (e.part(ops[1], 0), e.part(ops[1], 1));
+                    (e.null(), d, n)
+                }
+            };
+            let es = e.int(es);
+            let st = e.call(
+                "l0rt_gpu_memcpy",
+                &[RtTy::Ptr, RtTy::Ptr, RtTy::Ptr, RtTy::I64, RtTy::I64],
+                RtTy::I8,
+                &[dst, hdr, data, len, es],
+            )?;
+            e.fault_unless_zero(st, op, site)?;
+        }
+        "gpu.dealloc" => {
+            let h = e.part(ops[0], 0);
+            let st = e.call("l0rt_gpu_dealloc", &[RtTy::Ptr], RtTy::I8, &[h])?;
+            e.fault_unless_zero(st, op, site)?;
+        }
+        "gpu.launch_func" => {
+            let kernel = ctx
+                .attr(op, "kernel")
+                .and_then(|a| a.as_symbol())
+                .unwrap_or("");
+            let Some(k) = crate::runtime::gpu::kernels(ctx)
+                .iter()
+                .position(|(_, n)| n == kernel)
+            else {
+                return Err(Diagnostic::at_op(
+                    ctx,
+                    op,
+                    format!("no kernel named '@{kernel}'"),
+                ));
+            };
+            let args = &ops[2..];
+            let (grid, block) = (e.part(ops[0], 0), e.part(ops[1], 0));
+            let slots = e.slots(args);
+            let (k, n) = (e.int(k as i64), e.int(args.len() as i64));
+            let st = e.call(
+                "l0rt_gpu_launch",
+                &[RtTy::I64, RtTy::I64, RtTy::I64, RtTy::Ptr, RtTy::I64],
+                RtTy::I8,
+                &[k, grid, block, slots, n],
+            )?;
+            e.fault_unless_zero(st, op, site)?;
+        }
+        _ => {
+            return Err(Diagnostic::at_op(
+                ctx,
+                op,
+                format!("'{name}' is not a host op of the gpu dialect"),
+            ))
+        }
+    }
+    Ok(())
+}

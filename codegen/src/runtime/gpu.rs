@@ -1,0 +1,400 @@
+//! The GPU runtime of compiled host code (issue 41): compiled code calls
+//! `l0rt_gpu_alloc`, `l0rt_gpu_memcpy`, `l0rt_gpu_dealloc` and
+//! `l0rt_gpu_launch` for the `gpu` dialect's host ops (the one translation
+//! of them is [`crate::gpu_host`]), and these go to the [`GpuDevice`] the
+//! host installed for the call ([`with_device`]): the CUDA driver, or a
+//! simulation that runs the kernels in the gpu-level interpreter. Without
+//! a device the ops fault with a located error.
+//!
+//! # Buffers
+//! A device buffer is an `arr` header (`ArrHeader`, the host's layout)
+//! whose `data` is the device address and whose `len` is its element
+//! count, so `arr.len` works on it in host code as on any `arr`. The
+//! runtime keeps the set of live device headers of the thread: a header
+//! not in it is a host `arr`, which is how `gpu.memcpy` tells its
+//! direction, and a header released by `gpu.dealloc` stays allocated (data
+//! null, length 0) until the call ends, so a later use is a clean error
+//! and never a use after free. When the host's call ends ([`end_call`]),
+//! every device buffer still live (a faulting call skips its deallocs) is
+//! freed.
+//!
+//! # Errors
+//! A runtime function that fails records a [`GpuError`] and returns its
+//! failure value; the compiled code then faults at the op, and the host
+//! replaces the fault site's message with the recorded one
+//! ([`take_error`]). Messages are the interpreter's, word for word.
+
+pub mod bytes;
+
+use std::cell::{Cell, RefCell};
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::ArrHeader;
+use ir::{Loc, Type};
+
+/// Threads per block at most (CUDA's limit, as `dialects::gpu::MAX_BLOCK`).
+pub const MAX_BLOCK: i64 = 1024;
+/// Blocks per grid at most (CUDA's x-dimension limit).
+pub const MAX_GRID: i64 = (1 << 31) - 1;
+
+/// A failure of a device operation.
+#[derive(Clone, Debug)]
+pub struct GpuError {
+    /// Where it happened when that is not the op itself (a faulting op
+    /// inside a simulated kernel): the message is then complete.
+    pub loc: Option<Loc>,
+    /// Without `loc`, the message after `'<op>' op `.
+    pub message: String,
+}
+
+impl From<String> for GpuError {
+    fn from(message: String) -> Self {
+        GpuError { loc: None, message }
+    }
+}
+
+/// One argument of a launch, as the device receives it.
+#[derive(Copy, Clone, Debug)]
+pub enum KernelArg {
+    /// A device buffer: its address and element count.
+    Buffer { addr: u64, len: i64 },
+    /// A scalar: its bits in the low bytes of the word (little-endian, as
+    /// compiled code stores it: `i1` a byte 0/1, `f32` its 4 bytes).
+    Scalar(u64),
+}
+
+/// A device behind compiled host code: byte-addressed memory and the
+/// program's kernels, numbered in module order (`kernels`).
+pub trait GpuDevice {
+    /// The parameter types of kernel `k` (`None` when there is no such
+    /// kernel).
+    fn kernel_params(&self, k: usize) -> Option<&[Type]>;
+    /// The name of kernel `k`.
+    fn kernel_name(&self, k: usize) -> &str;
+    /// `bytes` zeroed bytes of device memory (`bytes` may be 0); their address.
+    fn alloc(&self, bytes: usize) -> Result<u64, String>;
+    /// Releases memory from [`GpuDevice::alloc`].
+    fn free(&self, addr: u64);
+    /// Copies host bytes to the device.
+    fn copy_in(&self, dst: u64, src: &[u8]) -> Result<(), String>;
+    /// Copies device bytes to the host.
+    fn copy_out(&self, dst: &mut [u8], src: u64) -> Result<(), String>;
+    /// Copies `bytes` bytes between device buffers.
+    fn copy_within(&self, dst: u64, src: u64, bytes: usize) -> Result<(), String>;
+    /// Runs kernel `k` on `grid` blocks of `block` threads (both checked
+    /// against the limits) and waits for it.
+    fn launch(&self, k: usize, grid: u32, block: u32, args: &[KernelArg]) -> Result<(), GpuError>;
+}
+
+/// The kernels of a module in the order the host code numbers them: the
+/// `func.func`s marked `gpu.kernel`, in module order.
+pub fn kernels(ctx: &ir::Context) -> Vec<(ir::OpId, String)> {
+    ctx.iter_block(ctx.top)
+        .filter(|&f| dialects::gpu::is_kernel(ctx, f))
+        .filter_map(|f| Some((f, dialects::func::func_name(ctx, f)?.to_string())))
+        .collect()
+}
+
+/// A live device buffer: its header and element size.
+struct Live {
+    elem: usize,
+}
+
+#[derive(Default)]
+struct State {
+    /// Live device buffers by header address.
+    live: FxHashMap<usize, Live>,
+    /// Headers released by `gpu.dealloc`, freed when the call ends.
+    released: FxHashSet<usize>,
+}
+
+thread_local! {
+    static DEVICE: Cell<Option<&'static dyn GpuDevice>> = const { Cell::new(None) };
+    static STATE: RefCell<State> = RefCell::new(State::default());
+    static ERROR: RefCell<Option<GpuError>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with `device` behind the runtime functions on this thread
+/// (the previous device, if any, comes back afterwards, also when `f`
+/// panics).
+pub fn with_device<R>(device: &dyn GpuDevice, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<&'static dyn GpuDevice>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            end_call();
+            DEVICE.with(|d| d.set(self.0));
+        }
+    }
+    // SAFETY: the reference is only reachable through `DEVICE` while `f`
+    // runs; `Restore` takes it out again before `device` can go away.
+    let d: &'static dyn GpuDevice =
+        unsafe { std::mem::transmute::<&dyn GpuDevice, &'static dyn GpuDevice>(device) };
+    let _restore = Restore(DEVICE.with(|c| c.replace(Some(d))));
+    f()
+}
+
+/// Takes the error the last failing runtime function recorded.
+pub fn take_error() -> Option<GpuError> {
+    ERROR.with(|e| e.borrow_mut().take())
+}
+
+/// Ends a call of compiled code: frees the device buffers still live and
+/// the released headers (a no-op when the call made none).
+pub fn end_call() {
+    let st = STATE.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    if st.live.is_empty() && st.released.is_empty() {
+        return;
+    }
+    let dev = DEVICE.with(|d| d.get());
+    for (h, _) in st.live {
+        let hdr = h as *mut ArrHeader;
+        // SAFETY: live headers were made by `l0rt_gpu_alloc` (a Box).
+        let b = unsafe { Box::from_raw(hdr) };
+        if let Some(d) = dev {
+            d.free(b.data as u64);
+        }
+    }
+    for h in st.released {
+        // SAFETY: as above; released headers hold no device memory.
+        drop(unsafe { Box::from_raw(h as *mut ArrHeader) });
+    }
+}
+
+fn fail(e: impl Into<GpuError>) {
+    ERROR.with(|c| *c.borrow_mut() = Some(e.into()));
+}
+
+fn device() -> Result<&'static dyn GpuDevice, String> {
+    DEVICE.with(|d| d.get()).ok_or_else(|| {
+        "no GPU device for compiled host code on this thread (run with --target=nvptx, or --device=sim)"
+            .to_string()
+    })
+}
+
+fn live_elem(h: *mut ArrHeader) -> Option<usize> {
+    STATE.with(|s| s.borrow().live.get(&(h as usize)).map(|l| l.elem))
+}
+
+/// `gpu.alloc(n)` of elements of `elem` bytes: a device buffer's header,
+/// or null after recording the error.
+pub extern "C" fn l0rt_gpu_alloc(n: i64, elem: i64) -> *mut ArrHeader {
+    match alloc(n, elem) {
+        Ok(h) => h,
+        Err(e) => {
+            fail(e);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+fn alloc(n: i64, elem: i64) -> Result<*mut ArrHeader, String> {
+    let d = device()?;
+    if n < 0 {
+        return Err(format!("negative size {n}"));
+    }
+    if n as u64 > dialects::arr::MAX_ALLOC as u64 {
+        return Err(format!("allocation of {n} elements is too large"));
+    }
+    let bytes = (n as usize)
+        .checked_mul(elem.max(1) as usize)
+        .ok_or_else(|| format!("cannot allocate {n} elements"))?;
+    let addr = d.alloc(bytes)?;
+    let h = Box::into_raw(Box::new(ArrHeader {
+        data: addr as *mut u8,
+        len: n,
+        cap: n,
+        index: std::ptr::null_mut(),
+    }));
+    STATE.with(|s| {
+        s.borrow_mut().live.insert(
+            h as usize,
+            Live {
+                elem: elem.max(1) as usize,
+            },
+        )
+    });
+    Ok(h)
+}
+
+/// # Safety
+/// Called by compiled code with valid headers and buffers of the lengths
+/// they state (this holds for all four runtime functions).
+///
+/// `gpu.memcpy(dst, src)` with `dst` an `arr` header and `src` either an
+/// `arr` header (`src_hdr`, non-null) or the data and element count of a
+/// `vec` or `mat`; elements of `elem` bytes. 0 on success, 1 after
+/// recording the error.
+pub unsafe extern "C" fn l0rt_gpu_memcpy(
+    dst: *mut ArrHeader,
+    src_hdr: *mut ArrHeader,
+    src_data: *const u8,
+    src_len: i64,
+    elem: i64,
+) -> i8 {
+    match memcpy(dst, src_hdr, src_data, src_len, elem.max(1) as usize) {
+        Ok(()) => 0,
+        Err(e) => {
+            fail(e);
+            1
+        }
+    }
+}
+
+fn memcpy(
+    dst: *mut ArrHeader,
+    src_hdr: *mut ArrHeader,
+    src_data: *const u8,
+    src_len: i64,
+    elem: usize,
+) -> Result<(), String> {
+    // SAFETY: compiled code passes valid headers (host or device).
+    let (d_data, d_len) = unsafe { ((*dst).data, (*dst).len) };
+    let (s_data, s_len) = if src_hdr.is_null() {
+        (src_data, src_len)
+    } else {
+        // SAFETY: as above.
+        unsafe { ((*src_hdr).data as *const u8, (*src_hdr).len) }
+    };
+    if d_len != s_len {
+        return Err(format!(
+            "size mismatch: copying {s_len} elements into a buffer of {d_len}"
+        ));
+    }
+    let bytes = d_len.max(0) as usize * elem;
+    let d_dev = live_elem(dst).is_some();
+    let s_dev = !src_hdr.is_null() && live_elem(src_hdr).is_some();
+    if bytes == 0 {
+        return Ok(());
+    }
+    match (d_dev, s_dev) {
+        (true, false) => {
+            // SAFETY: a host buffer of `s_len` elements of `elem` bytes.
+            let src = unsafe { std::slice::from_raw_parts(s_data, bytes) };
+            device()?.copy_in(d_data as u64, src)
+        }
+        (false, true) => {
+            // SAFETY: a host buffer of `d_len` elements of `elem` bytes.
+            let out = unsafe { std::slice::from_raw_parts_mut(d_data, bytes) };
+            device()?.copy_out(out, s_data as u64)
+        }
+        (true, true) if std::ptr::eq(d_data, s_data) => Ok(()),
+        (true, true) => device()?.copy_within(d_data as u64, s_data as u64, bytes),
+        // Host to host, as the interpreter allows.
+        // SAFETY: two host buffers of `bytes` bytes (maybe the same one).
+        (false, false) => unsafe {
+            std::ptr::copy(s_data, d_data, bytes);
+            Ok(())
+        },
+    }
+}
+
+/// `gpu.dealloc(a)`: 0, or 1 after recording the error.
+///
+/// # Safety
+/// `h` is a header compiled code holds (as for [`l0rt_gpu_memcpy`]).
+pub unsafe extern "C" fn l0rt_gpu_dealloc(h: *mut ArrHeader) -> i8 {
+    let was = STATE.with(|s| s.borrow_mut().live.remove(&(h as usize)));
+    if was.is_none() {
+        let released = STATE.with(|s| s.borrow().released.contains(&(h as usize)));
+        fail(if released {
+            "use of a released device buffer".to_string()
+        } else {
+            "not a device buffer".to_string()
+        });
+        return 1;
+    }
+    // SAFETY: a live device header (made by `l0rt_gpu_alloc`).
+    let addr = unsafe { std::mem::replace(&mut (*h).data, std::ptr::null_mut()) };
+    unsafe {
+        (*h).len = 0;
+        (*h).cap = 0;
+    }
+    STATE.with(|s| s.borrow_mut().released.insert(h as usize));
+    if let Ok(d) = device() {
+        d.free(addr as u64);
+    }
+    0
+}
+
+/// `gpu.launch_func` of kernel `k` (module order) on `grid` blocks of
+/// `block` threads, with `n` arguments in 8-byte slots at `args` (an
+/// `arr` as its header, a scalar in the slot's low bytes). 0, or 1 after
+/// recording the error.
+///
+/// # Safety
+/// `args` holds `n` slots, each `arr` one a header compiled code holds.
+pub unsafe extern "C" fn l0rt_gpu_launch(k: i64, grid: i64, block: i64, args: *const u64, n: i64) -> i8 {
+    match launch(k, grid, block, args, n) {
+        Ok(()) => 0,
+        Err(e) => {
+            fail(e);
+            1
+        }
+    }
+}
+
+fn launch(k: i64, grid: i64, block: i64, args: *const u64, n: i64) -> Result<(), GpuError> {
+    for v in [grid, block] {
+        if v < 0 {
+            return Err(format!("negative size {v}").into());
+        }
+    }
+    if !(1..=MAX_BLOCK).contains(&block) {
+        return Err(format!("block size {block} is not between 1 and {MAX_BLOCK}").into());
+    }
+    if !(1..=MAX_GRID).contains(&grid) {
+        return Err(format!("grid size {grid} is not between 1 and {MAX_GRID}").into());
+    }
+    let d = device()?;
+    let params = d
+        .kernel_params(k as usize)
+        .ok_or_else(|| format!("no kernel number {k}"))?;
+    if params.len() != n as usize {
+        return Err("argument count does not match the kernel"
+            .to_string()
+            .into());
+    }
+    // SAFETY: compiled code passes `n` slots.
+    let words = unsafe { std::slice::from_raw_parts(args, n as usize) };
+    let mut kargs = Vec::with_capacity(words.len());
+    for (t, &w) in params.iter().zip(words) {
+        kargs.push(match t {
+            Type::Arr(_) => {
+                let h = w as *mut ArrHeader;
+                if live_elem(h).is_none() {
+                    let released = STATE.with(|s| s.borrow().released.contains(&(h as usize)));
+                    return Err(if released {
+                        "use of a released device buffer".to_string()
+                    } else {
+                        format!(
+                            "an argument of kernel '@{}' is not a device buffer",
+                            d.kernel_name(k as usize)
+                        )
+                    }
+                    .into());
+                }
+                // SAFETY: a live device header.
+                let (addr, len) = unsafe { ((*h).data as u64, (*h).len) };
+                KernelArg::Buffer { addr, len }
+            }
+            _ => KernelArg::Scalar(w),
+        });
+    }
+    d.launch(k as usize, grid as u32, block as u32, &kargs)
+}
+
+/// The runtime functions by name, for the JIT's symbol table.
+pub fn symbols() -> [(&'static str, *const u8); 4] {
+    [
+        ("l0rt_gpu_alloc", l0rt_gpu_alloc as *const u8),
+        ("l0rt_gpu_memcpy", l0rt_gpu_memcpy as *const u8),
+        ("l0rt_gpu_dealloc", l0rt_gpu_dealloc as *const u8),
+        ("l0rt_gpu_launch", l0rt_gpu_launch as *const u8),
+    ]
+}
+
+/// Reads the scalar of type `t` from a launch slot (its low bytes).
+pub fn scalar_of(t: &Type, w: u64) -> ir::interp::RtValue {
+    bytes::decode_one(&w.to_le_bytes()[..bytes::elem_size(t)], t)
+}
