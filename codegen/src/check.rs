@@ -106,5 +106,6 @@ pub fn check_function(ctx: &Context, f: OpId, backend: &str) -> Result<(), Diagn
             }
         }
     }
+    crate::gpu_host::check_device_uses(ctx, f)?;
     Ok(())
 }

@@ -161,3 +161,105 @@ pub(crate) fn emit<E: HostEmit>(e: &mut E, op: OpId) -> Result<(), Diagnostic> {
     }
     Ok(())
 }
+
+/// Checks that host code uses a device buffer (a `gpu.alloc` result) only
+/// where compiled code may: in the `gpu` host ops, in `arr.len`, and
+/// passed on whole (through `scf.for`/`scf.while`/`scf.if`/
+/// `scf.index_switch` results and carried values, `arith.select`, calls
+/// and returns). Its data lives on the device, so an `arr.load`, a store
+/// or a copy on the host would read or write device addresses: the
+/// interpreter runs such a program (its device is the host), compiled code
+/// refuses it with an error at the op, before running anything.
+/// The buffers followed are those `f` allocates (a callee's own are
+/// checked with the callee).
+pub(crate) fn check_device_uses(ctx: &Context, f: OpId) -> Result<(), Diagnostic> {
+    let mut device: rustc_hash::FxHashSet<ValueId> = Default::default();
+    let mut work: Vec<ValueId> = ctx
+        .walk_nested(f)
+        .into_iter()
+        .filter(|&op| ctx.is(op, "gpu.alloc"))
+        .filter(|&op| !in_kernel(ctx, op))
+        .map(|op| ctx.result(op, 0))
+        .collect();
+    device.extend(work.iter().copied());
+    let mut mark = |v: ValueId, work: &mut Vec<ValueId>| {
+        if device.insert(v) {
+            work.push(v);
+        }
+    };
+    while let Some(v) = work.pop() {
+        for u in ctx.uses(v).to_vec() {
+            let (op, k) = (u.op, u.index as usize);
+            let name = ctx.op_name(op);
+            match name {
+                "gpu.memcpy" | "gpu.dealloc" | "gpu.launch_func" | "arr.len" => {}
+                "arith.select" if k > 0 => mark(ctx.result(op, 0), &mut work),
+                "scf.for" if k >= 3 => {
+                    mark(ctx.block_args(ctx.op_block(op, 0))[k - 2], &mut work);
+                    mark(ctx.result(op, k - 3), &mut work);
+                }
+                "scf.while" => mark(ctx.block_args(ctx.op_block(op, 0))[k], &mut work),
+                "scf.condition" if k > 0 => {
+                    let w = ctx.parent_op(op).expect("a condition stands in a while");
+                    mark(ctx.block_args(ctx.op_block(w, 1))[k - 1], &mut work);
+                    mark(ctx.result(w, k - 1), &mut work);
+                }
+                "scf.yield" => {
+                    let p = ctx.parent_op(op).expect("a yield stands in an op");
+                    if ctx.is(p, "scf.for") {
+                        mark(ctx.block_args(ctx.op_block(p, 0))[k + 1], &mut work);
+                    }
+                    if ctx.is(p, "scf.while") {
+                        // The after region's yield feeds the condition region.
+                        mark(ctx.block_args(ctx.op_block(p, 0))[k], &mut work);
+                    } else if k < ctx.results(p).len() {
+                        mark(ctx.result(p, k), &mut work);
+                    }
+                }
+                "func.call" => {
+                    let callee = dialects::func::callee(ctx, op)
+                        .and_then(|c| ctx.lookup_symbol(c))
+                        .filter(|&f| !ctx.regions(f).is_empty());
+                    match callee {
+                        Some(f) => mark(ctx.block_args(ctx.op_block(f, 0))[k], &mut work),
+                        None => return Err(device_use(ctx, op)),
+                    }
+                }
+                "func.return" => {
+                    let f = ctx.parent_op(op).expect("a return stands in a function");
+                    let fname = dialects::func::func_name(ctx, f).unwrap_or("");
+                    let calls = ctx.iter_block(ctx.top).flat_map(|g| ctx.walk_nested(g));
+                    for c in calls {
+                        if ctx.is(c, "func.call") && dialects::func::callee(ctx, c) == Some(fname) {
+                            mark(ctx.result(c, k), &mut work);
+                        }
+                    }
+                }
+                _ => return Err(device_use(ctx, op)),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `op` stands in a kernel.
+fn in_kernel(ctx: &Context, mut op: OpId) -> bool {
+    while let Some(p) = ctx.parent_op(op) {
+        if dialects::gpu::is_kernel(ctx, p) {
+            return true;
+        }
+        op = p;
+    }
+    false
+}
+
+fn device_use(ctx: &Context, op: OpId) -> Diagnostic {
+    Diagnostic::at_op(
+        ctx,
+        op,
+        format!(
+            "'{}' uses a device buffer in host code, which compiled host code cannot do (copy it to the host with gpu.memcpy first, or run the host code with --backend=interp)",
+            ctx.op_name(op)
+        ),
+    )
+}

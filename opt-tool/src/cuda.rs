@@ -182,10 +182,12 @@ impl GpuDevice for Cuda {
                 (KernelArg::Scalar(w), Type::I1) => Word::U8(*w as u8 & 1),
                 (KernelArg::Scalar(w), Type::I32) => Word::I32(*w as u32 as i32),
                 (KernelArg::Scalar(w), Type::I64 | Type::Index) => Word::I64(*w as i64),
-                (KernelArg::Scalar(_), t) => return Err(format!(
+                (KernelArg::Scalar(_), t) => {
+                    return Err(format!(
                     "kernel '@{name}' takes a scalar '{t}' parameter, which launches do not pass"
                 )
-                .into()),
+                    .into())
+                }
             });
         }
         let mut b = self.stream.launch_builder(f);

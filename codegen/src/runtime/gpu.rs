@@ -324,7 +324,13 @@ pub unsafe extern "C" fn l0rt_gpu_dealloc(h: *mut ArrHeader) -> i8 {
 ///
 /// # Safety
 /// `args` holds `n` slots, each `arr` one a header compiled code holds.
-pub unsafe extern "C" fn l0rt_gpu_launch(k: i64, grid: i64, block: i64, args: *const u64, n: i64) -> i8 {
+pub unsafe extern "C" fn l0rt_gpu_launch(
+    k: i64,
+    grid: i64,
+    block: i64,
+    args: *const u64,
+    n: i64,
+) -> i8 {
     match launch(k, grid, block, args, n) {
         Ok(()) => 0,
         Err(e) => {
