@@ -485,7 +485,9 @@ fn forward(ctx: &mut Context, copy_in: OpId) -> bool {
     let Some(((h_alloc, copy_out, to_vec), o)) = host_copy(ctx, v, block) else {
         return false;
     };
-    if !matches!(ctx.ty(o), Type::Arr(_)) {
+    // %o must be a device buffer: a host `arr` copied out of (as the
+    // interpreter allows) would reach the launches in place of %d.
+    if !matches!(ctx.ty(o), Type::Arr(_)) || ctx.def_op_named(o, "gpu.alloc").is_none() {
         return false;
     }
     // %d: a fresh buffer of %v's length, read by launches, freed once.
