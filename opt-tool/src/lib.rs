@@ -834,6 +834,22 @@ fn emit(cli: &Cli, ctx: &Context) -> Result<String, Failure> {
             let Some(path) = &cli.output else {
                 return Err(Failure::Usage("--emit=obj needs -o FILE.o".into()));
             };
+            // Host code of the gpu level calls the GPU runtime, which lives in
+            // l0-opt, not in the C runtime that object files link.
+            let gpu_op = ctx
+                .iter_block(ctx.top)
+                .flat_map(|f| ctx.walk_nested(f))
+                .find(|&op| ctx.op_name(op).starts_with("gpu."));
+            if let Some(op) = gpu_op {
+                return Err(Failure::Diags(vec![ir::Diagnostic::at_op(
+                    ctx,
+                    op,
+                    format!(
+                        "'{}': the gpu level does not compile to an object file (its host code needs l0-opt's GPU runtime); run it with --run",
+                        ctx.op_name(op)
+                    ),
+                )]));
+            }
             let bytes = match cli.backend {
                 Some(Backend::Cranelift) => codegen::emit_object(ctx)?,
                 _ => codegen::llvm::emit_object(ctx)?,
