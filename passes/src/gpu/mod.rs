@@ -4,9 +4,12 @@
 //! run) stays on the host and goes on to `arr` + `scf` as usual.
 //!
 //! A loop is offloaded when
-//! - its generators are collects with one emit, at the top of the body
-//!   (dense: element `i` is written at index `i`) or under `scf.if`s only (a
-//!   filter); scans with one emit at the top of the body; and reduces (`add`,
+//! - its generators are collects with one emit at the top of the body
+//!   (dense: element `i` is written at index `i`) or with up to
+//!   [`MAX_WIDTH`] emits each at the top or under `scf.if`s only (a filter,
+//!   or a flatMap of a bounded number of elements per iteration: each emit
+//!   has a slot per iteration, compacted in order); scans with one emit at
+//!   the top of the body; and reduces (`add`,
 //!   `mul`, `min`, `max`) whose emits are at the top of the body or alone
 //!   under an `scf.if` there (if-converted by the `arr` lowering);
 //! - its body holds only `arith` and `scf` ops, `vec.get`/`vec.len` of
@@ -14,7 +17,8 @@
 //!   reduces of the same shape (they run sequentially in their thread);
 //! - every value it reads from outside is a scalar or a vector of scalars.
 //!
-//! Nested collects (flatMap) and bucket loops stay on the host for now.
+//! Nested collects (a flatMap of a computed number of elements) and bucket
+//! loops stay on the host for now.
 //! Everything the loop computes shares its kernels: fused generators are
 //! what fusion buys on a GPU. Loops with a scan or a filter use the
 //! three-phase kernels of [`scan`]; the others, the kernels of [`kernel`].
@@ -92,8 +96,13 @@ enum Role {
     Collect { emit: OpId, elem: Type },
     /// A reduce.
     Reduce { m: Monoid, elem: Type },
-    /// A collect whose one emit sits under `scf.if`s (a filter).
-    Filter { elem: Type },
+    /// A collect whose emits run at most once each per iteration (each at
+    /// the top of the body or under `scf.if`s only), but not exactly one
+    /// dense emit: a filter (one emit under an `scf.if`) or a flatMap of at
+    /// most `width` elements per iteration. Iteration `i`'s emit number
+    /// `j` (in program order, which is their order of execution) has slot
+    /// `i * width + j`; the kept slots, compacted in order, are the result.
+    Filter { elem: Type, width: i64 },
     /// A scan with one emit at the top of the body.
     Scan { emit: OpId, m: Monoid, elem: Type },
 }
@@ -121,6 +130,10 @@ fn under_ifs_only(ctx: &Context, l: OpId, e: OpId) -> bool {
     }
     false
 }
+
+/// Most emits of one collect per iteration that a kernel compacts (each
+/// takes a slot of the value and flag buffers per iteration).
+const MAX_WIDTH: i64 = 16;
 
 /// What an offloaded loop needs.
 struct Plan {
@@ -255,21 +268,22 @@ fn roles(ctx: &Context, l: OpId) -> Option<Vec<Role>> {
         }
         let emits = gen::emits_to(ctx, h);
         match g.kind {
-            GenKind::Collect => {
-                let [e] = emits.as_slice() else { return None };
-                if ctx.op(*e).parent == Some(body) {
-                    out.push(Role::Collect {
-                        emit: *e,
-                        elem: g.elem.clone(),
-                    });
-                } else if under_ifs_only(ctx, l, *e) {
+            GenKind::Collect => match emits.as_slice() {
+                [e] if ctx.op(*e).parent == Some(body) => out.push(Role::Collect {
+                    emit: *e,
+                    elem: g.elem.clone(),
+                }),
+                es if !es.is_empty()
+                    && es.len() as i64 <= MAX_WIDTH
+                    && es.iter().all(|&e| under_ifs_only(ctx, l, e)) =>
+                {
                     out.push(Role::Filter {
                         elem: g.elem.clone(),
-                    });
-                } else {
-                    return None;
+                        width: es.len() as i64,
+                    })
                 }
-            }
+                _ => return None,
+            },
             GenKind::Scan(m) if Monoid::supports(&g.elem) => {
                 let [e] = emits.as_slice() else { return None };
                 if ctx.op(*e).parent != Some(body) {
@@ -446,10 +460,10 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
                 ty: elem.clone(),
                 filter: None,
             }),
-            Role::Filter { elem, .. } => Some(scan::Ordered {
+            Role::Filter { elem, width } => Some(scan::Ordered {
                 m: Monoid::Add,
                 ty: Type::Index,
-                filter: Some(elem.clone()),
+                filter: Some((elem.clone(), *width)),
             }),
             _ => None,
         })
@@ -557,9 +571,20 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
                 h.main = Some(dalloc(&mut b, &mut dev, grid, elem.clone()));
                 h.res = Some(dalloc(&mut b, &mut dev, one, elem.clone()));
             }
-            Role::Filter { elem, .. } => {
-                h.main = Some(dalloc(&mut b, &mut dev, n, elem.clone()));
-                h.flags = Some(dalloc(&mut b, &mut dev, n, Type::Index));
+            Role::Filter { elem, width } => {
+                // One slot per emit and iteration; the slot count must not
+                // wrap (the kernels' slot indices are unchecked).
+                let slots = if *width == 1 {
+                    n
+                } else {
+                    let most = idx(&mut b, i64::MAX / width);
+                    let fits = cmpi(&mut b, "sle", n, most);
+                    scf::build_assert(&mut b, fits, "loop too large for the device");
+                    let w = idx(&mut b, *width);
+                    binop(&mut b, "arith.muli", n, w)
+                };
+                h.main = Some(dalloc(&mut b, &mut dev, slots, elem.clone()));
+                h.flags = Some(dalloc(&mut b, &mut dev, slots, Type::Index));
                 h.sums = Some(sums(&mut b, &mut dev, Type::Index));
             }
             Role::Scan { elem, .. } => {

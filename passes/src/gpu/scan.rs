@@ -74,6 +74,22 @@ fn chunk(b: &mut Builder, n: ValueId, t: &Thread) -> Chunk {
     }
 }
 
+/// Slot `e` of iteration `i` of a filter `width` slots wide.
+fn slot_of(b: &mut Builder, i: ValueId, width: i64, e: i64) -> ValueId {
+    if width == 1 {
+        return i;
+    }
+    let w = idx(b, width);
+    let base = binop(b, "arith.muli", i, w);
+    let e = idx(b, e);
+    binop(b, "arith.addi", base, e)
+}
+
+/// The slots `[lo * width, hi * width)` of iterations `[lo, hi)`.
+fn slots(b: &mut Builder, lo: ValueId, hi: ValueId, width: i64) -> (ValueId, ValueId) {
+    (slot_of(b, lo, width, 0), slot_of(b, hi, width, 0))
+}
+
 fn combine(b: &mut Builder, m: Monoid, ty: &Type, x: ValueId, y: ValueId) -> ValueId {
     binop(b, m.combine_op(ty).expect("checked monoid"), x, y)
 }
@@ -308,27 +324,28 @@ pub(super) fn main_kernel(
         }
     });
     let i = index.expect("the loop body was built");
-    // A filter's emit (cloned under its scf.if, still naming the original
-    // handle) becomes the stores of its value and flag.
+    // A filter's emits (cloned where they stood, still naming the original
+    // handle) become the stores of their values and flags, emit `e` (in
+    // program order) at slot `i * width + e`.
     for (j, r) in roles.iter().enumerate() {
-        let (Role::Filter { .. }, Bufs::Filter { vals, flags, .. }) = (r, bufs[j]) else {
+        let (Role::Filter { width, .. }, Bufs::Filter { vals, flags, .. }) = (r, bufs[j]) else {
             continue;
         };
         let h = handles[j];
         let emits: Vec<OpId> = b
             .ctx
-            .uses(h)
-            .iter()
-            .map(|u| u.op)
-            .filter(|&o| b.ctx.is_ancestor(k, o))
+            .walk_nested(k)
+            .into_iter()
+            .filter(|&o| b.ctx.is(o, gen::EMIT) && b.ctx.operand(o, 0) == h)
             .collect();
-        for e in emits {
+        for (e_no, e) in emits.into_iter().enumerate() {
             let x = *b.ctx.operands(e).last().expect("emit value");
             let ip = b.insertion_point();
             b.set_before(e);
-            arr::store_in_bounds(&mut b, vals, i, x);
+            let slot = slot_of(&mut b, i, *width, e_no as i64);
+            arr::store_in_bounds(&mut b, vals, slot, x);
             let one = idx(&mut b, 1);
-            arr::store_in_bounds(&mut b, flags, i, one);
+            arr::store_in_bounds(&mut b, flags, slot, one);
             b.restore(ip);
             b.ctx.erase_op(e);
         }
@@ -366,8 +383,9 @@ pub(super) fn main_kernel(
                     elem.clone(),
                 ));
             }
-            (Role::Filter { .. }, Bufs::Filter { flags, .. }) => {
-                let n = scf::build_for(&mut b, ch.lo_t, ch.hi_t, one, &[zero], |b, i, acc| {
+            (Role::Filter { width, .. }, Bufs::Filter { flags, .. }) => {
+                let (lo, hi) = slots(&mut b, ch.lo_t, ch.hi_t, *width);
+                let n = scf::build_for(&mut b, lo, hi, one, &[zero], |b, i, acc| {
                     let fl = arr::load_in_bounds(b, flags, i);
                     vec![binop(b, "arith.addi", acc[0], fl)]
                 });
@@ -394,7 +412,11 @@ pub(super) fn main_kernel(
                 store_by_thread0(&mut b, t.tid, sums, t.bid, total);
             }
             Bufs::Filter { flags, sums, .. } => {
-                scf::build_for(&mut b, ch.lo_t, ch.hi_t, one, &[excl], |b, i, acc| {
+                let Role::Filter { width, .. } = roles[*j] else {
+                    unreachable!("filter buffers belong to a filter")
+                };
+                let (lo, hi) = slots(&mut b, ch.lo_t, ch.hi_t, width);
+                scf::build_for(&mut b, lo, hi, one, &[excl], |b, i, acc| {
                     let fl = arr::load_in_bounds(b, flags, i);
                     let one = idx(b, 1);
                     let p1 = binop(b, "arith.addi", acc[0], one);
@@ -419,8 +441,8 @@ pub(super) struct Ordered {
     /// filter's count).
     pub m: Monoid,
     pub ty: Type,
-    /// A filter's element type (`None` for a scan).
-    pub filter: Option<Type>,
+    /// A filter's element type and slots per iteration (`None` for a scan).
+    pub filter: Option<(Type, i64)>,
 }
 
 /// Builds the block-sum kernel: `(g, [sums_j, prefix_j, total_j, init_j]...)`.
@@ -475,7 +497,7 @@ pub(super) fn add_back_kernel(ctx: &mut Context, f: OpId, name: &str, ordered: &
     let mut params = vec![Type::Index];
     for o in ordered {
         match &o.filter {
-            Some(e) => {
+            Some((e, _)) => {
                 let a = Type::arr(e.clone());
                 params.extend([a.clone(), Type::arr(Type::Index), Type::arr(Type::Index), a]);
             }
@@ -498,29 +520,10 @@ pub(super) fn add_back_kernel(ctx: &mut Context, f: OpId, name: &str, ordered: &
         plan.push((o, args[at..at + n].to_vec()));
         at += n;
     }
+    // Scans: the block's indices, strided over its threads.
     scf::build_for(&mut b, start, ch.hi_b, t.bdim, &[], |b, i, _| {
         for (o, a) in &plan {
-            if o.filter.is_some() {
-                let (vals, flags, pref, out) = (a[0], a[1], a[2], a[3]);
-                let fl = arr::load_in_bounds(b, flags, i);
-                let zero = idx(b, 0);
-                let kept = cmpi(b, "ne", fl, zero);
-                scf::build_if(
-                    b,
-                    kept,
-                    &[],
-                    |b| {
-                        let p = arr::load(b, pref, t.bid);
-                        let one = idx(b, 1);
-                        let pos = binop(b, "arith.addi", p, fl);
-                        let pos = binop(b, "arith.subi", pos, one);
-                        let x = arr::load_in_bounds(b, vals, i);
-                        arr::store(b, out, pos, x);
-                        vec![]
-                    },
-                    |_| vec![],
-                );
-            } else {
+            if o.filter.is_none() {
                 let (sc, pref) = (a[0], a[1]);
                 let p = arr::load(b, pref, t.bid);
                 let x = arr::load_in_bounds(b, sc, i);
@@ -530,5 +533,33 @@ pub(super) fn add_back_kernel(ctx: &mut Context, f: OpId, name: &str, ordered: &
         }
         vec![]
     });
+    // Filters: the block's slots, strided over its threads.
+    for (o, a) in &plan {
+        let Some((_, width)) = o.filter else { continue };
+        let (vals, flags, pref, out) = (a[0], a[1], a[2], a[3]);
+        let (lo, hi) = slots(&mut b, ch.lo_b, ch.hi_b, width);
+        let start = binop(&mut b, "arith.addi", lo, t.tid);
+        scf::build_for(&mut b, start, hi, t.bdim, &[], |b, i, _| {
+            let fl = arr::load_in_bounds(b, flags, i);
+            let zero = idx(b, 0);
+            let kept = cmpi(b, "ne", fl, zero);
+            scf::build_if(
+                b,
+                kept,
+                &[],
+                |b| {
+                    let p = arr::load(b, pref, t.bid);
+                    let one = idx(b, 1);
+                    let pos = binop(b, "arith.addi", p, fl);
+                    let pos = binop(b, "arith.subi", pos, one);
+                    let x = arr::load_in_bounds(b, vals, i);
+                    arr::store(b, out, pos, x);
+                    vec![]
+                },
+                |_| vec![],
+            );
+            vec![]
+        });
+    }
     finish(&mut b);
 }
