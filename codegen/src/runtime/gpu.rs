@@ -404,3 +404,149 @@ pub fn symbols() -> [(&'static str, *const u8); 4] {
 pub fn scalar_of(t: &Type, w: u64) -> ir::interp::RtValue {
     bytes::decode_one(&w.to_le_bytes()[..bytes::elem_size(t)], t)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    /// A device of byte vectors that records what it was asked to do.
+    #[derive(Default)]
+    struct Fake {
+        mem: RefCell<FxHashMap<u64, Vec<u8>>>,
+        next: Cell<u64>,
+        freed: Cell<usize>,
+        launched: RefCell<Vec<(usize, u32, u32, usize)>>,
+        params: Vec<Type>,
+    }
+
+    impl GpuDevice for Fake {
+        fn kernel_params(&self, k: usize) -> Option<&[Type]> {
+            (k == 0).then_some(&self.params[..])
+        }
+        fn kernel_name(&self, _: usize) -> &str {
+            "k"
+        }
+        fn alloc(&self, bytes: usize) -> Result<u64, String> {
+            let a = self.next.get() + 4096;
+            self.next.set(a);
+            self.mem.borrow_mut().insert(a, vec![0; bytes]);
+            Ok(a)
+        }
+        fn free(&self, addr: u64) {
+            assert!(self.mem.borrow_mut().remove(&addr).is_some(), "double free");
+            self.freed.set(self.freed.get() + 1);
+        }
+        fn copy_in(&self, dst: u64, src: &[u8]) -> Result<(), String> {
+            self.mem.borrow_mut().get_mut(&dst).unwrap()[..src.len()].copy_from_slice(src);
+            Ok(())
+        }
+        fn copy_out(&self, dst: &mut [u8], src: u64) -> Result<(), String> {
+            dst.copy_from_slice(&self.mem.borrow()[&src][..dst.len()]);
+            Ok(())
+        }
+        fn copy_within(&self, dst: u64, src: u64, bytes: usize) -> Result<(), String> {
+            let s = self.mem.borrow()[&src][..bytes].to_vec();
+            self.copy_in(dst, &s)
+        }
+        fn launch(&self, k: usize, g: u32, b: u32, args: &[KernelArg]) -> Result<(), GpuError> {
+            self.launched.borrow_mut().push((k, g, b, args.len()));
+            Ok(())
+        }
+    }
+
+    fn host(xs: &[f64]) -> ArrHeader {
+        let data = Box::leak(xs.to_vec().into_boxed_slice());
+        ArrHeader {
+            data: data.as_mut_ptr() as *mut u8,
+            len: xs.len() as i64,
+            cap: xs.len() as i64,
+            index: std::ptr::null_mut(),
+        }
+    }
+
+    fn values(h: &ArrHeader) -> Vec<f64> {
+        // SAFETY: a host header of `len` f64s.
+        unsafe { std::slice::from_raw_parts(h.data as *const f64, h.len as usize).to_vec() }
+    }
+
+    #[test]
+    fn round_trip_and_everything_freed_at_the_end() {
+        let dev = Fake {
+            params: vec![Type::arr(Type::F64), Type::I64],
+            ..Fake::default()
+        };
+        let mut src = host(&[1.0, 2.5, -3.0]);
+        let mut dst = host(&[0.0; 3]);
+        with_device(&dev, || unsafe {
+            let d = l0rt_gpu_alloc(3, 8);
+            assert!(!d.is_null());
+            let e = l0rt_gpu_alloc(3, 8);
+            assert_eq!(l0rt_gpu_memcpy(d, &mut src, std::ptr::null(), 0, 8), 0);
+            assert_eq!(l0rt_gpu_memcpy(e, d, std::ptr::null(), 0, 8), 0);
+            let slots = [e as u64, 7u64];
+            assert_eq!(l0rt_gpu_launch(0, 2, 32, slots.as_ptr(), 2), 0);
+            assert_eq!(l0rt_gpu_memcpy(&mut dst, e, std::ptr::null(), 0, 8), 0);
+            assert_eq!(l0rt_gpu_dealloc(d), 0);
+            // `e` is left for the end of the call.
+        });
+        assert_eq!(values(&dst), vec![1.0, 2.5, -3.0]);
+        assert_eq!(*dev.launched.borrow(), vec![(0, 2, 32, 2)]);
+        assert_eq!(
+            dev.freed.get(),
+            2,
+            "the dealloc'd buffer and the leftover one"
+        );
+        assert!(dev.mem.borrow().is_empty());
+    }
+
+    #[test]
+    fn faults_record_the_interpreters_messages() {
+        let dev = Fake {
+            params: vec![Type::arr(Type::F64)],
+            ..Fake::default()
+        };
+        let mut short = host(&[1.0]);
+        with_device(&dev, || unsafe {
+            assert!(l0rt_gpu_alloc(-1, 8).is_null());
+            assert_eq!(take_error().unwrap().message, "negative size -1");
+            let d = l0rt_gpu_alloc(2, 8);
+            assert_eq!(l0rt_gpu_memcpy(d, &mut short, std::ptr::null(), 0, 8), 1);
+            assert_eq!(
+                take_error().unwrap().message,
+                "size mismatch: copying 1 elements into a buffer of 2"
+            );
+            // A host buffer is no kernel argument.
+            let slots = [&mut short as *mut ArrHeader as u64];
+            assert_eq!(l0rt_gpu_launch(0, 1, 32, slots.as_ptr(), 1), 1);
+            assert_eq!(
+                take_error().unwrap().message,
+                "an argument of kernel '@k' is not a device buffer"
+            );
+            assert_eq!(l0rt_gpu_launch(0, 1, 2000, slots.as_ptr(), 1), 1);
+            assert_eq!(
+                take_error().unwrap().message,
+                "block size 2000 is not between 1 and 1024"
+            );
+            // A released buffer: empty, no longer a kernel argument, not
+            // freed twice.
+            assert_eq!(l0rt_gpu_dealloc(d), 0);
+            assert_eq!((*d).len, 0);
+            let slots = [d as u64];
+            assert_eq!(l0rt_gpu_launch(0, 1, 32, slots.as_ptr(), 1), 1);
+            assert_eq!(
+                take_error().unwrap().message,
+                "use of a released device buffer"
+            );
+            assert_eq!(l0rt_gpu_dealloc(d), 1);
+        });
+        assert_eq!(dev.freed.get(), 1);
+        assert!(dev.launched.borrow().is_empty());
+    }
+
+    #[test]
+    fn no_device_is_an_error_not_a_crash() {
+        assert!(l0rt_gpu_alloc(1, 8).is_null());
+        assert!(take_error().unwrap().message.contains("no GPU device"));
+    }
+}
