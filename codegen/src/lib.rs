@@ -5,6 +5,15 @@
 //! given and does not optimise (DESIGN.md); Cranelift's own `opt_level=speed`
 //! runs on the result.
 //!
+//! The host code of the `gpu` level compiles too: its `gpu.alloc`,
+//! `gpu.memcpy`, `gpu.dealloc` and `gpu.launch_func` become calls into the
+//! GPU runtime ([`runtime::gpu`]; one translation for both backends in
+//! `gpu_host`), which forwards them to the device the caller installs
+//! (`runtime::gpu::with_device`: the CUDA driver, or a simulation). Kernels
+//! (functions marked `gpu.kernel`) are not compiled here but to PTX
+//! ([`llvm::ptx`]). Host code may use a device buffer only in those ops and
+//! `arr.len`, which compiling checks.
+//!
 //! # Values
 //! See [`abi`]: scalars map to one Cranelift value (`i1` is an `i8` 0/1),
 //! `vec<T>` to `(data, len)`, `mat<T>` to `(data, rows, cols)`, `arr<T>` to a

@@ -17,8 +17,10 @@
 //!   reduces of the same shape (they run sequentially in their thread);
 //! - every value it reads from outside is a scalar or a vector of scalars.
 //!
-//! Nested collects (a flatMap of a computed number of elements) and bucket
-//! loops stay on the host for now.
+//! A loop whose body reads the running fold of its own reduces or scans
+//! (`gen.running`) uses the kernels of [`running`]. Nested collects (a
+//! flatMap of a computed number of elements) and bucket loops stay on the
+//! host for now.
 //! Everything the loop computes shares its kernels: fused generators are
 //! what fusion buys on a GPU. Loops with a scan or a filter use the
 //! three-phase kernels of [`scan`]; the others, the kernels of [`kernel`].
@@ -40,6 +42,7 @@
 
 mod kernel;
 mod resident;
+mod running;
 mod scan;
 
 pub use resident::{forward_device_copies, hoist_invariant_copies, keep_on_device};
@@ -138,6 +141,10 @@ const MAX_WIDTH: i64 = 16;
 /// What an offloaded loop needs.
 struct Plan {
     roles: Vec<Role>,
+    /// The generators (by position) that the body reads with
+    /// `gen.running`, and with them every scan of the loop: computed by
+    /// [`running`]'s kernels. Empty for the other loops.
+    running: Vec<usize>,
     /// Values from outside the loop that its body reads, in first-use order.
     captures: Vec<ValueId>,
 }
@@ -329,7 +336,7 @@ fn body_ok(ctx: &Context, outer: OpId, l: OpId, captures: &mut Vec<ValueId>) -> 
             ) && !ctx
                 .value_block(ctx.operand(op, 0))
                 .is_some_and(|b| ctx.block_in_op(b, outer)))
-            || (name == "gen.emit"
+            || (matches!(name, "gen.emit" | "gen.running")
                 && gen::handle_owner(ctx, ctx.operand(op, 0))
                     .is_some_and(|o| o == l || ctx.is_ancestor(outer, o)))
             || (name == gen::LOOP
@@ -388,7 +395,12 @@ fn plan(ctx: &Context, l: OpId) -> Option<Plan> {
     if !body_ok(ctx, l, l, &mut captures) {
         return None;
     }
-    Some(Plan { roles, captures })
+    let running = running::generators(ctx, l, &roles)?;
+    Some(Plan {
+        roles,
+        running,
+        captures,
+    })
 }
 
 /// A fresh kernel name `<f>_k<seq>`.
@@ -439,7 +451,101 @@ struct HostBufs {
 }
 
 /// Replaces loop `l` by kernels and their launches; returns the kernels built.
+/// The kernel arguments standing for `p`'s captures, their kernel
+/// parameter types, and the positions of the captured matrices among them:
+/// a captured vector becomes a device buffer; a captured matrix, its
+/// row-major entries in a device buffer followed by its rows and columns
+/// (three kernel parameters; `mats` holds the first one's position).
+fn kernel_captures(ctx: &mut Context, l: OpId, p: &Plan) -> (Vec<ValueId>, Vec<Type>, Vec<usize>) {
+    let mut caps = Vec::new();
+    let mut cap_types = Vec::new();
+    let mut mats = Vec::new();
+    for &v in &p.captures {
+        match ctx.ty(v).clone() {
+            Type::Vec(e) => {
+                caps.push(v);
+                cap_types.push(Type::arr((*e).clone()));
+            }
+            Type::Mat(e) => {
+                let mut b = Builder::before(ctx, l);
+                let r = b.op1("mat.rows", &[v], Type::Index, vec![]);
+                let c = b.op1("mat.cols", &[v], Type::Index, vec![]);
+                mats.push(caps.len());
+                caps.extend([v, r, c]);
+                cap_types.extend([Type::arr((*e).clone()), Type::Index, Type::Index]);
+            }
+            t => {
+                caps.push(v);
+                cap_types.push(t);
+            }
+        }
+    }
+    (caps, cap_types, mats)
+}
+
+/// The host's first values for an offloaded loop of size `n`.
+struct HostStart {
+    zero: ValueId,
+    one: ValueId,
+    /// The block size.
+    blk: ValueId,
+    /// `min(max(ceildiv(n, B), 1), max_grid)` blocks.
+    grid: ValueId,
+}
+
+/// Checks `n >= 0` and computes the launch shape.
+fn host_start(b: &mut Builder, n: ValueId, opts: &GpuOptions) -> HostStart {
+    let zero = idx(b, 0);
+    let nonneg = cmpi(b, "sge", n, zero);
+    scf::build_assert(b, nonneg, "negative loop size");
+    let blk = idx(b, opts.block);
+    let one = idx(b, 1);
+    let bm1 = idx(b, opts.block - 1);
+    let t = binop(b, "arith.addi", n, bm1);
+    let want = binop(b, "arith.divsi", t, blk);
+    let want = binop(b, "arith.maxi", want, one);
+    let cap = idx(b, opts.max_grid);
+    let grid = binop(b, "arith.mini", want, cap);
+    HostStart {
+        zero,
+        one,
+        blk,
+        grid,
+    }
+}
+
+/// Pushes the launch argument of each capture ([`kernel_captures`]) onto
+/// `args`: vectors and matrices copied into fresh device buffers (recorded
+/// in `dev`), scalars as they are.
+fn captures_to_device(
+    b: &mut Builder,
+    caps: &[ValueId],
+    dev: &mut Vec<ValueId>,
+    args: &mut Vec<ValueId>,
+) {
+    for (c, &v) in caps.iter().enumerate() {
+        match b.ctx.ty(v).clone() {
+            Type::Vec(e) => {
+                let len = b.op1("vec.len", &[v], Type::Index, vec![]);
+                let d = dalloc(b, dev, len, (*e).clone());
+                gpu::memcpy(b, d, v);
+                args.push(d);
+            }
+            Type::Mat(e) => {
+                let len = binop(b, "arith.muli", caps[c + 1], caps[c + 2]);
+                let d = dalloc(b, dev, len, (*e).clone());
+                gpu::memcpy(b, d, v);
+                args.push(d);
+            }
+            _ => args.push(v),
+        }
+    }
+}
+
 fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq: &mut u32) -> u64 {
+    if !p.running.is_empty() {
+        return running::offload(ctx, f, l, p, opts, seq);
+    }
     let n = gen::size(ctx, l);
     let inits = gen::inits(ctx, l);
     let ordered = p.roles.iter().any(Role::ordered);
@@ -473,32 +579,7 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
     let k_sums = ordered.then(|| kernel_name(ctx, f, seq));
     let k_back = ordered.then(|| kernel_name(ctx, f, seq));
 
-    // A captured vector becomes a device buffer; a captured matrix, its
-    // row-major entries in a device buffer followed by its rows and columns
-    // (three kernel parameters; `mats` holds the first one's position).
-    let mut caps = Vec::new();
-    let mut cap_types = Vec::new();
-    let mut mats = Vec::new();
-    for &v in &p.captures {
-        match ctx.ty(v).clone() {
-            Type::Vec(e) => {
-                caps.push(v);
-                cap_types.push(Type::arr((*e).clone()));
-            }
-            Type::Mat(e) => {
-                let mut b = Builder::before(ctx, l);
-                let r = b.op1("mat.rows", &[v], Type::Index, vec![]);
-                let c = b.op1("mat.cols", &[v], Type::Index, vec![]);
-                mats.push(caps.len());
-                caps.extend([v, r, c]);
-                cap_types.extend([Type::arr((*e).clone()), Type::Index, Type::Index]);
-            }
-            t => {
-                caps.push(v);
-                cap_types.push(t);
-            }
-        }
-    }
+    let (caps, cap_types, mats) = kernel_captures(ctx, l, p);
     // Kernels first (they only need types).
     let main_kernel = if ordered {
         scan::main_kernel
@@ -519,37 +600,15 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
 
     // The host side.
     let mut b = Builder::before(ctx, l);
-    let zero = idx(&mut b, 0);
-    let nonneg = cmpi(&mut b, "sge", n, zero);
-    scf::build_assert(&mut b, nonneg, "negative loop size");
-    let blk = idx(&mut b, opts.block);
-    let one = idx(&mut b, 1);
-    let bm1 = idx(&mut b, opts.block - 1);
-    let t = binop(&mut b, "arith.addi", n, bm1);
-    let want = binop(&mut b, "arith.divsi", t, blk);
-    let want = binop(&mut b, "arith.maxi", want, one);
-    let cap = idx(&mut b, opts.max_grid);
-    let grid = binop(&mut b, "arith.mini", want, cap);
-
+    let HostStart {
+        zero,
+        one,
+        blk,
+        grid,
+    } = host_start(&mut b, n, opts);
     let mut dev: Vec<ValueId> = Vec::new();
     let mut args = vec![n];
-    for (c, &v) in caps.iter().enumerate() {
-        match b.ctx.ty(v).clone() {
-            Type::Vec(e) => {
-                let len = b.op1("vec.len", &[v], Type::Index, vec![]);
-                let d = dalloc(&mut b, &mut dev, len, (*e).clone());
-                gpu::memcpy(&mut b, d, v);
-                args.push(d);
-            }
-            Type::Mat(e) => {
-                let len = binop(&mut b, "arith.muli", caps[c + 1], caps[c + 2]);
-                let d = dalloc(&mut b, &mut dev, len, (*e).clone());
-                gpu::memcpy(&mut b, d, v);
-                args.push(d);
-            }
-            _ => args.push(v),
-        }
-    }
+    captures_to_device(&mut b, &caps, &mut dev, &mut args);
     let mut hb = Vec::new();
     for r in &p.roles {
         let mut h = HostBufs {

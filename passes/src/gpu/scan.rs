@@ -47,14 +47,14 @@ fn ceildiv(b: &mut Builder, x: ValueId, y: ValueId) -> ValueId {
 
 /// The block's chunk `[lo_b, hi_b)` of `[0, n)` and the thread's sub-chunk
 /// `[lo_t, hi_t)` of it.
-struct Chunk {
-    lo_b: ValueId,
-    hi_b: ValueId,
-    lo_t: ValueId,
-    hi_t: ValueId,
+pub(super) struct Chunk {
+    pub lo_b: ValueId,
+    pub hi_b: ValueId,
+    pub lo_t: ValueId,
+    pub hi_t: ValueId,
 }
 
-fn chunk(b: &mut Builder, n: ValueId, t: &Thread) -> Chunk {
+pub(super) fn chunk(b: &mut Builder, n: ValueId, t: &Thread) -> Chunk {
     let c = ceildiv(b, n, t.gdim);
     let lo = binop(b, "arith.muli", t.bid, c);
     let lo_b = min(b, lo, n);
@@ -90,11 +90,11 @@ fn slots(b: &mut Builder, lo: ValueId, hi: ValueId, width: i64) -> (ValueId, Val
     (slot_of(b, lo, width, 0), slot_of(b, hi, width, 0))
 }
 
-fn combine(b: &mut Builder, m: Monoid, ty: &Type, x: ValueId, y: ValueId) -> ValueId {
+pub(super) fn combine(b: &mut Builder, m: Monoid, ty: &Type, x: ValueId, y: ValueId) -> ValueId {
     binop(b, m.combine_op(ty).expect("checked monoid"), x, y)
 }
 
-fn identity(b: &mut Builder, m: Monoid, ty: &Type) -> ValueId {
+pub(super) fn identity(b: &mut Builder, m: Monoid, ty: &Type) -> ValueId {
     let a = gen::lower::exact_identity(m, ty).expect("checked monoid");
     b.constant(a, ty)
 }
@@ -103,7 +103,7 @@ fn identity(b: &mut Builder, m: Monoid, ty: &Type) -> ValueId {
 /// monoid, type)`: returns per value `(prefix of the threads before this
 /// one, total of the block)`. Hillis-Steele in one workgroup buffer of
 /// `block` elements per value; every step reads, waits, writes and waits.
-fn block_scan(
+pub(super) fn block_scan(
     b: &mut Builder,
     tid: ValueId,
     vals: &[(ValueId, Monoid, Type)],
@@ -155,7 +155,7 @@ fn block_scan(
 }
 
 /// `scf.if tid == 0 { a[at] = v }`.
-fn store_by_thread0(b: &mut Builder, tid: ValueId, a: ValueId, at: ValueId, v: ValueId) {
+pub(super) fn store_by_thread0(b: &mut Builder, tid: ValueId, a: ValueId, at: ValueId, v: ValueId) {
     let zero = idx(b, 0);
     let t0 = cmpi(b, "eq", tid, zero);
     scf::build_if(
