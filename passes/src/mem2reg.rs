@@ -158,43 +158,6 @@ impl Promote {
         ctx.ty(v).elem().cloned().unwrap_or(Type::I1)
     }
 
-    /// `op` rebuilt with `extra` operands and result types appended (its
-    /// regions moved over); returns the new op's results.
-    fn rebuild(
-        ctx: &mut Context,
-        op: OpId,
-        extra: &[ValueId],
-        extra_types: &[Type],
-    ) -> Vec<ValueId> {
-        let mut operands = ctx.operands(op).to_vec();
-        operands.extend_from_slice(extra);
-        let mut types: Vec<Type> = ctx.results(op).iter().map(|&r| ctx.ty(r).clone()).collect();
-        let old_results = ctx.results(op).to_vec();
-        types.extend_from_slice(extra_types);
-        let regions = ctx.regions(op).to_vec();
-        ctx.op_mut(op).regions.clear();
-        let attrs = ctx.op(op).attrs.to_vec();
-        let (kind, loc) = (ctx.op(op).kind, ctx.loc(op));
-        let new = ctx.create_op(kind, &operands, &types, attrs, &regions, loc);
-        let block = ctx.op(op).parent.expect("a placed op");
-        ctx.insert_op(new, block, Some(op));
-        let results = ctx.results(new).to_vec();
-        for (i, &r) in old_results.iter().enumerate() {
-            ctx.copy_name(r, results[i]);
-            ctx.replace_all_uses(r, results[i]);
-        }
-        ctx.erase_op(op);
-        results
-    }
-
-    fn append_yield(ctx: &mut Context, b: BlockId, vals: &[ValueId]) {
-        if let Some(y) = ctx.terminator(b) {
-            let mut ops = ctx.operands(y).to_vec();
-            ops.extend_from_slice(vals);
-            ctx.set_operands(y, &ops);
-        }
-    }
-
     /// Promotes in block `b`, starting from the current values `cur`, with
     /// each variable of `ws` entering `b` as a new block argument of its type
     /// in `args` (or, without `args`, holding its current value), and
@@ -214,10 +177,10 @@ impl Promote {
         }
         self.block(ctx, b, &mut c);
         let finals: Vec<ValueId> = ws.iter().map(|w| c[w]).collect();
-        Self::append_yield(ctx, b, &finals);
+        append_yield(ctx, b, &finals);
     }
 
-    /// [`Self::rebuild`] with `inits` and results of `types` appended for
+    /// [`rebuild`] with `inits` and results of `types` appended for
     /// the variables `ws`, whose current values become those results.
     fn rebuild_carrying(
         ctx: &mut Context,
@@ -228,7 +191,7 @@ impl Promote {
         cur: &mut FxHashMap<ValueId, ValueId>,
     ) {
         let n = ctx.results(op).len();
-        let results = Self::rebuild(ctx, op, inits, types);
+        let results = rebuild(ctx, op, inits, types);
         for (k, &w) in ws.iter().enumerate() {
             cur.insert(w, results[n + k]);
         }
@@ -408,5 +371,43 @@ pub fn info() -> PassInfo {
         description: "promote variables whose address does not escape to SSA values (scf.if results, scf.for iter_args)",
         options: &[],
         create,
+    }
+}
+
+/// `op` rebuilt with `extra` operands and result types appended (its
+/// regions moved over); returns the new op's results.
+pub(crate) fn rebuild(
+    ctx: &mut Context,
+    op: OpId,
+    extra: &[ValueId],
+    extra_types: &[Type],
+) -> Vec<ValueId> {
+    let mut operands = ctx.operands(op).to_vec();
+    operands.extend_from_slice(extra);
+    let mut types: Vec<Type> = ctx.results(op).iter().map(|&r| ctx.ty(r).clone()).collect();
+    let old_results = ctx.results(op).to_vec();
+    types.extend_from_slice(extra_types);
+    let regions = ctx.regions(op).to_vec();
+    ctx.op_mut(op).regions.clear();
+    let attrs = ctx.op(op).attrs.to_vec();
+    let (kind, loc) = (ctx.op(op).kind, ctx.loc(op));
+    let new = ctx.create_op(kind, &operands, &types, attrs, &regions, loc);
+    let block = ctx.op(op).parent.expect("a placed op");
+    ctx.insert_op(new, block, Some(op));
+    let results = ctx.results(new).to_vec();
+    for (i, &r) in old_results.iter().enumerate() {
+        ctx.copy_name(r, results[i]);
+        ctx.replace_all_uses(r, results[i]);
+    }
+    ctx.erase_op(op);
+    results
+}
+
+/// Appends `vals` to the operands of block `b`'s terminator (a yield).
+pub(crate) fn append_yield(ctx: &mut Context, b: BlockId, vals: &[ValueId]) {
+    if let Some(y) = ctx.terminator(b) {
+        let mut ops = ctx.operands(y).to_vec();
+        ops.extend_from_slice(vals);
+        ctx.set_operands(y, &ops);
     }
 }

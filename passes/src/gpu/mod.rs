@@ -11,7 +11,9 @@
 //!   has a slot per iteration, compacted in order); scans with one emit at
 //!   the top of the body; and reduces (`add`,
 //!   `mul`, `min`, `max`) whose emits are at the top of the body or alone
-//!   under an `scf.if` there (if-converted by the `arr` lowering);
+//!   under an `scf.if` there (if-converted by the `arr` lowering; a reduce
+//!   emit under `scf.if`s whose branch computes the value moves out of them
+//!   first, [`emits`], so that this holds);
 //! - its body holds only `arith` and `scf` ops, `vec.get`/`vec.len` of
 //!   vectors of scalars defined outside the loop, and nested `gen.loop`s of
 //!   reduces of the same shape (they run sequentially in their thread);
@@ -40,6 +42,7 @@
 //! reduction: per-thread partials, warp shuffles, shared memory across
 //! warps, then a second kernel over the per-block partials).
 
+mod emits;
 mod kernel;
 mod resident;
 mod running;
@@ -203,6 +206,7 @@ impl Walk<'_> {
             if ctx.is(op, gen::LOOP) {
                 if plan(ctx, op).is_none() {
                     self.inline_calls(ctx, op);
+                    emits::hoist_reduce_emits(ctx, op);
                 }
                 if let Some(p) = plan(ctx, op) {
                     self.kernels += offload(ctx, f, op, &p, self.opts, &mut self.seq);
