@@ -131,9 +131,6 @@ impl Entries {
         // `prepare` from the same signature) and `out` is large enough.
         let status = unsafe { (f.entry)(p.words.as_ptr(), out.as_mut_ptr() as *mut u8) };
         drop(scope);
-        // Device buffers never outlive a call (no `arr` crosses the host
-        // boundary); a faulting call leaves some.
-        runtime::gpu::end_call();
         if status != 0 {
             let (id, payload) = runtime::take_fault().unwrap_or((-1, [0; 3]));
             // The call returns nothing: its temporaries and partial

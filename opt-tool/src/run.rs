@@ -169,8 +169,8 @@ fn run_on_gpu(
     host_calls(cli, ctx, backend, func, args, &*cuda, Some(&*cuda))
 }
 
-/// Compiles the host part of `ctx` with `backend` (Cranelift or LLVM) and
-/// calls `func` with `device` behind its `gpu` ops.
+/// Compiles `ctx` with `backend` (Cranelift or LLVM) and calls `func`
+/// (then `--bench` times more) with `device` behind its `gpu` ops, if any.
 fn host_calls(
     cli: &Cli,
     ctx: &Context,
@@ -345,33 +345,12 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
             }
             r
         }
-        Backend::Cranelift => {
-            lower_for_native(ctx, Backend::Cranelift, cli.fuse_before_lowering())?;
+        backend @ (Backend::Cranelift | Backend::Llvm) => {
+            lower_for_native(ctx, backend, cli.fuse_before_lowering())?;
             args = assemble(ctx, func, &leaves)?;
-            let ctx: &Context = ctx;
-            let module = codegen::JitModule::compile(ctx)?;
-            module.check(func)?;
-            let prepared = module.prepare(func, &args).map_err(Failure::Usage)?;
             // IR already at the gpu level runs its kernels simulated.
             let sim = crate::device::SimDevice::new(ctx);
-            native_calls(cli, || {
-                codegen::runtime::gpu::with_device(&sim, || module.call(&prepared))
-            })?
-        }
-        Backend::Llvm => {
-            lower_for_native(ctx, Backend::Llvm, cli.fuse_before_lowering())?;
-            args = assemble(ctx, func, &leaves)?;
-            let ctx: &Context = ctx;
-            let module = codegen::llvm::LlvmJit::compile(ctx)?;
-            if cli.bench.is_some() {
-                eprintln!("compile_ns={}", module.compile_time.as_nanos());
-            }
-            module.check(func)?;
-            let prepared = module.prepare(func, &args).map_err(Failure::Usage)?;
-            let sim = crate::device::SimDevice::new(ctx);
-            native_calls(cli, || {
-                codegen::runtime::gpu::with_device(&sim, || module.call(&prepared))
-            })?
+            host_calls(cli, ctx, backend, func, &args, &sim, None)?
         }
     };
     let out = flatten_results(ctx, func, &out)?;

@@ -28,7 +28,7 @@ pub mod bytes;
 
 use std::cell::{Cell, RefCell};
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 use super::ArrHeader;
 use ir::{Loc, Type};
@@ -96,15 +96,10 @@ pub fn kernels(ctx: &ir::Context) -> Vec<(ir::OpId, String)> {
         .collect()
 }
 
-/// A live device buffer: its header and element size.
-struct Live {
-    elem: usize,
-}
-
 #[derive(Default)]
 struct State {
-    /// Live device buffers by header address.
-    live: FxHashMap<usize, Live>,
+    /// The headers of the live device buffers, by address.
+    live: FxHashSet<usize>,
     /// Headers released by `gpu.dealloc`, freed when the call ends.
     released: FxHashSet<usize>,
 }
@@ -115,9 +110,11 @@ thread_local! {
     static ERROR: RefCell<Option<GpuError>> = const { RefCell::new(None) };
 }
 
-/// Runs `f` with `device` behind the runtime functions on this thread
-/// (the previous device, if any, comes back afterwards, also when `f`
-/// panics).
+/// Runs `f` with `device` behind the runtime functions on this thread,
+/// then frees what `f`'s calls left on it ([`end_call`]); the previous
+/// device, if any, comes back afterwards, also when `f` panics. Without a
+/// device no buffer can be allocated, so only calls under `with_device`
+/// have anything to free.
 pub fn with_device<R>(device: &dyn GpuDevice, f: impl FnOnce() -> R) -> R {
     struct Restore(Option<&'static dyn GpuDevice>);
     impl Drop for Restore {
@@ -147,7 +144,7 @@ pub fn end_call() {
         return;
     }
     let dev = DEVICE.with(|d| d.get());
-    for (h, _) in st.live {
+    for h in st.live {
         let hdr = h as *mut ArrHeader;
         // SAFETY: live headers were made by `l0rt_gpu_alloc` (a Box).
         let b = unsafe { Box::from_raw(hdr) };
@@ -172,8 +169,18 @@ fn device() -> Result<&'static dyn GpuDevice, String> {
     })
 }
 
-fn live_elem(h: *mut ArrHeader) -> Option<usize> {
-    STATE.with(|s| s.borrow().live.get(&(h as usize)).map(|l| l.elem))
+/// Whether `h` is a live device buffer's header.
+fn is_live(h: *mut ArrHeader) -> bool {
+    STATE.with(|s| s.borrow().live.contains(&(h as usize)))
+}
+
+/// Why `h`, used as a device buffer, is not one.
+fn not_live(h: *mut ArrHeader, otherwise: impl FnOnce() -> String) -> String {
+    if STATE.with(|s| s.borrow().released.contains(&(h as usize))) {
+        "use of a released device buffer".to_string()
+    } else {
+        otherwise()
+    }
 }
 
 /// `gpu.alloc(n)` of elements of `elem` bytes: a device buffer's header,
@@ -206,14 +213,7 @@ fn alloc(n: i64, elem: i64) -> Result<*mut ArrHeader, String> {
         cap: n,
         index: std::ptr::null_mut(),
     }));
-    STATE.with(|s| {
-        s.borrow_mut().live.insert(
-            h as usize,
-            Live {
-                elem: elem.max(1) as usize,
-            },
-        )
-    });
+    STATE.with(|s| s.borrow_mut().live.insert(h as usize));
     Ok(h)
 }
 
@@ -262,8 +262,8 @@ fn memcpy(
         ));
     }
     let bytes = d_len.max(0) as usize * elem;
-    let d_dev = live_elem(dst).is_some();
-    let s_dev = !src_hdr.is_null() && live_elem(src_hdr).is_some();
+    let d_dev = is_live(dst);
+    let s_dev = !src_hdr.is_null() && is_live(src_hdr);
     if bytes == 0 {
         return Ok(());
     }
@@ -294,14 +294,8 @@ fn memcpy(
 /// # Safety
 /// `h` is a header compiled code holds (as for [`l0rt_gpu_memcpy`]).
 pub unsafe extern "C" fn l0rt_gpu_dealloc(h: *mut ArrHeader) -> i8 {
-    let was = STATE.with(|s| s.borrow_mut().live.remove(&(h as usize)));
-    if was.is_none() {
-        let released = STATE.with(|s| s.borrow().released.contains(&(h as usize)));
-        fail(if released {
-            "use of a released device buffer".to_string()
-        } else {
-            "not a device buffer".to_string()
-        });
+    if !STATE.with(|s| s.borrow_mut().live.remove(&(h as usize))) {
+        fail(not_live(h, || "not a device buffer".to_string()));
         return 1;
     }
     // SAFETY: a live device header (made by `l0rt_gpu_alloc`).
@@ -368,16 +362,13 @@ fn launch(k: i64, grid: i64, block: i64, args: *const u64, n: i64) -> Result<(),
         kargs.push(match t {
             Type::Arr(_) => {
                 let h = w as *mut ArrHeader;
-                if live_elem(h).is_none() {
-                    let released = STATE.with(|s| s.borrow().released.contains(&(h as usize)));
-                    return Err(if released {
-                        "use of a released device buffer".to_string()
-                    } else {
+                if !is_live(h) {
+                    return Err(not_live(h, || {
                         format!(
                             "an argument of kernel '@{}' is not a device buffer",
                             d.kernel_name(k as usize)
                         )
-                    }
+                    })
                     .into());
                 }
                 // SAFETY: a live device header.
@@ -408,6 +399,7 @@ pub fn scalar_of(t: &Type, w: u64) -> ir::interp::RtValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustc_hash::FxHashMap;
     use std::cell::RefCell;
 
     /// A device of byte vectors that records what it was asked to do.

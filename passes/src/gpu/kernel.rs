@@ -48,6 +48,47 @@ pub(super) fn new_kernel(
     (k, block)
 }
 
+/// A kernel that runs the body of loop `l`: the kernel op and its body
+/// block, its parameters, the loop body's ops, induction variable and
+/// handles, and a value map that already sends each capture to its
+/// parameter (parameter `1 + c` for capture `c`, after the size).
+pub(super) struct LoopKernel {
+    pub k: OpId,
+    pub kb: BlockId,
+    pub args: Vec<ValueId>,
+    pub ops: Vec<OpId>,
+    pub iv: ValueId,
+    pub handles: Vec<ValueId>,
+    pub map: ValueMap,
+}
+
+/// Creates kernel `@name(params)` before host function `f` for the body
+/// of loop `l`, whose `captures` are parameters `1..`.
+pub(super) fn loop_kernel(
+    ctx: &mut Context,
+    f: OpId,
+    l: OpId,
+    name: &str,
+    params: &[Type],
+    captures: &[ValueId],
+) -> LoopKernel {
+    let (k, kb) = new_kernel(ctx, f, l, name, params);
+    let args = ctx.block_args(kb).to_vec();
+    let mut map = ValueMap::new();
+    for (c, &v) in captures.iter().enumerate() {
+        map.insert(v, args[1 + c]);
+    }
+    LoopKernel {
+        k,
+        kb,
+        args,
+        ops: ctx.block_ops(gen::body(ctx, l)),
+        iv: gen::induction_var(ctx, l),
+        handles: gen::handles(ctx, l).to_vec(),
+        map,
+    }
+}
+
 /// The thread's coordinates.
 pub(super) struct Thread {
     pub tid: ValueId,
@@ -283,16 +324,15 @@ pub(super) fn main_kernel(
             inner.push(Generator::reduce(*m, elem.clone()));
         }
     }
-    let (k, kb) = new_kernel(ctx, f, l, name, &params);
-    let args = ctx.block_args(kb).to_vec();
-    let body = gen::body(ctx, l);
-    let ops = ctx.block_ops(body);
-    let iv = gen::induction_var(ctx, l);
-    let handles = gen::handles(ctx, l).to_vec();
-    let mut map = ValueMap::new();
-    for (c, &v) in captures.iter().enumerate() {
-        map.insert(v, args[1 + c]);
-    }
+    let LoopKernel {
+        k,
+        kb,
+        args,
+        ops,
+        iv,
+        handles,
+        mut map,
+    } = loop_kernel(ctx, f, l, name, &params, captures);
     // Collect outputs, by emit op.
     let mut next = 1 + captures.len();
     let mut stores = Vec::new();

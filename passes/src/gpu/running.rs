@@ -32,7 +32,7 @@
 
 use std::collections::HashSet;
 
-use ir::clone::{clone_op_into, ValueMap};
+use ir::clone::clone_op_into;
 use ir::spec::Traits;
 use ir::{Builder, Context, OpId, Type, ValueId};
 
@@ -40,7 +40,8 @@ use dialects::gen::{self, Generator, Monoid};
 use dialects::{arr, gpu};
 
 use super::kernel::{
-    block_reduce, combine_kernel, finish, mat_reads_to_arr, new_kernel, prologue, vec_reads_to_arr,
+    block_reduce, combine_kernel, finish, loop_kernel, mat_reads_to_arr, prologue,
+    vec_reads_to_arr, LoopKernel,
 };
 use super::scan::{block_scan, chunk, combine, identity, store_by_thread0, sums_kernel, Ordered};
 use super::{
@@ -148,16 +149,15 @@ fn totals_kernel(
     for (_, t) in &folds {
         params.extend([Type::arr(t.clone()), Type::arr(t.clone())]);
     }
-    let (k, kb) = new_kernel(ctx, f, l, name, &params);
-    let args = ctx.block_args(kb).to_vec();
-    let body = gen::body(ctx, l);
-    let ops = ctx.block_ops(body);
-    let iv = gen::induction_var(ctx, l);
-    let handles = gen::handles(ctx, l).to_vec();
-    let mut map = ValueMap::new();
-    for (c, &v) in caps.iter().enumerate() {
-        map.insert(v, args[1 + c]);
-    }
+    let LoopKernel {
+        k,
+        kb,
+        args,
+        ops,
+        iv,
+        handles,
+        mut map,
+    } = loop_kernel(ctx, f, l, name, &params, caps);
     let inner: Vec<Generator> = folds
         .iter()
         .map(|(m, t)| Generator::reduce(*m, t.clone()))
@@ -264,8 +264,15 @@ fn main_kernel(
     let mut params = vec![Type::Index];
     params.extend(cap_types.iter().cloned());
     params.extend(main_params(p));
-    let (k, kb) = new_kernel(ctx, f, l, name, &params);
-    let args = ctx.block_args(kb).to_vec();
+    let LoopKernel {
+        k,
+        kb,
+        args,
+        ops,
+        iv,
+        handles,
+        mut map,
+    } = loop_kernel(ctx, f, l, name, &params, caps);
     let mut next = 1 + caps.len();
     let mut bufs = Vec::new();
     for (j, r) in p.roles.iter().enumerate() {
@@ -287,14 +294,6 @@ fn main_kernel(
                 sc: Some(take()),
             },
         });
-    }
-    let body = gen::body(ctx, l);
-    let ops = ctx.block_ops(body);
-    let iv = gen::induction_var(ctx, l);
-    let handles = gen::handles(ctx, l).to_vec();
-    let mut map = ValueMap::new();
-    for (c, &v) in caps.iter().enumerate() {
-        map.insert(v, args[1 + c]);
     }
     // The inner generators: `R` first (each with its starting fold), then
     // the other reduces.
@@ -441,8 +440,7 @@ pub(super) fn offload(
     // Per running generator: thread prefixes, block sums, block prefixes,
     // total.
     let mut run_bufs = Vec::new();
-    for (m, ty) in &folds {
-        let _ = m;
+    for (_, ty) in &folds {
         run_bufs.push((
             dalloc(&mut b, &mut dev, threads, ty.clone()),
             dalloc(&mut b, &mut dev, grid, ty.clone()),

@@ -23,14 +23,16 @@
 //! 3. **Add-back kernel** (`G` blocks): `sc[i] = prefix[b] ⊕ sc[i]`; a kept
 //!    element `i` goes to `out[prefix[b] + flags[i] - 1]`.
 
-use ir::clone::{clone_op_into, ValueMap};
+use ir::clone::clone_op_into;
 use ir::spec::Traits;
 use ir::{Builder, Context, OpId, Type, ValueId};
 
 use dialects::gen::{self, Generator, Monoid};
 use dialects::{arr, gpu, scf};
 
-use super::kernel::{block_reduce, finish, new_kernel, prologue, vec_reads_to_arr, Thread};
+use super::kernel::{
+    block_reduce, finish, loop_kernel, new_kernel, prologue, vec_reads_to_arr, LoopKernel, Thread,
+};
 use super::{binop, cmpi, idx, select, Role};
 
 /// `min(a, b)` on indices.
@@ -226,8 +228,15 @@ pub(super) fn main_kernel(
     let mut params = vec![Type::Index];
     params.extend(cap_types.iter().cloned());
     params.extend(main_params(roles));
-    let (k, kb) = new_kernel(ctx, f, l, name, &params);
-    let args = ctx.block_args(kb).to_vec();
+    let LoopKernel {
+        k,
+        kb,
+        args,
+        ops,
+        iv,
+        handles,
+        mut map,
+    } = loop_kernel(ctx, f, l, name, &params, captures);
     let mut next = 1 + captures.len();
     let mut bufs = Vec::new();
     for r in roles {
@@ -260,10 +269,6 @@ pub(super) fn main_kernel(
             },
         });
     }
-    let body = gen::body(ctx, l);
-    let ops = ctx.block_ops(body);
-    let iv = gen::induction_var(ctx, l);
-    let handles = gen::handles(ctx, l).to_vec();
     // Inner reduces: one per reduce generator, then one per scan (its thread total).
     let mut inner = Vec::new();
     let mut inner_of = vec![None; roles.len()];
@@ -278,10 +283,6 @@ pub(super) fn main_kernel(
             inner_of[j] = Some(inner.len());
             inner.push(Generator::reduce(*m, elem.clone()));
         }
-    }
-    let mut map = ValueMap::new();
-    for (c, &v) in captures.iter().enumerate() {
-        map.insert(v, args[1 + c]);
     }
 
     let mut b = Builder::at_end(ctx, kb);
