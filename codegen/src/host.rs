@@ -44,6 +44,8 @@ pub struct PreparedCall {
     words: Vec<u64>,
     /// Element buffers the words point into (never freed by compiled code).
     _bufs: Vec<Vec<u64>>,
+    /// The memory of raw array arguments ([`marshal::RawArray`]).
+    _keep: Vec<std::rc::Rc<dyn std::any::Any>>,
 }
 
 impl Entries {
@@ -75,7 +77,7 @@ impl Entries {
     }
 
     /// Marshals `args` for calling `func`.
-    pub fn prepare(&self, func: &str, args: &[RtValue]) -> Result<PreparedCall, String> {
+    pub fn prepare(&self, func: &str, args: &[marshal::Arg]) -> Result<PreparedCall, String> {
         if let Some(d) = self.unsupported.get(func) {
             return Err(d.message.clone());
         }
@@ -96,10 +98,13 @@ impl Entries {
                 self.backend
             ));
         }
-        let (mut words, mut bufs) = (Vec::new(), Vec::new());
+        let (mut words, mut bufs, mut keep) = (Vec::new(), Vec::new(), Vec::new());
         for (i, (a, t)) in args.iter().zip(&f.params).enumerate() {
-            marshal::marshal(a, t, &mut words, &mut bufs)
-                .map_err(|e| format!("argument #{}: {e}", i + 1))?;
+            match a {
+                marshal::Arg::Value(v) => marshal::marshal(v, t, &mut words, &mut bufs),
+                marshal::Arg::Raw(r) => marshal::marshal_raw(r, t, &mut words, &mut keep),
+            }
+            .map_err(|e| format!("argument #{}: {e}", i + 1))?;
         }
         words.push(0);
         Ok(PreparedCall {
@@ -107,12 +112,20 @@ impl Entries {
             func: k,
             words,
             _bufs: bufs,
+            _keep: keep,
         })
     }
 
     /// Calls a prepared function. A run-time fault of the compiled code is a
     /// [`RunError`] at the faulting op.
     pub fn call(&self, p: &PreparedCall) -> Result<Vec<RtValue>, RunError> {
+        let out = self.call_out(p, false)?;
+        Ok(out.into_iter().map(marshal::Out::into_value).collect())
+    }
+
+    /// [`Self::call`]; vectors and matrices of scalars stay the buffers
+    /// they were returned in where `raw` ([`marshal::Out::Raw`]).
+    pub fn call_out(&self, p: &PreparedCall, raw: bool) -> Result<Vec<marshal::Out>, RunError> {
         if p.module != self.id {
             return Err(RunError {
                 loc: Loc::UNKNOWN,
@@ -151,6 +164,6 @@ impl Entries {
             return Err(e);
         }
         // SAFETY: a successful call wrote every result field.
-        Ok(unsafe { marshal::unmarshal(out.as_ptr() as *const u8, &f.out, &f.results) })
+        Ok(unsafe { marshal::unmarshal_out(out.as_ptr() as *const u8, &f.out, &f.results, raw) })
     }
 }

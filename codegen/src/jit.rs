@@ -9,6 +9,7 @@ use ir::Context;
 use ir::Diagnostic;
 
 use crate::host::{Entries, HostFunc, PreparedCall, Trampoline};
+use crate::marshal::Arg;
 use crate::module::{self, Wrapper};
 use crate::{isa, runtime};
 
@@ -77,6 +78,13 @@ impl JitModule {
     /// Marshals `args` for calling `func`. `Err` explains a missing function
     /// or an argument that does not match the signature.
     pub fn prepare(&self, func: &str, args: &[RtValue]) -> Result<PreparedCall, String> {
+        let args: Vec<Arg> = args.iter().cloned().map(Arg::Value).collect();
+        self.entries.prepare(func, &args)
+    }
+
+    /// [`Self::prepare`] with arguments that may be raw arrays, passed in
+    /// place ([`crate::RawArray`]).
+    pub fn prepare_args(&self, func: &str, args: &[Arg]) -> Result<PreparedCall, String> {
         self.entries.prepare(func, args)
     }
 
@@ -84,6 +92,13 @@ impl JitModule {
     /// [`RunError`] at the faulting op.
     pub fn call(&self, p: &PreparedCall) -> Result<Vec<RtValue>, RunError> {
         self.entries.call(p)
+    }
+
+    /// [`Self::call`], with vector and matrix results of scalars kept as
+    /// their buffers ([`crate::Out::Raw`], e.g. to write a `.npy` file
+    /// from them with no conversion).
+    pub fn call_raw(&self, p: &PreparedCall) -> Result<Vec<crate::Out>, RunError> {
+        self.entries.call_out(p, true)
     }
 
     /// The names of the compiled functions.

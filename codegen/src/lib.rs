@@ -122,4 +122,5 @@ pub mod translate;
 
 pub use host::PreparedCall;
 pub use jit::JitModule;
+pub use marshal::{Arg, Out, OwnedArray, RawArray};
 pub use object::emit_object;

@@ -5,6 +5,7 @@
 //! vector); results are read from the out-struct and returned buffers
 //! (inner ones included) are freed.
 
+use std::any::Any;
 use std::rc::Rc;
 
 use ir::interp::{MatValue, RtValue};
@@ -39,6 +40,65 @@ fn elems(items: &[RtValue], t: &Type) -> Option<Vec<u64>> {
         bytes[k * es..(k + 1) * es].copy_from_slice(&w[..es]);
     }
     Some(buf)
+}
+
+/// An argument of a compiled function: a run-time value, which is
+/// converted element by element, or an array whose bytes already have the
+/// ABI's layout, which is passed as it is.
+pub enum Arg {
+    Value(RtValue),
+    Raw(RawArray),
+}
+
+/// A vector (`rows == None`) or row-major matrix whose elements already lie
+/// in memory as the ABI lays them out (dense, little-endian, the size of
+/// [`abi::scalar`] of `elem`, `i1` as a byte 0 or 1), such as the data of
+/// a mapped `.npy` file: compiled code reads it in place, with no copy and
+/// no conversion. Compiled code never writes or frees an argument.
+pub struct RawArray {
+    /// The element type; it must equal the parameter's.
+    pub elem: Type,
+    /// The first element, aligned to the element's size (may dangle when
+    /// `len` is 0).
+    pub data: *const u8,
+    /// Number of elements (`rows * cols` for a matrix).
+    pub len: usize,
+    /// `Some((rows, cols))` for a matrix.
+    pub shape: Option<(usize, usize)>,
+    /// Keeps the memory behind `data` alive while a prepared call holds it.
+    pub keep: Rc<dyn Any>,
+}
+
+/// Appends the words of the raw array `a` for a parameter of type `t`,
+/// keeping its memory alive in `keep`.
+pub fn marshal_raw(
+    a: &RawArray,
+    t: &Type,
+    words: &mut Vec<u64>,
+    keep: &mut Vec<Rc<dyn Any>>,
+) -> Result<(), String> {
+    let bytes = abi::scalar(&a.elem).map(|c| c.bytes() as usize);
+    let fits = bytes.is_some_and(|b| (a.data as usize) % b == 0 || a.len == 0)
+        && !matches!(a.elem, Type::F16 | Type::BF16);
+    match (t, a.shape) {
+        (Type::Vec(e), None) if **e == a.elem && fits => {
+            words.extend([a.data as u64, a.len as u64]);
+        }
+        (Type::Mat(e), Some((r, c))) if **e == a.elem && fits && r * c == a.len => {
+            words.extend([a.data as u64, r as u64, c as u64]);
+        }
+        _ => {
+            let shape = match a.shape {
+                None => format!("vec<{}>", a.elem),
+                Some(_) => format!("mat<{}>", a.elem),
+            };
+            return Err(format!(
+                "expected a value of type '{t}', got a '{shape}' array"
+            ));
+        }
+    }
+    keep.push(a.keep.clone());
+    Ok(())
 }
 
 /// Appends the words of argument `v` of type `t` to `words`, keeping element
@@ -124,36 +184,124 @@ unsafe fn take_elems(p: *mut u8, n: usize, t: &Type) -> Vec<RtValue> {
     out
 }
 
+/// A vector (`shape == None`) or row-major matrix result of compiled code,
+/// as the buffer it returned: `len` elements of scalar type `elem` in the
+/// ABI's layout (see [`RawArray`]). It owns the buffer and frees it when
+/// dropped; [`OwnedArray::bytes`] hands it to a writer with no conversion.
+pub struct OwnedArray {
+    pub elem: Type,
+    data: *mut u8,
+    pub len: usize,
+    pub shape: Option<(usize, usize)>,
+}
+
+impl OwnedArray {
+    /// The elements' bytes (`len` times the element's ABI size).
+    pub fn bytes(&self) -> &[u8] {
+        let es = abi::scalar(&self.elem).map_or(8, |c| c.bytes() as usize);
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: the buffer holds `len` elements and lives as long as self.
+        unsafe { std::slice::from_raw_parts(self.data, self.len * es) }
+    }
+
+    /// The array as a run-time value (decoded element by element).
+    pub fn into_value(self) -> RtValue {
+        let es = abi::scalar(&self.elem).map_or(8, |c| c.bytes() as usize);
+        // SAFETY: `len` elements of `elem` lie at `data`.
+        let data: Vec<RtValue> = (0..self.len)
+            .map(|k| unsafe { read_scalar(self.data.add(k * es), &self.elem) })
+            .collect();
+        match self.shape {
+            Some((rows, cols)) => RtValue::Mat(Rc::new(MatValue { rows, cols, data })),
+            None => RtValue::Vec(Rc::new(data)),
+        }
+    }
+}
+
+impl Drop for OwnedArray {
+    fn drop(&mut self) {
+        // Compiled code returned this buffer to its caller, who owns it.
+        runtime::l0rt_free(self.data)
+    }
+}
+
+/// A result of compiled code: a run-time value, or (where asked for) a
+/// vector or matrix of scalars kept as the buffer it came in.
+pub enum Out {
+    Value(RtValue),
+    Raw(OwnedArray),
+}
+
+impl Out {
+    /// The result as a run-time value.
+    pub fn into_value(self) -> RtValue {
+        match self {
+            Out::Value(v) => v,
+            Out::Raw(a) => a.into_value(),
+        }
+    }
+}
+
 /// Converts the results in the out-struct `out` (laid out as `layout`) to
-/// run-time values, freeing returned buffers (the caller owns them).
+/// run-time values, freeing returned buffers (the caller owns them); with
+/// `raw`, vectors and matrices of scalars stay their buffers
+/// ([`Out::Raw`]).
 ///
 /// # Safety
 /// `out` must hold results written by a successful call.
-pub unsafe fn unmarshal(out: *const u8, layout: &Layout, types: &[Type]) -> Vec<RtValue> {
+pub unsafe fn unmarshal_out(
+    out: *const u8,
+    layout: &Layout,
+    types: &[Type],
+    raw: bool,
+) -> Vec<Out> {
     let mut k = 0;
     let mut res = Vec::with_capacity(types.len());
     let field = |k: usize| out.add(layout.offsets[k] as usize);
     for t in types {
-        match t {
+        if let (true, Type::Vec(e) | Type::Mat(e)) = (raw, t) {
+            if abi::scalar(e).is_some() {
+                let p = (field(k) as *const *mut u8).read_unaligned();
+                let a = (field(k + 1) as *const i64).read_unaligned() as usize;
+                let (len, shape, words) = match t {
+                    Type::Mat(_) => {
+                        let c = (field(k + 2) as *const i64).read_unaligned() as usize;
+                        (a * c, Some((a, c)), 3)
+                    }
+                    _ => (a, None, 2),
+                };
+                res.push(Out::Raw(OwnedArray {
+                    elem: (**e).clone(),
+                    data: p,
+                    len,
+                    shape,
+                }));
+                k += words;
+                continue;
+            }
+        }
+        res.push(Out::Value(match t {
             Type::Vec(e) => {
                 let p = (field(k) as *const *mut u8).read_unaligned();
                 let n = (field(k + 1) as *const i64).read_unaligned() as usize;
-                res.push(RtValue::Vec(Rc::new(take_elems(p, n, e))));
                 k += 2;
+                RtValue::Vec(Rc::new(take_elems(p, n, e)))
             }
             Type::Mat(e) => {
                 let p = (field(k) as *const *mut u8).read_unaligned();
                 let rows = (field(k + 1) as *const i64).read_unaligned() as usize;
                 let cols = (field(k + 2) as *const i64).read_unaligned() as usize;
                 let data = take_elems(p, rows * cols, e);
-                res.push(RtValue::Mat(Rc::new(MatValue { rows, cols, data })));
                 k += 3;
+                RtValue::Mat(Rc::new(MatValue { rows, cols, data }))
             }
             _ => {
-                res.push(read_scalar(field(k), t));
                 k += 1;
+                read_scalar(field(k - 1), t)
             }
-        }
+        }));
     }
     res
 }

@@ -8,6 +8,43 @@ use std::rc::Rc;
 use ir::interp::{MatValue, RtValue};
 use ir::Type;
 
+/// One `--arg` value: parsed, or a mapped `.npy` file decoded only when
+/// a run needs its values ([`crate::npy::Mapped`]).
+pub enum Leaf {
+    Value(RtValue),
+    Npy(Rc<crate::npy::Mapped>),
+}
+
+impl Leaf {
+    /// The value (a mapped file is decoded).
+    pub fn value(&self) -> Result<RtValue, String> {
+        match self {
+            Leaf::Value(v) => Ok(v.clone()),
+            Leaf::Npy(m) => m.value(),
+        }
+    }
+
+    /// The argument for compiled code: a mapped file is passed in place
+    /// where its bytes have the ABI's layout.
+    pub fn arg(&self) -> Result<codegen::Arg, String> {
+        match self {
+            Leaf::Npy(m) => match m.raw() {
+                Some(r) => Ok(codegen::Arg::Raw(r)),
+                None => m.value().map(codegen::Arg::Value),
+            },
+            Leaf::Value(v) => Ok(codegen::Arg::Value(v.clone())),
+        }
+    }
+}
+
+/// Parses one `--arg` text for type `ty`; `@path.npy` is mapped, not read.
+pub fn parse_leaf(text: &str, ty: &Type) -> Result<Leaf, String> {
+    match text.trim().strip_prefix('@') {
+        Some(path) => Ok(Leaf::Npy(Rc::new(crate::npy::open(Path::new(path), ty)?))),
+        None => parse_arg(text, ty).map(Leaf::Value),
+    }
+}
+
 /// Parses one `--arg` text as a value of type `ty`.
 pub fn parse_arg(text: &str, ty: &Type) -> Result<RtValue, String> {
     let t = text.trim();

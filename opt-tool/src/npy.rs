@@ -5,49 +5,162 @@
 //! `-o` always writes C order).
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter};
-use std::path::Path;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use ir::interp::{MatValue, RtValue};
 use ir::Type;
 use npyz::WriterBuilder;
 
-/// Reads `path` as a value of type `ty` (`vec<T>` or `mat<T>`).
-pub fn read(path: &Path, ty: &Type) -> Result<RtValue, String> {
+/// A `.npy` file mapped into memory, its header checked against the
+/// parameter type `vec<T>` or `mat<T>` (dtype, rank, length). Nothing is
+/// decoded until a run needs values ([`Mapped::value`], for the
+/// interpreter); compiled code reads the file's bytes in place where their
+/// layout is the ABI's ([`Mapped::raw`]), so a large input costs its page
+/// faults and no conversion. The file must not be truncated while it is
+/// mapped (as for any memory-mapped file).
+pub struct Mapped {
+    path: PathBuf,
+    map: Rc<memmap2::Mmap>,
+    header: npyz::NpyHeader,
+    /// Offset of the first element in the file.
+    offset: usize,
+    /// The dtype as the header spells it, e.g. `<f8`.
+    descr: String,
+    ty: Type,
+}
+
+/// Maps `path` for a parameter of type `ty` (`vec<T>` or `mat<T>`).
+pub fn open(path: &Path, ty: &Type) -> Result<Mapped, String> {
     let f = File::open(path).map_err(|e| format!("cannot open '{}': {e}", path.display()))?;
-    let npy = npyz::NpyFile::new(BufReader::new(f))
-        .map_err(|e| format!("'{}' is not a valid .npy file: {e}", path.display()))?;
-    let shape = npy.shape().to_vec();
-    let fortran = npy.order() == npyz::Order::Fortran;
+    // SAFETY: the map is only read, and the file is not written by this
+    // process; see `Mapped` for truncation by another one.
+    let map = unsafe { memmap2::Mmap::map(&f) }
+        .map_err(|e| format!("cannot read '{}': {e}", path.display()))?;
+    let invalid = |e: std::io::Error| format!("'{}' is not a valid .npy file: {e}", path.display());
+    let mut cursor = std::io::Cursor::new(&map[..]);
+    let header = npyz::NpyHeader::from_reader(&mut cursor).map_err(invalid)?;
+    let offset = cursor.position() as usize;
+    let npy = npyz::NpyFile::with_header(header.clone(), &map[offset..]);
     let elem = ty
         .elem()
         .cloned()
         .ok_or_else(|| format!("a .npy file cannot be passed as '{ty}'"))?;
-    let data = read_elems(npy, &elem).map_err(|e| format!("'{}': {e}", path.display()))?;
-    match (ty, shape.as_slice()) {
-        (Type::Vec(_), [_]) => Ok(RtValue::Vec(Rc::new(data))),
-        (Type::Mat(_), [r, c]) => {
-            let (rows, cols) = (*r as usize, *c as usize);
-            Ok(RtValue::Mat(Rc::new(MatValue {
-                rows,
-                cols,
-                data: if fortran {
-                    row_major_of_column_major(data, rows, cols)
-                } else {
-                    data
-                },
-            })))
+    let descr = dtype_for(&npy, &elem).map_err(|e| format!("'{}': {e}", path.display()))?;
+    match (ty, npy.shape()) {
+        (Type::Vec(_), [_]) | (Type::Mat(_), [_, _]) => {}
+        (Type::Vec(_), s) => {
+            return Err(format!(
+                "'{}' has shape {s:?}, expected a 1-D array for '{ty}'",
+                path.display()
+            ))
         }
-        (Type::Vec(_), s) => Err(format!(
-            "'{}' has shape {s:?}, expected a 1-D array for '{ty}'",
-            path.display()
-        )),
-        (_, s) => Err(format!(
-            "'{}' has shape {s:?}, expected a 2-D array for '{ty}'",
-            path.display()
-        )),
+        (_, s) => {
+            return Err(format!(
+                "'{}' has shape {s:?}, expected a 2-D array for '{ty}'",
+                path.display()
+            ))
+        }
     }
+    let need = (npy.len() as u128) * (elem_bytes(&descr) as u128);
+    if need > (map.len() - offset) as u128 {
+        return Err(format!(
+            "'{}' is truncated: its header promises {need} bytes of data, it holds {}",
+            path.display(),
+            map.len() - offset
+        ));
+    }
+    Ok(Mapped {
+        path: path.to_path_buf(),
+        map: Rc::new(map),
+        header,
+        offset,
+        descr,
+        ty: ty.clone(),
+    })
+}
+
+/// Reads `path` as a value of type `ty` (`vec<T>` or `mat<T>`).
+pub fn read(path: &Path, ty: &Type) -> Result<RtValue, String> {
+    open(path, ty)?.value()
+}
+
+impl Mapped {
+    fn npy(&self) -> npyz::NpyFile<&[u8]> {
+        npyz::NpyFile::with_header(self.header.clone(), &self.map[self.offset..])
+    }
+
+    /// The file's array as a run-time value (decoded element by element; a
+    /// Fortran-order matrix is reordered by rows).
+    pub fn value(&self) -> Result<RtValue, String> {
+        let npy = self.npy();
+        let shape = npy.shape().to_vec();
+        let fortran = npy.order() == npyz::Order::Fortran;
+        let elem = self.ty.elem().cloned().unwrap_or(Type::F64);
+        let data = read_elems(npy, &elem).map_err(|e| format!("'{}': {e}", self.path.display()))?;
+        Ok(match shape.as_slice() {
+            [r, c] => {
+                let (rows, cols) = (*r as usize, *c as usize);
+                RtValue::Mat(Rc::new(MatValue {
+                    rows,
+                    cols,
+                    data: if fortran {
+                        row_major_of_column_major(data, rows, cols)
+                    } else {
+                        data
+                    },
+                }))
+            }
+            _ => RtValue::Vec(Rc::new(data)),
+        })
+    }
+
+    /// The file's data as compiled code reads it, in place: `None` where
+    /// the bytes are not already the ABI's layout (a Fortran-order matrix,
+    /// a big-endian or 16-bit float dtype, a `bool` byte other than 0 or 1,
+    /// data not aligned to its element size), and the caller decodes
+    /// [`Self::value`] instead.
+    pub fn raw(&self) -> Option<codegen::RawArray> {
+        let npy = self.npy();
+        let elem = self.ty.elem()?.clone();
+        let shape = match *npy.shape() {
+            [n] => (n as usize, None),
+            [r, c] if npy.order() == npyz::Order::C => {
+                ((r * c) as usize, Some((r as usize, c as usize)))
+            }
+            _ => return None,
+        };
+        let little = self.descr.starts_with('<') || self.descr.starts_with('|');
+        let es = elem_bytes(&self.descr);
+        let in_abi = matches!(
+            (&elem, &self.descr[1..]),
+            (Type::F64, "f8")
+                | (Type::F32, "f4")
+                | (Type::I64 | Type::Index, "i8")
+                | (Type::I32, "i4")
+                | (Type::I1, "b1")
+        );
+        let data = &self.map[self.offset..self.offset + shape.0 * es];
+        if !little || !in_abi || (data.as_ptr() as usize) % es != 0 {
+            return None;
+        }
+        if elem == Type::I1 && data.iter().any(|&b| b > 1) {
+            return None;
+        }
+        Some(codegen::RawArray {
+            elem,
+            data: data.as_ptr(),
+            len: shape.0,
+            shape: shape.1,
+            keep: self.map.clone(),
+        })
+    }
+}
+
+/// Bytes per element of a plain dtype such as `<f8` (its trailing number).
+fn elem_bytes(descr: &str) -> usize {
+    descr[2..].parse().unwrap_or(1)
 }
 
 /// The elements of a `rows x cols` matrix stored column by column (a
@@ -63,10 +176,9 @@ fn row_major_of_column_major(data: Vec<RtValue>, rows: usize, cols: usize) -> Ve
     out
 }
 
-fn read_elems<R: std::io::Read>(
-    npy: npyz::NpyFile<R>,
-    elem: &Type,
-) -> Result<Vec<RtValue>, String> {
+/// The header's dtype (e.g. `<f8`) where it holds elements of type
+/// `elem`; `Err` says why not.
+fn dtype_for<R: std::io::Read>(npy: &npyz::NpyFile<R>, elem: &Type) -> Result<String, String> {
     let dt = npy.dtype();
     let ts = match &dt {
         npyz::DType::Plain(ts) => ts.to_string(),
@@ -86,6 +198,13 @@ fn read_elems<R: std::io::Read>(
             "dtype '{ts}' does not match element type '{elem}' (expected '{want}')"
         ));
     }
+    Ok(ts)
+}
+
+fn read_elems<R: std::io::Read>(
+    npy: npyz::NpyFile<R>,
+    elem: &Type,
+) -> Result<Vec<RtValue>, String> {
     let err = |e: std::io::Error| e.to_string();
     Ok(match elem {
         Type::F64 => npy
@@ -128,52 +247,70 @@ fn read_elems<R: std::io::Read>(
 }
 
 /// Writes a vector or matrix result of type `ty` to `path` (via a temporary
-/// file renamed into place, so no half-written file is left on error).
-pub fn write(path: &Path, v: &RtValue, ty: &Type) -> Result<(), String> {
-    let (shape, data): (Vec<u64>, &[RtValue]) = match v {
-        RtValue::Vec(d) => (vec![d.len() as u64], d),
-        RtValue::Mat(m) => (vec![m.rows as u64, m.cols as u64], &m.data),
-        _ => return Err("-o FILE.npy needs a vector or matrix result".into()),
-    };
+/// file renamed into place, so no half-written file is left on error). A
+/// result of compiled code still in its buffer ([`codegen::Out::Raw`]) is
+/// written from its bytes where they are the file's layout.
+pub fn write(path: &Path, v: codegen::Out, ty: &Type) -> Result<(), String> {
+    match v {
+        codegen::Out::Raw(a) => match dtype_of_abi(&a.elem) {
+            Some(descr) => {
+                let shape = match a.shape {
+                    Some((r, c)) => format!("({r}, {c})"),
+                    None => format!("({},)", a.len),
+                };
+                via_tmp(path, |mut w| {
+                    use std::io::Write;
+                    w.write_all(&header_v1(descr, &shape))?;
+                    w.write_all(a.bytes())?;
+                    w.flush()
+                })
+            }
+            None => write_value(path, &a.into_value(), ty),
+        },
+        codegen::Out::Value(v) => write_value(path, &v, ty),
+    }
+}
+
+/// The little-endian dtype of elements of `t` whose ABI bytes are also
+/// their `.npy` bytes (a 16-bit float is an `f32` in the ABI: not one).
+fn dtype_of_abi(t: &Type) -> Option<&'static str> {
+    Some(match t {
+        Type::F64 => "<f8",
+        Type::F32 => "<f4",
+        Type::I64 | Type::Index => "<i8",
+        Type::I32 => "<i4",
+        Type::I1 => "|b1",
+        _ => return None,
+    })
+}
+
+/// A version 1.0 `.npy` header for a C-order array of dtype `descr` and
+/// shape `shape` (Python tuple syntax), padded with spaces so that the
+/// data starts at a multiple of 64 bytes, as NumPy writes it (and as
+/// [`Mapped::raw`] needs it to read the file back in place).
+fn header_v1(descr: &str, shape: &str) -> Vec<u8> {
+    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    // magic (6) + version (2) + length (2) + dict + newline
+    while (10 + dict.len() + 1) % 64 != 0 {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend((dict.len() as u16).to_le_bytes());
+    out.extend(dict.as_bytes());
+    out
+}
+
+/// Runs `body` on a buffered writer of a temporary file next to `path`,
+/// then renames it into place; on an error the temporary file is removed.
+fn via_tmp(
+    path: &Path,
+    body: impl FnOnce(BufWriter<File>) -> std::io::Result<()>,
+) -> Result<(), String> {
     let tmp = path.with_extension("npy.tmp");
-    let res = (|| -> Result<(), String> {
-        let f =
-            File::create(&tmp).map_err(|e| format!("cannot create '{}': {e}", path.display()))?;
-        let w = BufWriter::new(f);
-        let io = |e: std::io::Error| e.to_string();
-        match ty.elem() {
-            Some(Type::F64) => write_all(w, &shape, data.iter().map(|x| x.as_f64().unwrap_or(0.0))),
-            Some(Type::F32) => write_all(
-                w,
-                &shape,
-                data.iter().map(|x| x.as_f64().unwrap_or(0.0) as f32),
-            ),
-            Some(Type::F16) => write_all(
-                w,
-                &shape,
-                data.iter().map(|x| {
-                    let v = match x {
-                        RtValue::F32(v) => *v,
-                        _ => 0.0,
-                    };
-                    npyz::half::f16::from_bits(ir::types::half_to_bits(v, &Type::F16))
-                }),
-            ),
-            Some(Type::I32) => write_all(
-                w,
-                &shape,
-                data.iter().map(|x| x.as_int().unwrap_or(0) as i32),
-            ),
-            Some(Type::I1) => {
-                write_all(w, &shape, data.iter().map(|x| x.as_bool().unwrap_or(false)))
-            }
-            Some(Type::I64 | Type::Index) => {
-                write_all(w, &shape, data.iter().map(|x| x.as_int().unwrap_or(0)))
-            }
-            _ => return Err(format!("cannot write '{ty}' to .npy")),
-        }
-        .map_err(io)
-    })();
+    let res = File::create(&tmp)
+        .map_err(|e| format!("cannot create '{}': {e}", path.display()))
+        .and_then(|f| body(BufWriter::new(f)).map_err(|e| e.to_string()));
     match res {
         Ok(()) => std::fs::rename(&tmp, path)
             .map_err(|e| format!("cannot write '{}': {e}", path.display())),
@@ -182,6 +319,47 @@ pub fn write(path: &Path, v: &RtValue, ty: &Type) -> Result<(), String> {
             Err(e)
         }
     }
+}
+
+/// [`write`] of a run-time value, element by element with `npyz`.
+fn write_value(path: &Path, v: &RtValue, ty: &Type) -> Result<(), String> {
+    let (shape, data): (Vec<u64>, &[RtValue]) = match v {
+        RtValue::Vec(d) => (vec![d.len() as u64], d),
+        RtValue::Mat(m) => (vec![m.rows as u64, m.cols as u64], &m.data),
+        _ => return Err("-o FILE.npy needs a vector or matrix result".into()),
+    };
+    if !matches!(
+        ty.elem(),
+        Some(Type::F64 | Type::F32 | Type::F16 | Type::I32 | Type::I1 | Type::I64 | Type::Index)
+    ) {
+        return Err(format!("cannot write '{ty}' to .npy"));
+    }
+    via_tmp(path, |w| match ty.elem() {
+        Some(Type::F64) => write_all(w, &shape, data.iter().map(|x| x.as_f64().unwrap_or(0.0))),
+        Some(Type::F32) => write_all(
+            w,
+            &shape,
+            data.iter().map(|x| x.as_f64().unwrap_or(0.0) as f32),
+        ),
+        Some(Type::F16) => write_all(
+            w,
+            &shape,
+            data.iter().map(|x| {
+                let v = match x {
+                    RtValue::F32(v) => *v,
+                    _ => 0.0,
+                };
+                npyz::half::f16::from_bits(ir::types::half_to_bits(v, &Type::F16))
+            }),
+        ),
+        Some(Type::I32) => write_all(
+            w,
+            &shape,
+            data.iter().map(|x| x.as_int().unwrap_or(0) as i32),
+        ),
+        Some(Type::I1) => write_all(w, &shape, data.iter().map(|x| x.as_bool().unwrap_or(false))),
+        _ => write_all(w, &shape, data.iter().map(|x| x.as_int().unwrap_or(0))),
+    })
 }
 
 fn write_all<T: npyz::AutoSerialize, W: std::io::Write>(
@@ -196,4 +374,59 @@ fn write_all<T: npyz::AutoSerialize, W: std::io::Write>(
         .begin_nd()?;
     writer.extend(items)?;
     writer.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn save<T: npyz::AutoSerialize>(name: &str, shape: &[u64], order: npyz::Order, data: &[T])
+    where
+        T: Clone,
+    {
+        let path = std::env::temp_dir().join(format!("l0-npy-{}-{name}", std::process::id()));
+        let w = BufWriter::new(File::create(&path).unwrap());
+        let mut wr = npyz::WriteOptions::<T>::new()
+            .default_dtype()
+            .shape(shape)
+            .order(order)
+            .writer(w)
+            .begin_nd()
+            .unwrap();
+        wr.extend(data.iter().cloned()).unwrap();
+        wr.finish().unwrap();
+    }
+
+    fn mapped(name: &str, ty: &str) -> Mapped {
+        let path = std::env::temp_dir().join(format!("l0-npy-{}-{name}", std::process::id()));
+        let ty = ir::parser::parse_type(ty).unwrap();
+        open(&path, &ty).unwrap()
+    }
+
+    /// Files in the ABI's layout are read in place: the raw array points
+    /// into the mapping and holds the file's elements.
+    #[test]
+    fn abi_layouts_are_read_in_place() {
+        use npyz::Order::{Fortran, C};
+        save("f8", &[3], C, &[1.5f64, 2.5, -1.0]);
+        save("i4", &[2], C, &[7i32, -8]);
+        save("b1", &[2], C, &[true, false]);
+        save("m", &[2, 2], C, &[1.0f64, 2.0, 3.0, 4.0]);
+        save("mf", &[2, 2], Fortran, &[1.0f64, 2.0, 3.0, 4.0]);
+        let r = mapped("f8", "vec<f64>").raw().expect("f8 in place");
+        assert_eq!((r.len, r.shape), (3, None));
+        // SAFETY: `r.keep` holds the mapping, of 3 aligned f64s.
+        let xs = unsafe { std::slice::from_raw_parts(r.data as *const f64, 3) };
+        assert_eq!(xs, [1.5, 2.5, -1.0]);
+        assert!(mapped("i4", "vec<i32>").raw().is_some());
+        assert!(mapped("b1", "vec<i1>").raw().is_some());
+        let m = mapped("m", "mat<f64>")
+            .raw()
+            .expect("C-order matrix in place");
+        assert_eq!((m.len, m.shape), (4, Some((2, 2))));
+        // A Fortran-order matrix is decoded (reordered by rows) instead.
+        let f = mapped("mf", "mat<f64>");
+        assert!(f.raw().is_none());
+        assert_eq!(f.value().unwrap().to_string(), "[[1, 3], [2, 4]]");
+    }
 }

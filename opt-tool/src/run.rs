@@ -6,7 +6,9 @@ use std::time::Instant;
 use ir::interp::{Interp, RtValue};
 use ir::{Attribute, Context, Loc, Type};
 
+use crate::args::Leaf;
 use crate::{Backend, Cli, Failure};
+use codegen::Out;
 
 /// The parameter and result types of function `name`.
 pub fn signature(ctx: &Context, name: &str) -> Option<(Vec<Type>, Vec<Type>)> {
@@ -98,10 +100,10 @@ impl Watchdog {
 }
 
 /// Calls compiled code once, then `--bench` times more (median on stderr).
-fn native_calls(
+fn native_calls<T>(
     cli: &Cli,
-    call: impl Fn() -> Result<Vec<RtValue>, ir::interp::RunError>,
-) -> Result<Vec<RtValue>, Failure> {
+    call: impl Fn() -> Result<T, ir::interp::RunError>,
+) -> Result<T, Failure> {
     let r = call().map_err(|e| Failure::Diags(vec![e.into_diagnostic()]))?;
     if let Some(n) = cli.bench {
         let mut times = Vec::with_capacity(n);
@@ -128,8 +130,8 @@ fn run_on_gpu(
     cli: &Cli,
     ctx: &mut Context,
     func: &str,
-    leaves: &[RtValue],
-) -> Result<Vec<RtValue>, Failure> {
+    leaves: &[Leaf],
+) -> Result<Vec<Out>, Failure> {
     // Errors about the device are reported at the function being run.
     let at = ctx
         .lookup_symbol(func)
@@ -137,16 +139,19 @@ fn run_on_gpu(
         .unwrap_or(Loc::UNKNOWN);
     let diag = move |m: String| Failure::Diags(vec![ir::Diagnostic::error(at, m)]);
     lower_for_gpu(ctx, cli.fuse_before_lowering())?;
-    let args = &assemble(ctx, func, leaves)?[..];
     let ctx: &Context = ctx;
     let backend = cli.backend();
+    let interp_args = || -> Result<Vec<RtValue>, Failure> { assemble(ctx, func, &values(leaves)?) };
     if cli.device == crate::Device::Sim || codegen::runtime::gpu::kernels(ctx).is_empty() {
         if backend == Backend::Interp {
             // The interpreter simulates the kernels itself.
-            return native_calls(cli, || Interp::new(ctx).call(func, args, Loc::UNKNOWN));
+            let args = &interp_args()?;
+            return native_calls(cli, || Interp::new(ctx).call(func, args, Loc::UNKNOWN))
+                .map(values_out);
         }
         let sim = crate::device::SimDevice::new(ctx);
-        return host_calls(cli, ctx, backend, func, args, &sim, None);
+        let args = native_args(ctx, func, leaves)?;
+        return host_calls(cli, ctx, backend, func, &args, &sim, None);
     }
     if !crate::cuda::driver_present() {
         return Err(diag(crate::cuda::NO_DRIVER.into()));
@@ -156,6 +161,7 @@ fn run_on_gpu(
     if backend == Backend::Interp {
         // The interpreter's host ops on the GPU: a bridge per call, which
         // frees what the call left on the device.
+        let args = &interp_args()?;
         let call = || {
             let mut it = Interp::new(ctx);
             let bridge = crate::device::Bridge::new(cuda.clone());
@@ -164,9 +170,10 @@ fn run_on_gpu(
             )));
             it.call(func, args, Loc::UNKNOWN)
         };
-        return timed_calls(cli, &call, Some(&*cuda));
+        return timed_calls(cli, &call, Some(&*cuda)).map(values_out);
     }
-    host_calls(cli, ctx, backend, func, args, &*cuda, Some(&*cuda))
+    let args = native_args(ctx, func, leaves)?;
+    host_calls(cli, ctx, backend, func, &args, &*cuda, Some(&*cuda))
 }
 
 /// Compiles `ctx` with `backend` (Cranelift or LLVM) and calls `func`
@@ -176,10 +183,10 @@ fn host_calls(
     ctx: &Context,
     backend: Backend,
     func: &str,
-    args: &[RtValue],
+    args: &[codegen::Arg],
     device: &dyn codegen::runtime::gpu::GpuDevice,
     cuda: Option<&crate::cuda::Cuda>,
-) -> Result<Vec<RtValue>, Failure> {
+) -> Result<Vec<Out>, Failure> {
     use codegen::runtime::gpu::with_device;
     if backend == Backend::Llvm {
         let module = codegen::llvm::LlvmJit::compile(ctx)?;
@@ -187,30 +194,30 @@ fn host_calls(
             eprintln!("compile_ns={}", module.compile_time.as_nanos());
         }
         module.check(func)?;
-        let prepared = module.prepare(func, args).map_err(Failure::Usage)?;
+        let prepared = module.prepare_args(func, args).map_err(Failure::Usage)?;
         timed_calls(
             cli,
-            &|| with_device(device, || module.call(&prepared)),
+            &|| with_device(device, || module.call_raw(&prepared)),
             cuda,
         )
     } else {
         let module = codegen::JitModule::compile(ctx)?;
         module.check(func)?;
-        let prepared = module.prepare(func, args).map_err(Failure::Usage)?;
+        let prepared = module.prepare_args(func, args).map_err(Failure::Usage)?;
         timed_calls(
             cli,
-            &|| with_device(device, || module.call(&prepared)),
+            &|| with_device(device, || module.call_raw(&prepared)),
             cuda,
         )
     }
 }
 
 /// [`native_calls`], with the GPU's copy and kernel times when `cuda`.
-fn timed_calls(
+fn timed_calls<T>(
     cli: &Cli,
-    call: &dyn Fn() -> Result<Vec<RtValue>, ir::interp::RunError>,
+    call: &dyn Fn() -> Result<T, ir::interp::RunError>,
     cuda: Option<&crate::cuda::Cuda>,
-) -> Result<Vec<RtValue>, Failure> {
+) -> Result<T, Failure> {
     let (Some(cuda), Some(n)) = (cuda, cli.bench) else {
         return native_calls(cli, call);
     };
@@ -240,6 +247,23 @@ fn timed_calls(
 /// of [`Type::leaves`], in order, which [`assemble`] turns back into the
 /// parameters of the function as it is when called.
 pub fn parse_args(cli: &Cli, ctx: &Context, func: &str) -> Result<Vec<RtValue>, Failure> {
+    values(&parse_leaves(cli, ctx, func)?)
+}
+
+/// The values of `leaves` (mapped files decoded).
+fn values(leaves: &[Leaf]) -> Result<Vec<RtValue>, Failure> {
+    leaves
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            l.value()
+                .map_err(|e| Failure::Usage(format!("--arg #{}: {e}", i + 1)))
+        })
+        .collect()
+}
+
+/// [`parse_args`] with `.npy` files mapped, not yet decoded.
+fn parse_leaves(cli: &Cli, ctx: &Context, func: &str) -> Result<Vec<Leaf>, Failure> {
     let Some((params, _)) = signature(ctx, func) else {
         return Err(Failure::Usage(format!(
             "no function named '@{func}' to run"
@@ -269,7 +293,7 @@ pub fn parse_args(cli: &Cli, ctx: &Context, func: &str) -> Result<Vec<RtValue>, 
     let mut args = Vec::with_capacity(leaves.len());
     for (i, (a, t)) in cli.args.iter().zip(&leaves).enumerate() {
         args.push(
-            crate::args::parse_arg(a, t)
+            crate::args::parse_leaf(a, t)
                 .map_err(|e| Failure::Usage(format!("--arg #{}: {e}", i + 1)))?,
         );
     }
@@ -291,6 +315,39 @@ pub fn assemble(ctx: &Context, func: &str, leaves: &[RtValue]) -> Result<Vec<RtV
             })
         })
         .collect()
+}
+
+/// Whether each parameter of `func` (as it is now) is one `--arg`: no
+/// struct parameters.
+fn one_arg_per_param(ctx: &Context, func: &str, leaves: &[Leaf]) -> bool {
+    let params = signature(ctx, func).map(|s| s.0).unwrap_or_default();
+    params.len() == leaves.len() && params.iter().all(|t| t.leaves() == [t.clone()])
+}
+
+/// The arguments of compiled `func` from the `--arg` values: a mapped
+/// `.npy` file whose bytes have the ABI's layout is passed in place (no
+/// decoding, no copy) where each parameter is one `--arg`; otherwise the
+/// values are decoded and assembled ([`assemble`]).
+fn native_args(ctx: &Context, func: &str, leaves: &[Leaf]) -> Result<Vec<codegen::Arg>, Failure> {
+    if one_arg_per_param(ctx, func, leaves) {
+        return leaves
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                l.arg()
+                    .map_err(|e| Failure::Usage(format!("--arg #{}: {e}", i + 1)))
+            })
+            .collect();
+    }
+    Ok(assemble(ctx, func, &values(leaves)?)?
+        .into_iter()
+        .map(codegen::Arg::Value)
+        .collect())
+}
+
+/// Results of the interpreter as [`Out`]s.
+fn values_out(vs: Vec<RtValue>) -> Vec<Out> {
+    vs.into_iter().map(Out::Value).collect()
 }
 
 /// The results of `func` as it is now, split into fields (the values of
@@ -320,14 +377,19 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
                 .into(),
         ));
     }
-    let leaves = parse_args(cli, ctx, func)?;
+    let leaves = parse_leaves(cli, ctx, func)?;
+    if !one_arg_per_param(ctx, func, &leaves) {
+        // Struct parameters: their field vectors must have one length,
+        // checked here, before any pass splits the parameters.
+        assemble(ctx, func, &values(&leaves)?)?;
+    }
     let results = signature(ctx, func).map(|s| s.1).unwrap_or_default();
     let result_leaves: Vec<Type> = results.iter().flat_map(Type::leaves).collect();
-    let mut args = assemble(ctx, func, &leaves)?;
     let _watchdog = cli.timeout.map(|t| Watchdog::start(ctx, func, t));
-    let out: Vec<RtValue> = match cli.backend() {
+    let out: Vec<Out> = match cli.backend() {
         _ if cli.target == crate::Target::Nvptx => run_on_gpu(cli, ctx, func, &leaves)?,
         Backend::Interp => {
+            let args = assemble(ctx, func, &values(&leaves)?)?;
             let call = || -> Result<Vec<RtValue>, Failure> {
                 let mut it = Interp::new(ctx);
                 it.call(func, &args, Loc::UNKNOWN)
@@ -343,18 +405,25 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
                 }
                 eprintln!("median_ns={}", median(times));
             }
-            r
+            values_out(r)
         }
         backend @ (Backend::Cranelift | Backend::Llvm) => {
             lower_for_native(ctx, backend, cli.fuse_before_lowering())?;
-            args = assemble(ctx, func, &leaves)?;
+            let args = native_args(ctx, func, &leaves)?;
             // IR already at the gpu level runs its kernels simulated.
             let sim = crate::device::SimDevice::new(ctx);
             host_calls(cli, ctx, backend, func, &args, &sim, None)?
         }
     };
-    let out = flatten_results(ctx, func, &out)?;
     let split = results.len() != result_leaves.len();
+    // Struct results are split into fields (as values); others stay as
+    // they came, so that an array result is written to `-o` from its bytes.
+    let out: Vec<Out> = if split {
+        let vs: Vec<RtValue> = out.into_iter().map(Out::into_value).collect();
+        values_out(flatten_results(ctx, func, &vs)?)
+    } else {
+        out
+    };
     let results = result_leaves;
     if let Some(path) = &cli.output {
         if out.len() != 1 {
@@ -367,12 +436,15 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
                 "-o FILE.npy needs a function with exactly one result{why}"
             )));
         }
-        crate::npy::write(path, &out[0], &results[0]).map_err(Failure::Usage)?;
+        let Some(r) = out.into_iter().next() else {
+            return Ok(());
+        };
+        crate::npy::write(path, r, &results[0]).map_err(Failure::Usage)?;
         return Ok(());
     }
     let mut text = String::new();
-    for v in &out {
-        text.push_str(&v.to_string());
+    for v in out {
+        text.push_str(&v.into_value().to_string());
         text.push('\n');
     }
     // A closed pipe (e.g. `| head`) is not an error of the program.

@@ -568,17 +568,16 @@ fn identity(ty: &str) -> String {
     format!("func.func @main(%x: {ty}) -> {ty} {{\n  \"func.return\"(%x) : ({ty}) -> ()\n}}\n")
 }
 
-/// Runs the identity function of `ty` on `input.npy`: checks stdout is `printed`, then the
-/// same with `-o out.npy`, returning the written file's path.
+/// Runs the identity function of `ty` on `input.npy`: checks stdout is `printed` on every
+/// backend (compiled code reads a file in the ABI's layout in place, any other decoded),
+/// then the same with `-o out.npy`, returning the written file's path.
 fn npy_identity(d: &Path, ty: &str, printed: &str) -> PathBuf {
     let f = write(d, "id.ir", identity(ty));
-    let out = l0_in(
-        d,
-        &["--run=main", "--arg=@input.npy", "--backend=interp", &f],
-        None,
-    );
-    assert_ok(&out);
-    assert_eq!(out.stdout, printed, "{ty}: {out:?}");
+    for backend in ["--backend=interp", "--backend=cranelift", "--backend=llvm"] {
+        let out = l0_in(d, &["--run=main", "--arg=@input.npy", backend, &f], None);
+        assert_ok(&out);
+        assert_eq!(out.stdout, printed, "{ty} {backend}: {out:?}");
+    }
     let out = l0_in(
         d,
         &[
@@ -753,6 +752,50 @@ fn npy_wrong_dtype_or_shape_is_a_usage_error() {
         ),
         "expected a 1-D array",
     );
+}
+
+/// A `.npy` file written by hand: version 1.0, `descr`, C order, `shape`, then `data`
+/// (padded so that the data starts at a multiple of 64 bytes, as NumPy writes).
+fn raw_npy(path: &Path, descr: &str, shape: &str, data: &[u8]) {
+    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + dict.len() + 1) % 64 != 0 {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((dict.len() as u16).to_le_bytes());
+    bytes.extend(dict.as_bytes());
+    bytes.extend(data);
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// Files whose bytes compiled code cannot read in place (big-endian, a bool byte other
+/// than 0 or 1, data cut short) are decoded or refused alike on every backend.
+#[test]
+fn npy_layouts_other_than_the_abi() {
+    let d = scratch("npy-layouts");
+    let f = write(&d, "id.ir", identity("vec<f64>"));
+    let b = write(&d, "idb.ir", identity("vec<i1>"));
+    let be: Vec<u8> = [1.5f64, -2.0]
+        .iter()
+        .flat_map(|x| x.to_be_bytes())
+        .collect();
+    raw_npy(&d.join("be.npy"), ">f8", "(2,)", &be);
+    raw_npy(&d.join("bool.npy"), "|b1", "(3,)", &[1, 2, 0]);
+    raw_npy(&d.join("short.npy"), "<f8", "(3,)", &[0; 16]);
+    for backend in ["--backend=interp", "--backend=cranelift", "--backend=llvm"] {
+        let out = l0_in(&d, &["--run=main", "--arg=@be.npy", backend, &f], None);
+        assert_ok(&out);
+        assert_eq!(out.stdout, "[1.5, -2]\n", "{backend}: {out:?}");
+        assert_usage(
+            &l0_in(&d, &["--run=main", "--arg=@bool.npy", backend, &b], None),
+            "invalid value for bool: 2",
+        );
+        assert_usage(
+            &l0_in(&d, &["--run=main", "--arg=@short.npy", backend, &f], None),
+            "is truncated: its header promises 24 bytes of data, it holds 16",
+        );
+    }
 }
 
 #[test]

@@ -49,6 +49,7 @@ use ir::{Context, Diagnostic};
 use crate::abi;
 use crate::faults::FaultTable;
 use crate::host::{Entries, HostFunc, PreparedCall, Trampoline};
+use crate::marshal::Arg;
 use translate::{parts, FuncInfo, Funcs};
 use writer::Ty;
 
@@ -367,6 +368,13 @@ impl LlvmJit {
 
     /// Marshals `args` for calling `func`.
     pub fn prepare(&self, func: &str, args: &[RtValue]) -> Result<PreparedCall, String> {
+        let args: Vec<Arg> = args.iter().cloned().map(Arg::Value).collect();
+        self.entries.prepare(func, &args)
+    }
+
+    /// [`Self::prepare`] with arguments that may be raw arrays, passed in
+    /// place ([`crate::RawArray`]).
+    pub fn prepare_args(&self, func: &str, args: &[Arg]) -> Result<PreparedCall, String> {
         self.entries.prepare(func, args)
     }
 
@@ -374,6 +382,13 @@ impl LlvmJit {
     /// faulting op.
     pub fn call(&self, p: &PreparedCall) -> Result<Vec<RtValue>, RunError> {
         self.entries.call(p)
+    }
+
+    /// [`Self::call`], with vector and matrix results of scalars kept as
+    /// their buffers ([`crate::Out::Raw`], e.g. to write a `.npy` file
+    /// from them with no conversion).
+    pub fn call_raw(&self, p: &PreparedCall) -> Result<Vec<crate::Out>, RunError> {
+        self.entries.call_out(p, true)
     }
 
     /// The names of the compiled functions.
