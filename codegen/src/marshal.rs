@@ -78,7 +78,7 @@ pub fn marshal_raw(
     keep: &mut Vec<Rc<dyn Any>>,
 ) -> Result<(), String> {
     let bytes = abi::scalar(&a.elem).map(|c| c.bytes() as usize);
-    let fits = bytes.is_some_and(|b| (a.data as usize) % b == 0 || a.len == 0)
+    let fits = bytes.is_some_and(|b| (a.data as usize).is_multiple_of(b) || a.len == 0)
         && !matches!(a.elem, Type::F16 | Type::BF16);
     match (t, a.shape) {
         (Type::Vec(e), None) if **e == a.elem && fits => {

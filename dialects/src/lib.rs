@@ -18,6 +18,7 @@ pub mod structs;
 pub mod util;
 pub mod var;
 pub mod vec;
+pub mod vec_combine;
 pub mod vec_scatter;
 pub mod vec_slices;
 

@@ -530,8 +530,14 @@ fn verify_filter(ctx: &Context, op: OpId) -> Result<(), String> {
 
 fn verify_yield(ctx: &Context, op: OpId) -> Result<(), String> {
     match ctx.parent_op(op) {
-        Some(p) if ctx.is(p, "vec.map") || ctx.is(p, "vec.filter") => Ok(()),
-        _ => Err("expects parent op 'vec.map' or 'vec.filter'".into()),
+        Some(p)
+            if ["vec.map", "vec.filter", "vec.reduce", "vec.scan"]
+                .iter()
+                .any(|n| ctx.is(p, n)) =>
+        {
+            Ok(())
+        }
+        _ => Err("expects parent op 'vec.map', 'vec.filter', 'vec.reduce' or 'vec.scan'".into()),
     }
 }
 
@@ -546,6 +552,9 @@ pub(crate) fn verify_kind(ctx: &Context, op: OpId) -> Result<(), String> {
 }
 
 fn verify_reduce(ctx: &Context, op: OpId) -> Result<(), String> {
+    if crate::vec_combine::has_combiner(ctx, op) {
+        return crate::vec_combine::verify(ctx, op, false);
+    }
     verify_kind(ctx, op)?;
     let t = vec_elem(ctx, op, 0)?;
     numeric(&t)?;
@@ -554,6 +563,9 @@ fn verify_reduce(ctx: &Context, op: OpId) -> Result<(), String> {
 }
 
 fn verify_scan(ctx: &Context, op: OpId) -> Result<(), String> {
+    if crate::vec_combine::has_combiner(ctx, op) {
+        return crate::vec_combine::verify(ctx, op, true);
+    }
     verify_kind(ctx, op)?;
     let t = vec_elem(ctx, op, 0)?;
     numeric(&t)?;
@@ -693,6 +705,9 @@ fn fold_vec(
 
 fn interp_reduce(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
     let ctx = it.ctx;
+    if crate::vec_combine::has_combiner(ctx, op) {
+        return crate::vec_combine::interp(it, op, a, false);
+    }
     let k = kind_of(ctx, op)?;
     let v = as_vec(ctx, op, &a[0])?;
     Ok(smallvec![fold_vec(
@@ -744,6 +759,9 @@ fn interp_dot(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError
 
 fn interp_scan(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
     let ctx = it.ctx;
+    if crate::vec_combine::has_combiner(ctx, op) {
+        return crate::vec_combine::interp(it, op, a, true);
+    }
     let k = kind_of(ctx, op)?;
     let t = elem_type(ctx, op);
     let v = as_vec(ctx, op, &a[0])?;
@@ -1023,6 +1041,14 @@ fn lower_scan(b: &mut Builder, st: &OpState) -> Repl {
     lower_fold(b, v, init, Gen::scan(k, &t))
 }
 
+fn lower_reduce_combiner(b: &mut Builder, st: &OpState) -> Repl {
+    crate::vec_combine::lower(b, st, false)
+}
+
+fn lower_scan_combiner(b: &mut Builder, st: &OpState) -> Repl {
+    crate::vec_combine::lower(b, st, true)
+}
+
 fn lower_sum(b: &mut Builder, st: &OpState) -> Repl {
     let v = *st.operands.first()?;
     let t = elem_of(b.ctx, v)?;
@@ -1188,14 +1214,17 @@ pub fn register(r: &mut Registry) {
     r.register(
         pure(
             "vec.reduce",
-            "folds a vector with a monoid from an initial value",
+            "folds a vector from an initial value with a monoid (kind) or a combiner region",
             2,
         )
-        .assembly_format("$kind operands attr-dict : type(first)")
+        .regions(Arity::Between(0, 1))
+        .traits(Traits::PURE | Traits::REGIONS_NEED_TERMINATOR)
+        .assembly_format("$kind? operands attr-dict : type(first) regions")
         .infer(crate::util::infer_elem)
         .verify(verify_reduce)
         .interpret(interp_reduce)
-        .lowering("gen", lower_reduce),
+        .lowering("gen", lower_reduce)
+        .lowering("gen", lower_reduce_combiner),
     );
     r.register(
         pure("vec.sum", "the sum of a vector's elements", 1)
@@ -1230,11 +1259,14 @@ pub fn register(r: &mut Registry) {
     );
     r.register(
         pure("vec.scan", "the inclusive running fold of a vector", 2)
-            .assembly_format("$kind operands attr-dict : type(first)")
+            .regions(Arity::Between(0, 1))
+            .traits(Traits::PURE | Traits::REGIONS_NEED_TERMINATOR)
+            .assembly_format("$kind? operands attr-dict : type(first) regions")
             .infer(crate::util::infer_same)
             .verify(verify_scan)
             .interpret(interp_scan)
-            .lowering("gen", lower_scan),
+            .lowering("gen", lower_scan)
+            .lowering("gen", lower_scan_combiner),
     );
     r.register(
         pure("vec.add", "elementwise sum of two equal-length vectors", 2)

@@ -9,6 +9,7 @@
 //! |---|---|---|
 //! | `operands` | `%a, %b` (all operands) | a value list |
 //! | `$name` | attribute `name`'s value, e.g. `#gen.reduce<add>` or `[#gen.collect]` | a dialect attribute, symbol, string, keyword or `[...]` of those |
+//! | `$name?` | the same where the op has the attribute, else nothing | a dialect attribute (`#...`) if one comes next |
 //! | `attr-dict` | ` {k = v}` with the attributes no `$name` printed (nothing if none) | an optional dictionary |
 //! | `type(operands)` | `T`, or `(A, B)`, or `()` | the same; one type per operand |
 //! | `type(first)` | the first operand's type | one type; the other operands' types are their values' own |
@@ -37,6 +38,8 @@ use crate::types::Type;
 pub enum Directive {
     Operands,
     Attr(&'static str),
+    /// `$name?`: an attribute the op may lack.
+    OptAttr(&'static str),
     AttrDict,
     OperandTypes,
     FirstOperandType,
@@ -52,8 +55,10 @@ pub enum Directive {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Format {
     pub directives: Vec<Directive>,
-    /// Attributes printed by `$name` (left out of `attr-dict`).
+    /// Attributes printed by `$name` and `$name?` (left out of `attr-dict`).
     pub inline_attrs: Vec<&'static str>,
+    /// The optional ones (`$name?`).
+    pub optional_attrs: Vec<&'static str>,
     /// Whether the result types are written (else they are inferred).
     pub has_result_types: bool,
 }
@@ -83,12 +88,17 @@ impl Format {
         let mut f = Format {
             directives,
             inline_attrs: Vec::new(),
+            optional_attrs: Vec::new(),
             has_result_types: false,
         };
         fn scan(ds: &[Directive], f: &mut Format) {
             for d in ds {
                 match d {
                     Directive::Attr(a) => f.inline_attrs.push(a),
+                    Directive::OptAttr(a) => {
+                        f.inline_attrs.push(a);
+                        f.optional_attrs.push(a);
+                    }
                     Directive::ResultTypes => f.has_result_types = true,
                     Directive::Group(_, inner) => scan(inner, f),
                     _ => {}
@@ -122,6 +132,9 @@ fn group(
             "type(results)" => Directive::ResultTypes,
             ":" | "->" | "," | "=" => Directive::Punct(t),
             _ if t.starts_with("type(") => return Err(format!("unknown directive '{t}'")),
+            _ if t.starts_with('$') && t.ends_with('?') && t.len() > 2 => {
+                Directive::OptAttr(&t[1..t.len() - 1])
+            }
             _ if t.starts_with('$') && t.len() > 1 => Directive::Attr(&t[1..]),
             _ if t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => Directive::Keyword(t),
             _ => return Err(format!("unknown directive '{t}'")),
@@ -138,7 +151,13 @@ fn group(
 /// present, and omitted result types are the inferred ones.
 pub fn printable(p: &Printer, op: OpId, f: &Format) -> bool {
     let ctx = p.ctx();
-    if f.inline_attrs.iter().any(|a| ctx.attr(op, a).is_none()) {
+    if f.inline_attrs
+        .iter()
+        .any(|a| ctx.attr(op, a).is_none() && !f.optional_attrs.contains(a))
+    {
+        return false;
+    }
+    if !ctx.regions(op).is_empty() && !has_regions(&f.directives) {
         return false;
     }
     if f.has_result_types || ctx.results(op).is_empty() {
@@ -170,6 +189,14 @@ fn print_group(p: &mut Printer, op: OpId, f: &Format, ds: &[Directive]) {
             || (i == 0 && p_last_is_open(p)));
         match d {
             Directive::AttrDict => p.attr_dict(op, &f.inline_attrs),
+            Directive::OptAttr(a) => {
+                if let Some(v) = ctx.attr(op, a) {
+                    if space {
+                        p.w(" ");
+                    }
+                    p.attr(&v.clone());
+                }
+            }
             Directive::Operands => {
                 if !ctx.operands(op).is_empty() {
                     if space {
@@ -220,11 +247,22 @@ fn print_group(p: &mut Printer, op: OpId, f: &Format, ds: &[Directive]) {
                         p.w(if *paren { ")" } else { "]" });
                     }
                     Directive::Punct(s) | Directive::Keyword(s) => p.w(s),
-                    Directive::AttrDict | Directive::Operands => unreachable!(),
+                    Directive::AttrDict | Directive::Operands | Directive::OptAttr(_) => {
+                        unreachable!()
+                    }
                 }
             }
         }
     }
+}
+
+/// Whether the directives print regions.
+fn has_regions(ds: &[Directive]) -> bool {
+    ds.iter().any(|d| match d {
+        Directive::Regions => true,
+        Directive::Group(_, inner) => has_regions(inner),
+        _ => false,
+    })
 }
 
 fn p_last_is_open(p: &Printer) -> bool {
@@ -276,6 +314,12 @@ fn parse_group(
             Directive::Attr(name) => {
                 let a = parse_attr(cp)?;
                 st.attrs.push((name.to_string(), a));
+            }
+            Directive::OptAttr(name) => {
+                if let Some(AstItemKind::Attr(a)) = cp.peek().map(|i| i.kind.clone()) {
+                    cp.next_item();
+                    st.attrs.push((name.to_string(), a));
+                }
             }
             Directive::AttrDict => cp.optional_attr_dict(&mut st.attrs),
             Directive::OperandTypes => st.operand_types = Some(cp.type_list()?),

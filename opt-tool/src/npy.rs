@@ -142,7 +142,7 @@ impl Mapped {
                 | (Type::I1, "b1")
         );
         let data = &self.map[self.offset..self.offset + shape.0 * es];
-        if !little || !in_abi || (data.as_ptr() as usize) % es != 0 {
+        if !little || !in_abi || !(data.as_ptr() as usize).is_multiple_of(es) {
             return None;
         }
         if elem == Type::I1 && data.iter().any(|&b| b > 1) {
@@ -380,10 +380,12 @@ fn write_all<T: npyz::AutoSerialize, W: std::io::Write>(
 mod tests {
     use super::*;
 
-    fn save<T: npyz::AutoSerialize>(name: &str, shape: &[u64], order: npyz::Order, data: &[T])
-    where
-        T: Clone,
-    {
+    fn save<T: npyz::AutoSerialize + Clone>(
+        name: &str,
+        shape: &[u64],
+        order: npyz::Order,
+        data: &[T],
+    ) {
         let path = std::env::temp_dir().join(format!("l0-npy-{}-{name}", std::process::id()));
         let w = BufWriter::new(File::create(&path).unwrap());
         let mut wr = npyz::WriteOptions::<T>::new()

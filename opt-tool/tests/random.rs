@@ -468,7 +468,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(58);
+        let r = self.rng.below(59);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -714,6 +714,7 @@ impl Gen {
             54 => self.calls_two_results(d),
             55 => self.mat_of_loop(d),
             56 => self.slices_and_updates(d),
+            57 => self.combiner(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -2719,6 +2720,33 @@ impl Gen {
         self.push(d, Ty::VF64, t, &refs);
     }
 
+    /// `vec.reduce` or `vec.scan` with a user-defined operator (a combiner
+    /// region, issue 42): `c = (a op1 b) op2 (b op3 k)` for random float
+    /// ops, not associative in general, so every configuration must give
+    /// the left fold exactly.
+    fn combiner(&mut self, d: String) {
+        let Some(v) = self.any(Ty::VF64) else { return };
+        let Some(ne) = self.any(Ty::F64) else { return };
+        let ops = ["addf", "mulf", "subf", "maxf", "minf"];
+        let (o1, o2, o3) = (
+            self.rng.pick(&ops),
+            self.rng.pick(&ops),
+            self.rng.pick(&ops),
+        );
+        let k = self.rng.pick(&["0.5", "2.0", "-1.0"]);
+        let region = format!(
+            "({{\n  ^bb0({d}a: f64, {d}b: f64):\n    {d}k = \"arith.constant\"() {{value = {k} : f64}} : () -> f64\n    {d}x = \"arith.{o1}\"({d}a, {d}b) : (f64, f64) -> f64\n    {d}y = \"arith.{o3}\"({d}b, {d}k) : (f64, f64) -> f64\n    {d}c = \"arith.{o2}\"({d}x, {d}y) : (f64, f64) -> f64\n    \"vec.yield\"({d}c) : (f64) -> ()\n  }})"
+        );
+        if self.rng.chance(50) {
+            let t = format!("  // combiner\n  {d} = \"vec.reduce\"({v}, {ne}) {region} : (vec<f64>, f64) -> f64\n");
+            self.push(d, Ty::F64, t, &[&v, &ne]);
+        } else {
+            let t = format!("  // combiner\n  {d} = \"vec.scan\"({v}, {ne}) {region} : (vec<f64>, f64) -> vec<f64>\n");
+            self.same_len(&d, &v);
+            self.push(d, Ty::VF64, t, &[&v, &ne]);
+        }
+    }
+
     /// A matrix of a loop's result: a collect with several emits
     /// ([`Gen::multi_collect`]) viewed as a column, a row, or (where every
     /// iteration emits the same number of elements) the loop's size by that
@@ -3383,6 +3411,7 @@ const FORMS: &[(&str, &str, u64)] = &[
     ("\"vec.hist\"", "histograms", 80),
     ("\"vec.scatter\"", "scatters", 80),
     ("\"vec.insert\"", "inserts", 80),
+    ("// combiner", "user-defined reduce and scan operators", 80),
 ];
 
 /// What a run of the generator produced (for the assertions that it covers

@@ -369,11 +369,14 @@ impl Split {
             }
             "vec.get" => {
                 let (v, i) = (ctx.operand(op, 0), ctx.operand(op, 1));
+                // The field vectors of one vector of records have its
+                // length, so an `in_bounds` proof holds for each.
+                let attrs: Vec<_> = ctx.op(op).attrs.iter().cloned().collect();
                 let mut out = Vec::new();
                 for l in self.leaves(v) {
                     let t = ctx.ty(l).elem().cloned().unwrap_or(Type::Index);
                     let mut b = Builder::before(ctx, op);
-                    out.push(b.op1("vec.get", &[l, i], t, vec![]));
+                    out.push(b.op1("vec.get", &[l, i], t, attrs.clone()));
                 }
                 self.replace(ctx, op, &out);
             }

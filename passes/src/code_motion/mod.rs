@@ -76,7 +76,8 @@ pub(crate) fn speculatable(ctx: &Context, op: OpId) -> bool {
         | "arith.floordivsi" | "arith.ceildivui" => {
             constant(ctx, ctx.operand(op, 1)).is_some_and(|d| d != 0)
         }
-        "vec.len" | "mat.rows" | "mat.cols" => true,
+        // Records are built and read without a fault.
+        "vec.len" | "mat.rows" | "mat.cols" | "struct.new" | "struct.get" => true,
         _ => name.starts_with("arith."),
     }
 }

@@ -1,7 +1,8 @@
 //! Fusion through an index function (issue 9, item 1, for vectors): a map
 //! producer whose output is only read as `vec.get(out, j)`, with `j` an
 //! injective affine function of a consumer loop's index (`i + k`,
-//! `n - 1 - i`, `2 * i`, ...), is computed at the read instead of
+//! `n - 1 - i`, `2 * i`, ...; the consumer a `gen.loop` or an `scf.for` of
+//! constant non-zero step), is computed at the read instead of
 //! materialized: the producer's body is cloned there with its index
 //! replaced by `j`, and the producer goes. An injective index reads each
 //! producer element at most once per consumer loop, so no work is
@@ -27,12 +28,23 @@ use super::loops::{body_ops, emitted_value, exact_emit, view, LoopView};
 /// The most ops a producer body may have to be cloned at its reads.
 const MAX_BODY: usize = 12;
 
-/// The loop whose index is block argument `v`, if any.
+/// The loop whose index is block argument `v`, if any: a `gen.loop`, or
+/// an `scf.for` with a constant non-zero step (whose iterations see
+/// distinct indices, as the sequential loops of a user-defined reduce or
+/// scan do).
 fn loop_of_index(ctx: &Context, v: ValueId) -> Option<OpId> {
     match ctx.value(v).def {
-        ir::context::ValueDef::BlockArg(b, 0) => {
-            ctx.block_parent_op(b).filter(|&l| ctx.is(l, "gen.loop"))
-        }
+        ir::context::ValueDef::BlockArg(b, 0) => ctx.block_parent_op(b).filter(|&l| {
+            ctx.is(l, "gen.loop")
+                || (ctx.is(l, "scf.for")
+                    && ctx
+                        .operands(l)
+                        .get(2)
+                        .and_then(|&s| ctx.def_op_named(s, "arith.constant"))
+                        .and_then(|c| ctx.attr(c, "value"))
+                        .and_then(|a| a.as_int())
+                        .is_some_and(|c| c != 0))
+        }),
         _ => None,
     }
 }
