@@ -847,35 +847,52 @@ fn remove_dead_loop(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 
     }
 }
 
-/// `gen.loop(vec.len(v)) [#gen.collect] { emit(c, vec.get(v, i)) }` is `v`
-/// (every read in bounds, in index order): what is left of a consumer
-/// that only copied the folds of a fused bucket.
+/// `gen.loop(n) [#gen.collect, ...] { emit(c_k, vec.get(v_k, i)) ... }`,
+/// where every `v_k` is provably `n` long ([`crate::vec::len_key`]), is
+/// the `v_k` (every read in bounds, in index order): what is left of a
+/// consumer that only copied the folds of a fused bucket, or of the
+/// zip that rebuilds records from field vectors (a scan of records).
 fn copy_loop(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
     let op = st.existing?;
     let ctx = &*b.ctx;
-    if ctx.op(op).parent.is_none() || ctx.results(op).len() != 1 {
+    if ctx.op(op).parent.is_none() {
         return None;
     }
     let Some(Attribute::Array(gens)) = ctx.attr(op, "gens") else {
         return None;
     };
-    if gens.len() != 1 || GenKind::from_attr(&gens[0]) != Ok(GenKind::Collect) {
+    let k = gens.len();
+    if k == 0
+        || ctx.results(op).len() != k
+        || gens
+            .iter()
+            .any(|g| GenKind::from_attr(g) != Ok(GenKind::Collect))
+    {
         return None;
     }
-    let v = ctx.operand(ctx.def_op_named(ctx.operand(op, 0), "vec.len")?, 0);
+    let size = crate::vec::size_key(ctx, ctx.operand(op, 0));
     let body = ctx.op_block(op, 0);
     let args = ctx.block_args(body);
     let ops = ctx.block_ops(body);
-    let [get, emit, _end] = ops.as_slice() else {
+    if ops.len() != 2 * k + 1 || args.len() != k + 1 {
         return None;
-    };
-    // The arity is part of each match: a body of other ops (two emits, say)
-    // fails the match instead of being indexed past its results.
-    let ([gv, gi], [elem]) = ctx.match_op::<2, 1>(*get, "vec.get")?;
-    let ([handle, value], []) = ctx.match_op::<2, 0>(*emit, EMIT)?;
-    let read = gv == v && Some(&gi) == args.first() && ctx.ty(v) == ctx.ty(ctx.try_result(op, 0)?);
-    let copies = Some(&handle) == args.get(1) && value == elem;
-    (read && copies).then(|| smallvec![v])
+    }
+    let mut out: SmallVec<[Option<ValueId>; 2]> = smallvec![None; k];
+    for pair in ops[..2 * k].chunks(2) {
+        // The arity is part of each match: a body of other ops (two emits,
+        // say) fails the match instead of being indexed past its results.
+        let ([gv, gi], [elem]) = ctx.match_op::<2, 1>(pair[0], "vec.get")?;
+        let ([handle, value], []) = ctx.match_op::<2, 0>(pair[1], EMIT)?;
+        let slot = args[1..].iter().position(|&h| h == handle)?;
+        let read = Some(&gi) == args.first() && value == elem && ctx.uses(elem).len() == 1;
+        let fits =
+            crate::vec::len_key(ctx, gv) == size && ctx.ty(gv) == ctx.ty(ctx.try_result(op, slot)?);
+        if !read || !fits || out[slot].is_some() {
+            return None;
+        }
+        out[slot] = Some(gv);
+    }
+    out.into_iter().collect()
 }
 
 // ----- semantics -------------------------------------------------------------------

@@ -271,8 +271,9 @@ pub enum LenKey {
 
 /// The length key of vector `v`: follows ops whose result length is exactly
 /// an input's length (1-input `map`, `scale`, zipWith `map` whose inputs
-/// provably agree), a size operand (`fill`, `iota`), or another collect
-/// of the same loop emitted to alike ([`crate::gen::same_length_collect`]).
+/// provably agree), a size operand (`fill`, `iota`, `arr.to_vec` of an
+/// `arr.alloc`), or another collect of the same loop emitted to alike
+/// ([`crate::gen::same_length_collect`]).
 pub fn len_key(ctx: &Context, v: ValueId) -> LenKey {
     let mut cur = v;
     for _ in 0..64 {
@@ -281,6 +282,15 @@ pub fn len_key(ctx: &Context, v: ValueId) -> LenKey {
         };
         match ctx.op_name(d) {
             "vec.fill" | "vec.iota" => return size_key(ctx, ctx.operand(d, 0)),
+            // A fresh buffer of `n` elements made a vector, where nothing
+            // can change the buffer's length (`arr.push`, or passing it on
+            // to code that might).
+            "arr.to_vec" => match ctx.def_op_named(ctx.operand(d, 0), "arr.alloc") {
+                Some(a) if fixed_length(ctx, ctx.result(a, 0)) => {
+                    return size_key(ctx, ctx.operand(a, 0))
+                }
+                _ => break,
+            },
             "vec.scale" | "vec.reverse" => cur = ctx.operand(d, 0),
             "gen.loop" => match crate::gen::same_length_collect(ctx, cur) {
                 Some(w) if w != cur => cur = w,
@@ -298,6 +308,17 @@ pub fn len_key(ctx: &Context, v: ValueId) -> LenKey {
         }
     }
     LenKey::Vec(cur)
+}
+
+/// Whether buffer `a` keeps its length: its only uses read or write its
+/// elements, read its length, or make it a vector.
+fn fixed_length(ctx: &Context, a: ValueId) -> bool {
+    ctx.uses(a).iter().all(|u| {
+        matches!(
+            ctx.op_name(u.op),
+            "arr.store" | "arr.load" | "arr.len" | "arr.to_vec"
+        ) && u.index == 0
+    })
 }
 
 /// The length key of an `index` value used as a size.

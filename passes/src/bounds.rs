@@ -1,5 +1,6 @@
 //! Proves reads in bounds: a `vec.get(v, i)` whose index `i` is the
-//! induction variable of an enclosing `gen.loop` whose size is `vec.len(v)`
+//! induction variable of an enclosing `gen.loop` (or `scf.for` from 0 by 1,
+//! its size the upper bound) whose size is `vec.len(v)`
 //! (the same SSA value, or a length equated with it by
 //! `scf.assert(arith.cmpi eq ...)` ops that dominate the read, or that
 //! code motion hoisted in front of the loop under the guard "the loop
@@ -160,10 +161,21 @@ pub fn mark_in_bounds(ctx: &mut Context) -> u64 {
         let Some(l) = ctx.block_parent_op(b) else {
             continue;
         };
-        if !ctx.is(l, "gen.loop") || ctx.block_args(b).first() != Some(&i) {
+        if ctx.block_args(b).first() != Some(&i) {
             continue;
         }
-        let size = ctx.operand(l, 0);
+        // ... or of an `scf.for` from 0 by 1 (the sequential loop of a
+        // user-defined reduce or scan): `i` is in `[0, ub)`.
+        let size = if ctx.is(l, "gen.loop") {
+            ctx.operand(l, 0)
+        } else if ctx.is(l, "scf.for")
+            && crate::code_motion::constant(ctx, ctx.operand(l, 0)) == Some(0)
+            && crate::code_motion::constant(ctx, ctx.operand(l, 2)) == Some(1)
+        {
+            ctx.operand(l, 1)
+        } else {
+            continue;
+        };
         let len_of_v = ctx
             .def_op_named(size, "vec.len")
             .is_some_and(|len| ctx.operand(len, 0) == v)

@@ -12,6 +12,8 @@
 //! have faulted (out of bounds) goes with it: a pass may turn a fault into a
 //! result, never a result into a fault.
 //!
+//! An unused `arr.to_vec` or `arr.len` goes like a pure op.
+//!
 //! A store (`arr.store`, `var.set`) into a local allocation (one that never
 //! escapes, [`crate::alias::Aliases::is_local`]) is dead when no op that
 //! may read that allocation can run after it: none later in its block or
@@ -168,6 +170,15 @@ fn dead_stores(ctx: &mut Context) -> u64 {
 }
 
 /// Erases the trivially dead ops, to a fixpoint.
+/// An unused `arr.to_vec` or `arr.len`: it only reads its buffer (and
+/// `to_vec` allocates the vector it returns), and cannot fault, so it goes
+/// like a pure op (MLIR's rule for ops with only read and allocate
+/// effects); the buffer may then be write-only.
+fn unused_read(ctx: &Context, op: OpId) -> bool {
+    (ctx.is(op, "arr.to_vec") || ctx.is(op, "arr.len"))
+        && ctx.results(op).iter().all(|&r| ctx.unused(r))
+}
+
 fn dead_ops(ctx: &mut Context) -> u64 {
     let mut work: Vec<OpId> = ctx.walk_all();
     let mut erased = 0;
@@ -180,7 +191,8 @@ fn dead_ops(ctx: &mut Context) -> u64 {
         // A `gen.loop` whose emits all go to its own handles (or to those of
         // loops inside it) is dead like a pure op when its results are unused.
         let dead = is_trivially_dead(ctx, op)
-            || (ctx.is(op, dialects::gen::LOOP) && dialects::gen::is_dead_loop(ctx, op));
+            || (ctx.is(op, dialects::gen::LOOP) && dialects::gen::is_dead_loop(ctx, op))
+            || unused_read(ctx, op);
         if !dead {
             continue;
         }

@@ -115,7 +115,7 @@ fn index_over(ctx: &Context, v: ValueId, vec: ValueId, root: OpId) -> bool {
 }
 
 /// The integer constant `v` is, if it is one.
-fn constant(ctx: &Context, v: ValueId) -> Option<i64> {
+pub(crate) fn constant(ctx: &Context, v: ValueId) -> Option<i64> {
     ctx.def_op_named(v, "arith.constant")
         .and_then(|c| ctx.attr(c, "value"))
         .and_then(|a| a.as_int())
