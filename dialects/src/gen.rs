@@ -855,9 +855,7 @@ fn remove_dead_loop(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 
 fn copy_loop(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
     let op = st.existing?;
     let ctx = &*b.ctx;
-    if ctx.op(op).parent.is_none() {
-        return None;
-    }
+    ctx.op(op).parent?;
     let Some(Attribute::Array(gens)) = ctx.attr(op, "gens") else {
         return None;
     };
