@@ -13,6 +13,7 @@ pub mod func;
 pub mod gen;
 pub mod gpu;
 pub mod mat;
+pub mod nested;
 pub mod scf;
 pub mod structs;
 pub mod util;
@@ -37,6 +38,7 @@ pub fn register_all(r: &mut Registry) {
     vec_slices::register(r);
     vec_scatter::register(r);
     mat::register(r);
+    nested::register(r);
     gen::register(r);
     arr::register(r);
     gpu::register(r);

@@ -552,13 +552,22 @@ fn verify_filter(ctx: &Context, op: OpId) -> Result<(), String> {
 fn verify_yield(ctx: &Context, op: OpId) -> Result<(), String> {
     match ctx.parent_op(op) {
         Some(p)
-            if ["vec.map", "vec.filter", "vec.reduce", "vec.scan"]
-                .iter()
-                .any(|n| ctx.is(p, n)) =>
+            if [
+                "vec.map",
+                "vec.filter",
+                "vec.reduce",
+                "vec.scan",
+                "vec.hist",
+            ]
+            .iter()
+            .any(|n| ctx.is(p, n)) =>
         {
             Ok(())
         }
-        _ => Err("expects parent op 'vec.map', 'vec.filter', 'vec.reduce' or 'vec.scan'".into()),
+        _ => Err(
+            "expects parent op 'vec.map', 'vec.filter', 'vec.reduce', 'vec.scan' or 'vec.hist'"
+                .into(),
+        ),
     }
 }
 

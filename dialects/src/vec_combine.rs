@@ -72,6 +72,13 @@ pub fn verify(ctx: &Context, op: OpId, scan: bool) -> Result<(), String> {
     if *got != want {
         return Err(format!("result must be '{want}', but is '{got}'"));
     }
+    verify_region(ctx, op, &t)
+}
+
+/// Checks the combiner region of `op`: one block `(T, T)` ending in
+/// `vec.yield` of one `T`.
+pub(crate) fn verify_region(ctx: &Context, op: OpId, t: &Type) -> Result<(), String> {
+    let t = t.clone();
     let r = ctx.regions(op)[0];
     if ctx.region(r).blocks.len() != 1 {
         return Err("the combiner region must have exactly one block".into());
@@ -98,6 +105,42 @@ pub fn verify(ctx: &Context, op: OpId, scan: bool) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Interprets `vec.hist` with a combiner: for each `j` in order with
+/// `is[j]` in range, `dest[is[j]] = op(dest[is[j]], vs[j])` on a copy of
+/// `dest` (as the `kind` form, [`crate::vec_scatter`]).
+pub fn interp_hist(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
+    let ctx = it.ctx;
+    let mut out = crate::vec::as_vec(ctx, op, &a[0])?.as_ref().clone();
+    let is = crate::vec::as_vec(ctx, op, &a[1])?.clone();
+    let vs = crate::vec::as_vec(ctx, op, &a[2])?.clone();
+    if is.len() != vs.len() {
+        return Err(RunError::at(
+            ctx,
+            op,
+            format!(
+                "size mismatch in vec.hist: {} indices and {} values",
+                is.len(),
+                vs.len()
+            ),
+        ));
+    }
+    let r = ctx.regions(op)[0];
+    for (i, v) in is.iter().zip(vs.iter()) {
+        let i = i
+            .as_int()
+            .ok_or_else(|| RunError::at(ctx, op, "expected an index"))?;
+        let Some(k) = usize::try_from(i).ok().filter(|&k| k < out.len()) else {
+            continue;
+        };
+        let ys = it.run_region(r, &[out[k].clone(), v.clone()])?;
+        out[k] = ys
+            .into_iter()
+            .next()
+            .ok_or_else(|| RunError::at(ctx, op, "the combiner yielded no value"))?;
+    }
+    Ok(smallvec![crate::vec::vec_value(out)])
 }
 
 /// Interprets the combiner form: the left fold from `a[1]` over the
@@ -209,7 +252,7 @@ fn field_at(b: &mut Builder, c: ValueId, path: &str, lt: &Type) -> ValueId {
 /// Moves the combiner's ops (of region `r`, terminator `term`, two
 /// arguments, as [`lower`] checked) to the insertion point with its
 /// arguments replaced by `acc` and `x`; returns the yielded value.
-fn inline_combiner(
+pub(crate) fn inline_combiner(
     b: &mut Builder,
     r: ir::RegionId,
     term: OpId,

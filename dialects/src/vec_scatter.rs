@@ -5,6 +5,7 @@
 //! |---|---|---|
 //! | `vec.scatter(dest, is, vs)` | `vec.scatter %d, %is, %vs : vec<T>` | `dest` with `dest[is[j]] = vs[j]` for each `j` in order |
 //! | `vec.hist(dest, is, vs) {kind}` | `vec.hist #gen.reduce<add> %d, %is, %vs : vec<T>` | `dest` with `dest[is[j]] = dest[is[j]] op vs[j]` for each `j` in order |
+//! | `vec.hist(dest, is, vs) ({combiner})` | `vec.hist %d, %is, %vs : vec<T> { ^bb0(%a: T, %b: T): ... }` | the same with a user-defined operator ([`crate::vec_combine`]) |
 //! | `vec.insert(v, i, x)` | `vec.insert %v, %i, %x : vec<T>` | `v` with element `i` replaced by `x` |
 //!
 //! `is` is a `vec<index>`. For `scatter` and `hist`, indices outside
@@ -73,6 +74,16 @@ fn verify_scatter(ctx: &Context, op: OpId) -> Result<(), String> {
 }
 
 fn verify_hist(ctx: &Context, op: OpId) -> Result<(), String> {
+    if crate::vec_combine::has_combiner(ctx, op) {
+        if ctx.attr(op, "kind").is_some() {
+            return Err("takes either a 'kind' or a combiner region, not both".into());
+        }
+        let t = verify_update(ctx, op)?;
+        if !scalar(&t) {
+            return Err(format!("elements must be scalars, but are '{t}'"));
+        }
+        return crate::vec_combine::verify_region(ctx, op, &t);
+    }
     crate::vec::verify_kind(ctx, op)?;
     let t = verify_update(ctx, op)?;
     crate::vec::numeric(&t)
@@ -146,6 +157,9 @@ fn interp_scatter(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunE
 
 fn interp_hist(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
     let ctx = it.ctx;
+    if crate::vec_combine::has_combiner(ctx, op) {
+        return crate::vec_combine::interp_hist(it, op, a);
+    }
     let k = crate::vec::kind_of(ctx, op)?;
     let t = ctx
         .ty(ctx.operand(op, 2))
@@ -168,8 +182,18 @@ fn interp_insert(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunEr
 
 // ----- lowerings to arr + scf --------------------------------------------
 
-/// The `arr` lowering of `scatter` (`k = None`) and `hist` (`k = Some`).
-fn lower_update(b: &mut Builder, st: &OpState, k: Option<BinOp>, name: &str) -> Repl {
+/// How an indexed update combines the old element with the new value.
+enum Update {
+    /// `scatter`: the new value.
+    Store,
+    /// `hist` with a `kind`.
+    Kind(BinOp),
+    /// `hist` with a combiner region (its terminator).
+    Region(ir::RegionId, OpId),
+}
+
+/// The `arr` lowering of `scatter` and `hist`.
+fn lower_update(b: &mut Builder, st: &OpState, k: Update, name: &str) -> Repl {
     let (&dest, &is, &vs) = (
         st.operands.first()?,
         st.operands.get(1)?,
@@ -193,11 +217,15 @@ fn lower_update(b: &mut Builder, st: &OpState, k: Option<BinOp>, name: &str) -> 
             |b| {
                 let x = crate::vec::get_in_bounds(b, vs, j);
                 let x = match k {
-                    Some(k) => {
+                    Update::Kind(k) => {
                         let old = crate::arr::load_in_bounds(b, a, i);
                         b.op1(k.arith_op(&t), &[old, x], t.clone(), vec![])
                     }
-                    None => x,
+                    Update::Region(r, term) => {
+                        let old = crate::arr::load_in_bounds(b, a, i);
+                        crate::vec_combine::inline_combiner(b, r, term, old, x)
+                    }
+                    Update::Store => x,
                 };
                 crate::arr::store_in_bounds(b, a, i, x);
                 vec![]
@@ -210,16 +238,24 @@ fn lower_update(b: &mut Builder, st: &OpState, k: Option<BinOp>, name: &str) -> 
 }
 
 fn lower_scatter(b: &mut Builder, st: &OpState) -> Repl {
-    lower_update(b, st, None, "vec.scatter")
+    lower_update(b, st, Update::Store, "vec.scatter")
 }
 
 fn lower_hist(b: &mut Builder, st: &OpState) -> Repl {
+    if let Some(&r) = st.regions.first() {
+        let blk = b.ctx.region_block(r);
+        let term = b.ctx.terminator(blk)?;
+        if b.ctx.block_args(blk).len() != 2 || b.ctx.operands(term).len() != 1 {
+            return None;
+        }
+        return lower_update(b, st, Update::Region(r, term), "vec.hist");
+    }
     let k = st
         .attrs
         .iter()
         .find(|(n, _)| n == "kind")
         .and_then(|(_, a)| BinOp::from_kind_attr(a))?;
-    lower_update(b, st, Some(k), "vec.hist")
+    lower_update(b, st, Update::Kind(k), "vec.hist")
 }
 
 fn lower_insert(b: &mut Builder, st: &OpState) -> Repl {
@@ -255,7 +291,9 @@ pub fn register(r: &mut Registry) {
             "dest with dest[is[j]] = dest[is[j]] op vs[j] for each j in order (out-of-range indices ignored)",
             3,
         )
-        .assembly_format("$kind operands attr-dict : type(first)")
+        .regions(ir::spec::Arity::Between(0, 1))
+        .traits(ir::Traits::PURE | ir::Traits::REGIONS_NEED_TERMINATOR)
+        .assembly_format("$kind? operands attr-dict : type(first) regions")
         .infer(crate::util::infer_same)
         .verify(verify_hist)
         .interpret(interp_hist)

@@ -841,7 +841,7 @@ fn verifier_errors() {
     );
     verify_err(
         &func("f64", "%a: f64", r#""vec.yield"(%a) : (f64) -> ()"#),
-        "expects parent op 'vec.map', 'vec.filter', 'vec.reduce' or 'vec.scan'",
+        "expects parent op 'vec.map', 'vec.filter', 'vec.reduce', 'vec.scan' or 'vec.hist'",
     );
     verify_err(
         &func(

@@ -468,7 +468,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(59);
+        let r = self.rng.below(60);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -715,6 +715,7 @@ impl Gen {
             55 => self.mat_of_loop(d),
             56 => self.slices_and_updates(d),
             57 => self.combiner(d),
+            58 => self.nested(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -2737,14 +2738,43 @@ impl Gen {
         let region = format!(
             "({{\n  ^bb0({d}a: f64, {d}b: f64):\n    {d}k = \"arith.constant\"() {{value = {k} : f64}} : () -> f64\n    {d}x = \"arith.{o1}\"({d}a, {d}b) : (f64, f64) -> f64\n    {d}y = \"arith.{o3}\"({d}b, {d}k) : (f64, f64) -> f64\n    {d}c = \"arith.{o2}\"({d}x, {d}y) : (f64, f64) -> f64\n    \"vec.yield\"({d}c) : (f64) -> ()\n  }})"
         );
-        if self.rng.chance(50) {
+        if self.rng.chance(30) {
             let t = format!("  // combiner\n  {d} = \"vec.reduce\"({v}, {ne}) {region} : (vec<f64>, f64) -> f64\n");
             self.push(d, Ty::F64, t, &[&v, &ne]);
+        } else if self.rng.chance(50) {
+            // A histogram of v into len(v) bins, bin v-index reversed.
+            let t = format!("  // combiner\n  // hist combiner\n  {d}n = \"vec.len\"({v}) : (vec<f64>) -> index\n  {d}io = \"vec.iota\"({d}n) : (index) -> vec<index>\n  {d}is = \"vec.reverse\"({d}io) : (vec<index>) -> vec<index>\n  {d} = \"vec.hist\"({v}, {d}is, {v}) {region} : (vec<f64>, vec<index>, vec<f64>) -> vec<f64>\n");
+            self.same_len(&d, &v);
+            self.push(d, Ty::VF64, t, &[&v]);
         } else {
             let t = format!("  // combiner\n  {d} = \"vec.scan\"({v}, {ne}) {region} : (vec<f64>, f64) -> vec<f64>\n");
             self.same_len(&d, &v);
             self.push(d, Ty::VF64, t, &[&v, &ne]);
         }
+    }
+
+    /// Nested arrays (issue 42): a vector as a one-row or one-column
+    /// matrix, its rows (`mat.to_rows`), transposed (`vec.transpose`) and
+    /// flattened (`vec.flatten`), or rebuilt (`mat.from_rows`) and
+    /// flattened (`mat.flatten`): the same elements, in a new order for a
+    /// row of a column.
+    fn nested(&mut self, d: String) {
+        let Some(v) = self.any(Ty::VF64) else { return };
+        let (r, c) = if self.rng.chance(50) {
+            (format!("{d}o"), format!("{d}n"))
+        } else {
+            (format!("{d}n"), format!("{d}o"))
+        };
+        let tail = if self.rng.chance(50) {
+            format!("  {d}t = \"vec.transpose\"({d}rs) : (vec<vec<f64>>) -> vec<vec<f64>>\n  {d} = \"vec.flatten\"({d}t) : (vec<vec<f64>>) -> vec<f64>\n")
+        } else {
+            format!("  {d}b = \"mat.from_rows\"({d}rs) : (vec<vec<f64>>) -> mat<f64>\n  {d} = \"mat.flatten\"({d}b) : (mat<f64>) -> vec<f64>\n")
+        };
+        let t = format!(
+            "  // nested\n  {d}n = \"vec.len\"({v}) : (vec<f64>) -> index\n  {d}o = \"arith.constant\"() {{value = 1 : index}} : () -> index\n  {d}m = \"mat.from\"({v}, {r}, {c}) : (vec<f64>, index, index) -> mat<f64>\n  {d}rs = \"mat.to_rows\"({d}m) : (mat<f64>) -> vec<vec<f64>>\n{tail}"
+        );
+        self.same_len(&d, &v);
+        self.push(d, Ty::VF64, t, &[&v]);
     }
 
     /// A matrix of a loop's result: a collect with several emits
@@ -3412,6 +3442,8 @@ const FORMS: &[(&str, &str, u64)] = &[
     ("\"vec.scatter\"", "scatters", 80),
     ("\"vec.insert\"", "inserts", 80),
     ("// combiner", "user-defined reduce and scan operators", 80),
+    ("// hist combiner", "histograms with a combiner", 80),
+    ("// nested", "nested arrays", 80),
 ];
 
 /// What a run of the generator produced (for the assertions that it covers
