@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# User-defined reduce and scan operators (issue 42): an argmin over records
-# and a linear recurrence as a scan of pairs (benches/combiner/programs.ir),
+# User-defined reduce and scan operators (issue 42): an argmin over records,
+# a linear recurrence as a scan of pairs, and a 256-bin histogram
+# (vec.hist) of 10^7 indices (benches/combiner/programs.ir),
 # compiled with --pass=fuse,lower on Cranelift and LLVM, against the
 # hand-written C loops of benches/c/combiner.c, in one run (medians of
 # --bench=REPS; one thread and all threads).
@@ -54,13 +55,27 @@ func.func @b(%n: index) -> vec<f64> {
   }
   func.return %y : vec<f64>
 }
+func.func @idx(%n: index) -> vec<index> {
+  %i = vec.iota %n
+  %y = vec.map (%i) : vec<index> -> vec<index> {
+  ^bb0(%e: index):
+    %c = arith.constant 7919 : index
+    %m = arith.muli %e, %c : index
+    %q = arith.constant 256 : index
+    %r = arith.remsi %m, %q : index
+    vec.yield %r : index
+  }
+  func.return %y : vec<index>
+}
 IR
+"$L0_OPT" "$D/make.ir" --run=idx --arg="$N" --backend=cranelift -o "$D/idx.npy"
 "$L0_OPT" "$D/make.ir" --run=a --arg="$N" --backend=cranelift -o "$D/a.npy"
 "$L0_OPT" "$D/make.ir" --run=b --arg="$N" --backend=cranelift -o "$D/b.npy"
 ${CC:-gcc} -O3 -march=native -o "$D/combiner" benches/c/combiner.c -lm
 c_out=$("$D/combiner" "$D/a.npy" "$D/b.npy" "$REPS")
 c_arg=$(sed -n 's/^argmin_median_ns=//p' <<<"$c_out")
 c_lin=$(sed -n 's/^linrec_median_ns=//p' <<<"$c_out")
+c_hist=$(sed -n 's/^hist_median_ns=//p' <<<"$c_out")
 P=benches/combiner/programs.ir
 t() { # function backend threads args...
   local f=$1 b=$2 th=$3; shift 3
@@ -70,13 +85,18 @@ t() { # function backend threads args...
 echo "N=$N, median of $REPS calls, ms (ratio to C, one thread)"
 printf "%-8s %-10s %8s %14s %14s\n" program backend "C" "L0 1 thread" "L0 all"
 for b in cranelift llvm; do
-  for f in argmin linrec; do
-    if [ "$f" = argmin ]; then args=(--arg=@"$D/a.npy"); c=$c_arg; else args=(--arg=@"$D/a.npy" --arg=@"$D/b.npy"); c=$c_lin; fi
+  for f in argmin linrec hist; do
+    case $f in
+      argmin) args=(--arg=@"$D/a.npy"); c=$c_arg ;;
+      linrec) args=(--arg=@"$D/a.npy" --arg=@"$D/b.npy"); c=$c_lin ;;
+      hist) args=(--arg=@"$D/idx.npy"); c=$c_hist ;;
+    esac
     one=$(t "$f" "$b" 1 "${args[@]}")
     all=$(t "$f" "$b" "$(nproc)" "${args[@]}")
     python3 -c "c,o,a=$c/1e6,$one/1e6,$all/1e6; print(f'%-8s %-10s %8.2f %8.2f (%.2fx) %8.2f (%.2fx)' % ('$f','$b',c,o,o/c,a,a/c))"
   done
 done
 # The results agree with C's.
-echo "C: $(grep -E '^(argmin|linrec_last)=' <<<"$c_out" | tr '\n' ' ')"
+echo "C: $(grep -E '^(argmin|linrec_last|hist_bin0)=' <<<"$c_out" | tr '\n' ' ')"
 echo "L0 argmin: $("$L0_OPT" "$P" --pass=fuse,lower --run=argmin --arg=@"$D/a.npy" --backend=llvm | tr '\n' ' ')"
+echo "L0 hist bin 0: $("$L0_OPT" "$P" --pass=fuse,lower --run=hist --arg=@"$D/idx.npy" --backend=llvm | sed 's/^\[\([0-9]*\),.*/\1/')"

@@ -1,6 +1,8 @@
 /* Baselines for user-defined reduce and scan operators (issue 42): an argmin
- * (the first index of the least value) and the linear recurrence
- * x[i] = a[i] * x[i-1] + b[i] (x[-1] = 0), each one sequential loop.
+ * (the first index of the least value), the linear recurrence
+ * x[i] = a[i] * x[i-1] + b[i] (x[-1] = 0), and a 256-bin histogram of the
+ * indices (k * 7919) % 256 (as benches/combiner.sh writes them for L0;
+ * computed here before timing), each one sequential loop.
  *   gcc -O3 -march=native -o combiner combiner.c -lm
  *   ./combiner x.npy y.npy [reps=11]
  * Prints argmin=<v> <i>, linrec_last=<x[n-1]>, then median_ns= for each. */
@@ -24,6 +26,15 @@ __attribute__((noinline)) static void linrec(const double *a, const double *b, d
         c = a[k] * c + b[k];
         x[k] = c;
     }
+}
+
+__attribute__((noinline)) static long *hist(const long *is, size_t n) {
+    long *bins = calloc(256, sizeof *bins);
+    for (size_t k = 0; k < n; k++) {
+        long b = is[k];
+        if (b >= 0 && b < 256) bins[b] += 1;
+    }
+    return bins;
 }
 
 static long long median(long long *t, int reps) {
@@ -62,5 +73,16 @@ int main(int argc, char **argv) {
         free(x);
     }
     printf("linrec_median_ns=%lld\n", median(t, reps));
+    long *is = malloc(sizeof *is * (n ? n : 1));
+    for (size_t k = 0; k < n; k++) is[k] = (long)((k * 7919) % 256);
+    long b0 = 0;
+    for (int k = 0; k < reps; k++) {
+        long long t0 = now_ns();
+        long *bins = hist(is, n);
+        t[k] = now_ns() - t0;
+        b0 = bins[0];
+        free(bins);
+    }
+    printf("hist_bin0=%ld\nhist_median_ns=%lld\n", b0, median(t, reps));
     return 0;
 }

@@ -17,10 +17,11 @@
 //! `vec.reduce` on numeric elements; `scatter` and `insert` take any scalar
 //! element type. `insert` faults when `i` is out of bounds.
 //!
-//! Lowering (phase `arr`, after fusion and the GPU outlining have seen the
-//! ops): a copy of `dest` into a buffer (`arr.from_vec`), a sequential
-//! `scf.for` over `j` that stores (or combines) where the index is in range,
-//! then `arr.to_vec`. `insert` copies and stores once. Each op therefore
+//! Lowering (`scatter` and `hist` at phase `gen`, so that fusion sees the
+//! loop and substitutes a `vec.fill` or cheap map of values into its reads;
+//! `insert` at phase `arr`): a copy of `dest` into a buffer
+//! (`arr.from_vec`), a sequential `scf.for` over `j` that stores (or
+//! combines) where the index is in range, then `arr.to_vec`. `insert` copies and stores once. Each op therefore
 //! costs a copy of `dest`; updating in place where `dest` has no later use
 //! is not done yet.
 
@@ -283,7 +284,7 @@ pub fn register(r: &mut Registry) {
         .infer(crate::util::infer_same)
         .verify(verify_scatter)
         .interpret(interp_scatter)
-        .lowering("arr", lower_scatter),
+        .lowering("gen", lower_scatter),
     );
     r.register(
         pure(
@@ -297,7 +298,7 @@ pub fn register(r: &mut Registry) {
         .infer(crate::util::infer_same)
         .verify(verify_hist)
         .interpret(interp_hist)
-        .lowering("arr", lower_hist),
+        .lowering("gen", lower_hist),
     );
     r.register(
         pure(
