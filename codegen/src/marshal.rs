@@ -206,14 +206,13 @@ impl OwnedArray {
         unsafe { std::slice::from_raw_parts(self.data, self.len * es) }
     }
 
-    /// The array as a run-time value (decoded element by element).
+    /// The array as a run-time value (decoded element by element; the
+    /// buffer is freed by [`take_elems`], not by `Drop`).
     pub fn into_value(self) -> RtValue {
-        let es = abi::scalar(&self.elem).map_or(8, |c| c.bytes() as usize);
-        // SAFETY: `len` elements of `elem` lie at `data`.
-        let data: Vec<RtValue> = (0..self.len)
-            .map(|k| unsafe { read_scalar(self.data.add(k * es), &self.elem) })
-            .collect();
-        match self.shape {
+        let a = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `len` elements of `elem` lie at `data`, owned by `a`.
+        let data = unsafe { take_elems(a.data, a.len, &a.elem) };
+        match a.shape {
             Some((rows, cols)) => RtValue::Mat(Rc::new(MatValue { rows, cols, data })),
             None => RtValue::Vec(Rc::new(data)),
         }

@@ -133,7 +133,11 @@ fn verify_matvec(ctx: &Context, op: OpId) -> Result<(), String> {
 
 // ----- interpreter ---------------------------------------------------------
 
-fn as_mat<'v>(ctx: &Context, op: OpId, v: &'v RtValue) -> Result<&'v Rc<MatValue>, RunError> {
+pub(crate) fn as_mat<'v>(
+    ctx: &Context,
+    op: OpId,
+    v: &'v RtValue,
+) -> Result<&'v Rc<MatValue>, RunError> {
     match v {
         RtValue::Mat(m) => Ok(m),
         _ => Err(RunError::at(ctx, op, "expected a matrix operand")),
@@ -401,17 +405,17 @@ fn rw_cols(b: &mut Builder, st: &OpState) -> Repl {
 
 // ----- lowering to gen -----------------------------------------------------
 
-fn dims(b: &mut Builder, m: ValueId) -> (ValueId, ValueId) {
+pub(crate) fn dims(b: &mut Builder, m: ValueId) -> (ValueId, ValueId) {
     let r = b.op1("mat.rows", &[m], Type::Index, vec![]);
     let c = b.op1("mat.cols", &[m], Type::Index, vec![]);
     (r, c)
 }
 
-fn idx(b: &mut Builder, name: &str, x: ValueId, y: ValueId) -> ValueId {
+pub(crate) fn idx(b: &mut Builder, name: &str, x: ValueId, y: ValueId) -> ValueId {
     b.op1(name, &[x, y], Type::Index, vec![])
 }
 
-fn mget(b: &mut Builder, m: ValueId, i: ValueId, j: ValueId, t: &Type) -> ValueId {
+pub(crate) fn mget(b: &mut Builder, m: ValueId, i: ValueId, j: ValueId, t: &Type) -> ValueId {
     b.op1("mat.get", &[m, i, j], t.clone(), vec![])
 }
 

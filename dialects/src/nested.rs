@@ -28,6 +28,7 @@ use ir::interp::{Interp, MatValue, RtValue, RunError};
 use ir::spec::{OpState, Registry};
 use ir::{Builder, Context, OpId, Type, ValueId};
 
+use crate::mat::{as_mat, dims, idx, mget};
 use crate::vec::{as_vec, build_gen_loop, emit, get_in_bounds, vec_value, Gen};
 
 type Vals = SmallVec<[RtValue; 2]>;
@@ -104,13 +105,6 @@ fn infer_to_rows(ts: &[Type], _: &[(String, ir::Attribute)]) -> Inferred {
 
 // ----- interpreter -------------------------------------------------------
 
-fn as_mat<'v>(ctx: &Context, op: OpId, v: &'v RtValue) -> Result<&'v Rc<MatValue>, RunError> {
-    match v {
-        RtValue::Mat(m) => Ok(m),
-        _ => Err(RunError::at(ctx, op, "expected a matrix operand")),
-    }
-}
-
 /// The rows of `v` (a `vec<vec<T>>` value).
 fn rows_of(ctx: &Context, op: OpId, v: &RtValue) -> Result<Vec<Rc<Vec<RtValue>>>, RunError> {
     as_vec(ctx, op, v)?
@@ -180,10 +174,6 @@ fn interp_to_rows(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunE
 }
 
 // ----- lowering to gen ---------------------------------------------------
-
-fn index_op(b: &mut Builder, name: &str, x: ValueId, y: ValueId) -> ValueId {
-    b.op1(name, &[x, y], Type::Index, vec![])
-}
 
 /// The elements of the rows of `vs` one after another: a collect loop
 /// over the rows whose inner loop emits each row's elements.
@@ -267,13 +257,12 @@ fn lower_vec_transpose(b: &mut Builder, st: &OpState) -> Repl {
 fn lower_mat_flatten(b: &mut Builder, st: &OpState) -> Repl {
     let m = *st.operands.first()?;
     let t = b.ctx.ty(m).elem()?.clone();
-    let r = b.op1("mat.rows", &[m], Type::Index, vec![]);
-    let c = b.op1("mat.cols", &[m], Type::Index, vec![]);
-    let n = index_op(b, "arith.muli", r, c);
+    let (r, c) = dims(b, m);
+    let n = idx(b, "arith.muli", r, c);
     let out = build_gen_loop(b, n, &[], vec![Gen::collect(&t)], |b, k, h| {
-        let i = index_op(b, "arith.divsi", k, c);
-        let j = index_op(b, "arith.remsi", k, c);
-        let x = b.op1("mat.get", &[m, i, j], t.clone(), vec![]);
+        let i = idx(b, "arith.divsi", k, c);
+        let j = idx(b, "arith.remsi", k, c);
+        let x = mget(b, m, i, j, &t);
         emit(b, h[0], x);
     })[0];
     Some(smallvec![out])

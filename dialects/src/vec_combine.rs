@@ -43,9 +43,7 @@ pub fn has_combiner(ctx: &Context, op: OpId) -> bool {
 /// type `T`, result `result` (`T` or `vec<T>`), and a region of one block
 /// `(T, T)` ending in `vec.yield` of one `T`.
 pub fn verify(ctx: &Context, op: OpId, scan: bool) -> Result<(), String> {
-    if ctx.attr(op, "kind").is_some() {
-        return Err("takes either a 'kind' or a combiner region, not both".into());
-    }
+    no_kind(ctx, op)?;
     let Some(t) = ctx.ty(ctx.operand(op, 0)).elem().cloned() else {
         return Err(format!(
             "operand #0 must be a vec, but got '{}'",
@@ -73,6 +71,22 @@ pub fn verify(ctx: &Context, op: OpId, scan: bool) -> Result<(), String> {
         return Err(format!("result must be '{want}', but is '{got}'"));
     }
     verify_region(ctx, op, &t)
+}
+
+/// An op with a combiner region must not have a `kind` too.
+pub(crate) fn no_kind(ctx: &Context, op: OpId) -> Result<(), String> {
+    match ctx.attr(op, "kind") {
+        Some(_) => Err("takes either a 'kind' or a combiner region, not both".into()),
+        None => Ok(()),
+    }
+}
+
+/// The terminator of combiner region `r` when the region has the shape the
+/// lowerings inline: two arguments and one yielded value.
+pub(crate) fn combiner_terminator(ctx: &Context, r: ir::RegionId) -> Option<OpId> {
+    let blk = ctx.region_block(r);
+    let term = ctx.terminator(blk)?;
+    (ctx.block_args(blk).len() == 2 && ctx.operands(term).len() == 1).then_some(term)
 }
 
 /// Checks the combiner region of `op`: one block `(T, T)` ending in
@@ -179,11 +193,7 @@ pub fn lower(b: &mut Builder, st: &OpState, scan: bool) -> Repl {
     let (&v, &ne) = (st.operands.first()?, st.operands.get(1)?);
     let t = b.ctx.ty(v).elem()?.clone();
     let &r = st.regions.first()?;
-    let blk = b.ctx.region_block(r);
-    let term = b.ctx.terminator(blk)?;
-    if b.ctx.block_args(blk).len() != 2 || b.ctx.operands(term).len() != 1 {
-        return None;
-    }
+    let term = combiner_terminator(b.ctx, r)?;
     let n = crate::vec::len(b, v);
     let zero = crate::arith::const_int(b, 0, &Type::Index);
     let one = crate::arith::const_int(b, 1, &Type::Index);
@@ -249,8 +259,8 @@ fn field_at(b: &mut Builder, c: ValueId, path: &str, lt: &Type) -> ValueId {
     cur
 }
 
-/// Moves the combiner's ops (of region `r`, terminator `term`, two
-/// arguments, as [`lower`] checked) to the insertion point with its
+/// Moves the combiner's ops (of region `r`, terminator `term`, as
+/// [`combiner_terminator`] found it) to the insertion point with its
 /// arguments replaced by `acc` and `x`; returns the yielded value.
 pub(crate) fn inline_combiner(
     b: &mut Builder,

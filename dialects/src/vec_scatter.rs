@@ -21,8 +21,8 @@
 //! loop and substitutes a `vec.fill` or cheap map of values into its reads;
 //! `insert` at phase `arr`): a copy of `dest` into a buffer
 //! (`arr.from_vec`), a sequential `scf.for` over `j` that stores (or
-//! combines) where the index is in range, then `arr.to_vec`. `insert` copies and stores once. Each op therefore
-//! costs a copy of `dest`; updating in place where `dest` has no later use
+//! combines) where the index is in range, then `arr.to_vec`. `insert`
+//! copies and stores once. Each op therefore costs a copy of `dest`; updating in place where `dest` has no later use
 //! is not done yet.
 
 use smallvec::smallvec;
@@ -76,9 +76,7 @@ fn verify_scatter(ctx: &Context, op: OpId) -> Result<(), String> {
 
 fn verify_hist(ctx: &Context, op: OpId) -> Result<(), String> {
     if crate::vec_combine::has_combiner(ctx, op) {
-        if ctx.attr(op, "kind").is_some() {
-            return Err("takes either a 'kind' or a combiner region, not both".into());
-        }
+        crate::vec_combine::no_kind(ctx, op)?;
         let t = verify_update(ctx, op)?;
         if !scalar(&t) {
             return Err(format!("elements must be scalars, but are '{t}'"));
@@ -244,11 +242,7 @@ fn lower_scatter(b: &mut Builder, st: &OpState) -> Repl {
 
 fn lower_hist(b: &mut Builder, st: &OpState) -> Repl {
     if let Some(&r) = st.regions.first() {
-        let blk = b.ctx.region_block(r);
-        let term = b.ctx.terminator(blk)?;
-        if b.ctx.block_args(blk).len() != 2 || b.ctx.operands(term).len() != 1 {
-            return None;
-        }
+        let term = crate::vec_combine::combiner_terminator(b.ctx, r)?;
         return lower_update(b, st, Update::Region(r, term), "vec.hist");
     }
     let k = st

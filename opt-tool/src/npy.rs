@@ -131,18 +131,13 @@ impl Mapped {
             }
             _ => return None,
         };
-        let little = self.descr.starts_with('<') || self.descr.starts_with('|');
+        // The file's dtype is the one `-o` writes for `elem`: the ABI's bytes.
+        if dtype_of_abi(&elem) != Some(self.descr.as_str()) {
+            return None;
+        }
         let es = elem_bytes(&self.descr);
-        let in_abi = matches!(
-            (&elem, &self.descr[1..]),
-            (Type::F64, "f8")
-                | (Type::F32, "f4")
-                | (Type::I64 | Type::Index, "i8")
-                | (Type::I32, "i4")
-                | (Type::I1, "b1")
-        );
         let data = &self.map[self.offset..self.offset + shape.0 * es];
-        if !little || !in_abi || !(data.as_ptr() as usize).is_multiple_of(es) {
+        if !(data.as_ptr() as usize).is_multiple_of(es) {
             return None;
         }
         if elem == Type::I1 && data.iter().any(|&b| b > 1) {

@@ -99,7 +99,8 @@ impl Watchdog {
     }
 }
 
-/// Calls compiled code once, then `--bench` times more (median on stderr).
+/// Runs `call` (compiled code or the interpreter) once, then `--bench`
+/// times more (median on stderr).
 fn native_calls<T>(
     cli: &Cli,
     call: impl Fn() -> Result<T, ir::interp::RunError>,
@@ -390,22 +391,9 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
         _ if cli.target == crate::Target::Nvptx => run_on_gpu(cli, ctx, func, &leaves)?,
         Backend::Interp => {
             let args = assemble(ctx, func, &values(&leaves)?)?;
-            let call = || -> Result<Vec<RtValue>, Failure> {
-                let mut it = Interp::new(ctx);
-                it.call(func, &args, Loc::UNKNOWN)
-                    .map_err(|e| e.into_diagnostic().into())
-            };
-            let r = call()?;
-            if let Some(n) = cli.bench {
-                let mut times = Vec::with_capacity(n);
-                for _ in 0..n {
-                    let t = Instant::now();
-                    call()?;
-                    times.push(t.elapsed().as_nanos());
-                }
-                eprintln!("median_ns={}", median(times));
-            }
-            values_out(r)
+            values_out(native_calls(cli, || {
+                Interp::new(ctx).call(func, &args, Loc::UNKNOWN)
+            })?)
         }
         backend @ (Backend::Cranelift | Backend::Llvm) => {
             lower_for_native(ctx, backend, cli.fuse_before_lowering())?;

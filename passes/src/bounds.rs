@@ -154,26 +154,10 @@ pub fn mark_in_bounds(ctx: &mut Context) -> u64 {
             continue;
         }
         let (v, i) = (ctx.operand(op, 0), ctx.operand(op, 1));
-        // Is `i` the induction variable of an enclosing gen.loop?
-        let Some(b) = ctx.value_block(i) else {
-            continue;
-        };
-        let Some(l) = ctx.block_parent_op(b) else {
-            continue;
-        };
-        if ctx.block_args(b).first() != Some(&i) {
-            continue;
-        }
-        // ... or of an `scf.for` from 0 by 1 (the sequential loop of a
-        // user-defined reduce or scan): `i` is in `[0, ub)`.
-        let size = if ctx.is(l, "gen.loop") {
-            ctx.operand(l, 0)
-        } else if ctx.is(l, "scf.for")
-            && crate::code_motion::constant(ctx, ctx.operand(l, 0)) == Some(0)
-            && crate::code_motion::constant(ctx, ctx.operand(l, 2)) == Some(1)
-        {
-            ctx.operand(l, 1)
-        } else {
+        // Is `i` the induction variable of an enclosing gen.loop, or of an
+        // `scf.for` from 0 by 1 (the sequential loop of a user-defined
+        // reduce or scan)? Then `i` is in `[0, size)`.
+        let Some((_, size)) = crate::code_motion::index_range(ctx, i) else {
             continue;
         };
         let len_of_v = ctx

@@ -169,7 +169,6 @@ fn dead_stores(ctx: &mut Context) -> u64 {
     erased
 }
 
-/// Erases the trivially dead ops, to a fixpoint.
 /// An unused `arr.to_vec` or `arr.len`: it only reads its buffer (and
 /// `to_vec` allocates the vector it returns), and cannot fault, so it goes
 /// like a pure op (MLIR's rule for ops with only read and allocate
@@ -179,6 +178,7 @@ fn unused_read(ctx: &Context, op: OpId) -> bool {
         && ctx.results(op).iter().all(|&r| ctx.unused(r))
 }
 
+/// Erases the trivially dead ops, to a fixpoint.
 fn dead_ops(ctx: &mut Context) -> u64 {
     let mut work: Vec<OpId> = ctx.walk_all();
     let mut erased = 0;

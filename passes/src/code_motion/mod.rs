@@ -82,23 +82,29 @@ pub(crate) fn speculatable(ctx: &Context, op: OpId) -> bool {
     }
 }
 
-/// The loop whose index `v` is, when that loop runs over `[0, n)` with
-/// step 1 and `is_n(n)`.
-pub(crate) fn loop_over(ctx: &Context, v: ValueId, is_n: impl Fn(ValueId) -> bool) -> Option<OpId> {
+/// The loop whose index `v` is and its size `n`, when that loop runs over
+/// `[0, n)` with step 1 (a `gen.loop`, or an `scf.for` from 0 by 1).
+pub(crate) fn index_range(ctx: &Context, v: ValueId) -> Option<(OpId, ValueId)> {
     let ir::context::ValueDef::BlockArg(b, 0) = ctx.value(v).def else {
         return None;
     };
     let lp = ctx.block_parent_op(b)?;
-    let over = match ctx.op_name(lp) {
-        "gen.loop" => is_n(ctx.operand(lp, 0)),
-        "scf.for" => {
-            constant(ctx, ctx.operand(lp, 0)) == Some(0)
-                && is_n(ctx.operand(lp, 1))
-                && constant(ctx, ctx.operand(lp, 2)) == Some(1)
+    match ctx.op_name(lp) {
+        "gen.loop" => Some((lp, ctx.operand(lp, 0))),
+        "scf.for"
+            if constant(ctx, ctx.operand(lp, 0)) == Some(0)
+                && constant(ctx, ctx.operand(lp, 2)) == Some(1) =>
+        {
+            Some((lp, ctx.operand(lp, 1)))
         }
-        _ => false,
-    };
-    over.then_some(lp)
+        _ => None,
+    }
+}
+
+/// The loop whose index `v` is, when that loop runs over `[0, n)` with
+/// step 1 and `is_n(n)`.
+pub(crate) fn loop_over(ctx: &Context, v: ValueId, is_n: impl Fn(ValueId) -> bool) -> Option<OpId> {
+    index_range(ctx, v).and_then(|(lp, n)| is_n(n).then_some(lp))
 }
 
 /// Whether `n` is `name(x)` (a one-operand size op such as `vec.len`).

@@ -36,17 +36,15 @@ fn loop_of_index(ctx: &Context, v: ValueId) -> Option<OpId> {
     match ctx.value(v).def {
         ir::context::ValueDef::BlockArg(b, 0) => ctx.block_parent_op(b).filter(|&l| {
             ctx.is(l, "gen.loop")
-                || (ctx.is(l, "scf.for")
-                    && ctx
-                        .operands(l)
-                        .get(2)
-                        .and_then(|&s| ctx.def_op_named(s, "arith.constant"))
-                        .and_then(|c| ctx.attr(c, "value"))
-                        .and_then(|a| a.as_int())
-                        .is_some_and(|c| c != 0))
+                || (ctx.is(l, "scf.for") && ctx.try_operand(l, 2).is_some_and(|s| nonzero(ctx, s)))
         }),
         _ => None,
     }
+}
+
+/// Whether `v` is a non-zero integer constant.
+fn nonzero(ctx: &Context, v: ValueId) -> bool {
+    crate::code_motion::constant(ctx, v).is_some_and(|c| c != 0)
 }
 
 /// Whether `v` is defined outside loop `lp`.
@@ -66,18 +64,12 @@ fn injective_index(ctx: &Context, j: ValueId) -> Option<OpId> {
         "arith.addi" | "arith.subi" | "arith.muli" => (ctx.operand(d, 0), ctx.operand(d, 1)),
         _ => return None,
     };
-    let nonzero = |v: ValueId| {
-        ctx.def_op_named(v, "arith.constant")
-            .and_then(|c| ctx.attr(c, "value"))
-            .and_then(|a| a.as_int())
-            .is_some_and(|c| c != 0)
-    };
     for (inner, other) in [(x, y), (y, x)] {
         let Some(l) = injective_index(ctx, inner) else {
             continue;
         };
         let ok = if ctx.is(d, "arith.muli") {
-            nonzero(other)
+            nonzero(ctx, other)
         } else {
             outside(ctx, other, l)
         };
