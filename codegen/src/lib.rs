@@ -104,6 +104,7 @@
 
 pub mod abi;
 mod check;
+pub mod contract;
 pub mod faults;
 mod gpu_host;
 mod half;

@@ -81,15 +81,15 @@ fn pairs(src: &str, name: &str) -> bool {
 #[test]
 fn matching_lanes_pair_and_compute_the_same() {
     // A dot product per lane, as split-reductions writes it.
-    let dot = "    %p# = arith.mulf %x#, %y# : f64\n    %t# = arith.addf %s#, %p# {reassoc} : f64";
+    let dot = "    %p# = arith.mulf %x#, %y# : f64\n    %t# = arith.addf %s#, %p# fastmath<reassoc> : f64";
     assert!(pairs(&four_lanes("dot", dot, dot), "dot"));
     // Shared scalars, subtraction, division and negation pair too.
     let mixed = "    %p# = arith.mulf %x#, %w : f64\n    %q# = arith.divf %p#, %y# : f64\n    %u# = arith.negf %q# : f64\n    %t# = arith.subf %s#, %u# : f64";
     assert!(pairs(&four_lanes("mixed", mixed, mixed), "mixed"));
     // Both lanes multiplying by lane 0's element: a broadcast of it.
-    let dot = "    %p# = arith.mulf %x#, %y# : f64\n    %t# = arith.addf %s#, %p# {reassoc} : f64";
+    let dot = "    %p# = arith.mulf %x#, %y# : f64\n    %t# = arith.addf %s#, %p# fastmath<reassoc> : f64";
     let bcast =
-        "    %p1 = arith.mulf %x0, %y1 : f64\n    %t1 = arith.addf %s1, %p1 {reassoc} : f64";
+        "    %p1 = arith.mulf %x0, %y1 : f64\n    %t1 = arith.addf %s1, %p1 fastmath<reassoc> : f64";
     let src = four_lanes("bcast", dot, bcast)
         .replace("%p2 = arith.mulf %x2", "%p2 = arith.mulf %x0")
         .replace("%p3 = arith.mulf %x3", "%p3 = arith.mulf %x0");
@@ -98,7 +98,7 @@ fn matching_lanes_pair_and_compute_the_same() {
 
 #[test]
 fn lanes_that_differ_stay_scalar() {
-    let dot = "    %p# = arith.mulf %x#, %y# : f64\n    %t# = arith.addf %s#, %p# {reassoc} : f64";
+    let dot = "    %p# = arith.mulf %x#, %y# : f64\n    %t# = arith.addf %s#, %p# fastmath<reassoc> : f64";
     // Lane 1 subtracts where lane 0 adds.
     let sub = "    %p1 = arith.mulf %x1, %y1 : f64\n    %t1 = arith.subf %s1, %p1 : f64";
     assert!(!pairs(&four_lanes("op", dot, sub), "op"));
@@ -106,15 +106,15 @@ fn lanes_that_differ_stay_scalar() {
     let plain = "    %p1 = arith.mulf %x1, %y1 : f64\n    %t1 = arith.addf %s1, %p1 : f64";
     assert!(!pairs(&four_lanes("attr", dot, plain), "attr"));
     // Lane 1 loads lane 0's element again, not its neighbour.
-    let same_elem = "    %e1 = vec.get %a, %k {in_bounds} : vec<f64>\n    %p1 = arith.mulf %e1, %y1 : f64\n    %t1 = arith.addf %s1, %p1 {reassoc} : f64";
+    let same_elem = "    %e1 = vec.get %a, %k {in_bounds} : vec<f64>\n    %p1 = arith.mulf %e1, %y1 : f64\n    %t1 = arith.addf %s1, %p1 fastmath<reassoc> : f64";
     assert!(!pairs(&four_lanes("elem", dot, same_elem), "elem"));
     // Lane 1 adds into accumulator 0 and lane 0's product is used twice.
     let cross =
-        "    %p1 = arith.mulf %x1, %p0 : f64\n    %t1 = arith.addf %s1, %p1 {reassoc} : f64";
+        "    %p1 = arith.mulf %x1, %p0 : f64\n    %t1 = arith.addf %s1, %p1 fastmath<reassoc> : f64";
     assert!(!pairs(&four_lanes("cross", dot, cross), "cross"));
     // A lane with a comparison (not an op that pairs).
     let cmp =
-        "    %p1 = arith.maximumf %x1, %y1 : f64\n    %t1 = arith.addf %s1, %p1 {reassoc} : f64";
+        "    %p1 = arith.maximumf %x1, %y1 : f64\n    %t1 = arith.addf %s1, %p1 fastmath<reassoc> : f64";
     assert!(!pairs(&four_lanes("cmp", dot, cmp), "cmp"));
 }
 
@@ -122,7 +122,7 @@ fn lanes_that_differ_stay_scalar() {
 fn unproved_loads_stay_scalar() {
     // Without `in_bounds` the loads keep their checks: no pairing, and the
     // faults are the interpreter's.
-    let dot = "    %p# = arith.mulf %x#, %y# : f64\n    %t# = arith.addf %s#, %p# {reassoc} : f64";
+    let dot = "    %p# = arith.mulf %x#, %y# : f64\n    %t# = arith.addf %s#, %p# fastmath<reassoc> : f64";
     let src = four_lanes("checked", dot, dot).replace(" {in_bounds}", "");
     assert!(!pairs(&src, "checked"));
     let ctx = build(&src, "");
@@ -153,8 +153,8 @@ fn a_lowered_matrix_product_pairs() {
 #[test]
 fn an_accumulator_read_elsewhere_stays_scalar() {
     // Lane 1 also reads accumulator 0: it has no scalar in a paired body.
-    let dot = "    %p# = arith.mulf %x#, %y# : f64\n    %t# = arith.addf %s#, %p# {reassoc} : f64";
+    let dot = "    %p# = arith.mulf %x#, %y# : f64\n    %t# = arith.addf %s#, %p# fastmath<reassoc> : f64";
     let reads =
-        "    %p1 = arith.mulf %x1, %s0 : f64\n    %t1 = arith.addf %s1, %p1 {reassoc} : f64";
+        "    %p1 = arith.mulf %x1, %s0 : f64\n    %t1 = arith.addf %s1, %p1 fastmath<reassoc> : f64";
     assert!(!pairs(&four_lanes("acc", dot, reads), "acc"));
 }

@@ -381,8 +381,54 @@ pub fn parse_operands_colon_type(
     })
 }
 
-/// The custom form `%a, %b {attrs} : T` of an op whose operands and result
-/// all have type `T` (see [`crate::spec::OpSpec::same_type_custom_form`]).
+/// The custom form `%a, %b [fastmath<flags>] {attrs} : T` of an op whose
+/// operands and result all have type `T` (see
+/// [`crate::spec::OpSpec::same_type_custom_form`]). The flags become the
+/// attribute `fastmath` (see [`crate::fastmath`]); whether the op may carry
+/// them is its verifier's question.
 pub fn parse_same_type(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
-    parse_operands_colon_type(cp, None)
+    let vals: Vec<AstValueRef> = cp.value_list()?;
+    let mut attrs = Vec::new();
+    if cp.try_keyword(crate::fastmath::KEY) {
+        attrs.push((crate::fastmath::KEY.to_string(), fastmath_flags(cp)?));
+    }
+    cp.optional_attr_dict(&mut attrs);
+    cp.expect_punct(":")?;
+    let t = cp.expect_type()?;
+    let results = if cp.num_results == 0 {
+        vec![]
+    } else {
+        vec![t.clone()]
+    };
+    Ok(ParsedOp {
+        operands: vals.into_iter().map(|v| (v, Some(t.clone()))).collect(),
+        result_types: results,
+        attrs,
+        regions: vec![],
+    })
+}
+
+/// `<flag, ...>` after the keyword `fastmath`, as `#arith.fastmath<...>`.
+fn fastmath_flags(cp: &mut CustomParser) -> Result<crate::Attribute, SyntaxError> {
+    cp.expect_punct("<")?;
+    let mut words = Vec::new();
+    loop {
+        let at = cp.loc();
+        let w = cp.keyword()?;
+        if crate::FastMath::from_word(&w).is_none() {
+            return Err(SyntaxError {
+                message: format!(
+                    "unknown fast-math flag '{w}' (expected none, reassoc, nnan, ninf, nsz, arcp, contract, afn or fast)"
+                ),
+                offset: at,
+            });
+        }
+        words.push(w);
+        if !cp.try_punct(",") {
+            break;
+        }
+    }
+    cp.expect_punct(">")?;
+    let flags = crate::FastMath::from_words(words.iter().map(String::as_str)).unwrap_or_default();
+    Ok(flags.to_attr())
 }

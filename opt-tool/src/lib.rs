@@ -133,6 +133,17 @@ pub enum Device {
     Sim,
 }
 
+/// `--fp-contract`: whether float multiplies and adds may be fused.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FpContract {
+    /// Never: every operation is rounded (the interpreter's results).
+    Off,
+    /// Mark the float ops `fastmath<contract>` (pass `fp-contract`) before
+    /// the pipeline and before code generation: a marked multiply feeding
+    /// a marked add becomes a fused multiply-add in native code and PTX.
+    Fast,
+}
+
 /// How `--run` executes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
@@ -146,6 +157,13 @@ impl Cli {
     /// fused first when it still needs lowering (every level but `-O0`).
     pub fn fuse_before_lowering(&self) -> bool {
         self.opt_level > 0
+    }
+    /// What the implicit lowering before code generation does.
+    pub fn lowering(&self) -> run::Lowering {
+        run::Lowering {
+            fuse: self.fuse_before_lowering(),
+            contract: self.fp_contract == FpContract::Fast,
+        }
     }
     /// The backend of `--run`.
     pub fn backend(&self) -> Backend {
@@ -271,6 +289,12 @@ struct Cli {
     /// Print a timing report (parse, each pass, output) to stderr.
     #[arg(long, alias = "mlir-timing")]
     timing: bool,
+    /// Floating-point contraction (clang's flag): `off` rounds every
+    /// operation, as the interpreter does; `fast` lets native code and PTX
+    /// compute a float multiply feeding an add as one fused multiply-add
+    /// (every float op is marked `fastmath<contract>`).
+    #[arg(long, value_enum, default_value = "off", value_name = "off|fast")]
+    fp_contract: FpContract,
     /// Debug mode of the native backends and PTX: check every index, ignoring
     /// the passes' `in_bounds` proofs (tells a wrong proof from a wrong translation).
     #[arg(long)]
@@ -642,6 +666,9 @@ fn process(
         .pass_registry(ctx.registry())
         .parse_pipeline(pipeline)
         .map_err(Failure::Usage)?;
+    if cli.fp_contract == FpContract::Fast {
+        passes::fp_contract::mark(&mut ctx);
+    }
     let mut pm = PassManager::new(passes);
     if cli.verify_each {
         pm.instrument(Box::new(VerifyEach));
@@ -712,6 +739,10 @@ fn process(
         }
     }
 
+    if cli.fp_contract == FpContract::Fast {
+        // Ops the passes made are marked too.
+        passes::fp_contract::mark(&mut ctx);
+    }
     let passes_rss = if cli.timing { peak_rss_kib() } else { None };
     let t1 = Instant::now();
     let out = if let Some(func) = &cli.run {
@@ -721,14 +752,14 @@ fn process(
         // Native code is generated from the arr + scf level, as for --run.
         if cli.target == Target::Nvptx || cli.emit == Emit::Ptx {
             // Kernels are generated from the gpu level.
-            run::lower_for_gpu(&mut ctx, cli.fuse_before_lowering())?;
+            run::lower_for_gpu(&mut ctx, cli.lowering())?;
         } else if matches!(cli.emit, Emit::Obj | Emit::Asm | Emit::Llvm) {
             let backend = if cli.emit == Emit::Obj && cli.backend == Some(Backend::Cranelift) {
                 Backend::Cranelift
             } else {
                 Backend::Llvm
             };
-            run::lower_for_native(&mut ctx, backend, cli.fuse_before_lowering())?;
+            run::lower_for_native(&mut ctx, backend, cli.lowering())?;
         }
         match sink {
             Some(sink) if cli.emit == Emit::Ir => {

@@ -24,36 +24,52 @@ fn median(mut xs: Vec<u128>) -> u128 {
     xs.get(xs.len() / 2).copied().unwrap_or(0)
 }
 
+/// The implicit lowering before code generation: `fuse` first (unless
+/// `-O0`), and with `--fp-contract=fast` the float ops it makes marked
+/// `contract`.
+#[derive(Copy, Clone, Debug)]
+pub struct Lowering {
+    pub fuse: bool,
+    pub contract: bool,
+}
+
 /// The native backends compile the arr + scf level: lower whatever is above
 /// it (the IR is not printed after --run, so this is not observable), with
 /// the default optimizing pipeline `fuse,lower` (`-O0`: `lower` alone).
 /// `lower`'s `split` option depends on the backend: Cranelift gains from
 /// several accumulators per reduction (4); LLVM reassociates reductions
-/// itself (their accumulators carry `reassoc`), so it gets one (1).
-pub fn lower_for_native(ctx: &mut Context, backend: Backend, fuse: bool) -> Result<(), Failure> {
-    let split = if backend == Backend::Cranelift { 4 } else { 1 };
-    lower_remaining(ctx, split, None, fuse)
+/// itself (their accumulators carry `fastmath<reassoc>`), so it gets one (1).
+pub fn lower_for_native(ctx: &mut Context, backend: Backend, how: Lowering) -> Result<(), Failure> {
+    // Fused multiply-adds have a longer latency than adds: twice the
+    // chains keep Cranelift's paired loops busy (benches/matmul.sh).
+    let split = match (backend, how.contract) {
+        (Backend::Cranelift, false) => 4,
+        (Backend::Cranelift, true) => 8,
+        _ => 1,
+    };
+    lower_remaining(ctx, split, None, how)
 }
 
 /// `--target=nvptx` and `--emit=ptx` compile the `gpu` level: lower
 /// whatever is above it with `fuse` (unless `-O0`) and `lower{target=gpu}`
 /// (default block size).
-pub fn lower_for_gpu(ctx: &mut Context, fuse: bool) -> Result<(), Failure> {
-    lower_remaining(ctx, 1, Some(passes::gpu::GpuOptions::default()), fuse)
+pub fn lower_for_gpu(ctx: &mut Context, how: Lowering) -> Result<(), Failure> {
+    lower_remaining(ctx, 1, Some(passes::gpu::GpuOptions::default()), how)
 }
 
-/// Runs `fuse` (when `fuse`) and `lower` (with `split` and, for the gpu
-/// level, `gpu`) when any op still has a lowering.
+/// Runs `fuse` (when `how.fuse`) and `lower` (with `split` and, for the gpu
+/// level, `gpu`) when any op still has a lowering; then marks float ops
+/// `contract` when `how.contract`.
 fn lower_remaining(
     ctx: &mut Context,
     split: usize,
     gpu: Option<passes::gpu::GpuOptions>,
-    fuse: bool,
+    how: Lowering,
 ) -> Result<(), Failure> {
     if passes::lower::needs_lowering(ctx) {
         use ir::pass::Pass;
         let stats = &mut ir::pass::PassStats::default();
-        if fuse {
+        if how.fuse {
             let mut f = if gpu.is_some() {
                 passes::fuse::Fuse::for_gpu()
             } else {
@@ -63,6 +79,9 @@ fn lower_remaining(
         }
         passes::lower::Lower::new(split, gpu).run(ctx, stats)?;
         ir::verifier::verify(ctx).map_err(Failure::Diags)?;
+    }
+    if how.contract {
+        passes::fp_contract::mark(ctx);
     }
     Ok(())
 }
@@ -139,7 +158,7 @@ fn run_on_gpu(
         .map(|f| ctx.loc(f))
         .unwrap_or(Loc::UNKNOWN);
     let diag = move |m: String| Failure::Diags(vec![ir::Diagnostic::error(at, m)]);
-    lower_for_gpu(ctx, cli.fuse_before_lowering())?;
+    lower_for_gpu(ctx, cli.lowering())?;
     let ctx: &Context = ctx;
     let backend = cli.backend();
     let interp_args = || -> Result<Vec<RtValue>, Failure> { assemble(ctx, func, &values(leaves)?) };
@@ -396,7 +415,7 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
             })?)
         }
         backend @ (Backend::Cranelift | Backend::Llvm) => {
-            lower_for_native(ctx, backend, cli.fuse_before_lowering())?;
+            lower_for_native(ctx, backend, cli.lowering())?;
             let args = native_args(ctx, func, &leaves)?;
             // IR already at the gpu level runs its kernels simulated.
             let sim = crate::device::SimDevice::new(ctx);

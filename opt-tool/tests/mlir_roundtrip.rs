@@ -44,7 +44,6 @@ const L0_ONLY: &[&str] = &[
     "arith.maxf",
     "arith.mini",
     "arith.maxi",
-    "{reassoc}",
     "in_bounds",
 ];
 

@@ -10,6 +10,7 @@ pub mod canonicalize;
 pub mod code_motion;
 pub mod cse;
 pub mod dce;
+pub mod fp_contract;
 pub mod fuse;
 pub mod gpu;
 pub mod inline;
@@ -37,6 +38,7 @@ pub fn register_all(r: &mut PassRegistry) {
     r.register(code_motion::info());
     r.register(cse::info());
     r.register(dce::info());
+    r.register(fp_contract::info());
     r.register(fuse::info());
     r.register(inline::info());
     r.register(lower::info());

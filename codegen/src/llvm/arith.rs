@@ -6,11 +6,12 @@
 //! `fptosi` saturates (`llvm.fptosi.sat`); `sqrt` and `abs` are LLVM
 //! intrinsics, `exp log pow sin cos` call libm like the interpreter.
 //!
-//! A float combine op carrying the unit attribute `reassoc` (set by the
-//! `gen` lowering on the accumulators of reduce generators, whose monoid
-//! is associative by declaration, IR-SPEC §3) gets LLVM's `reassoc` flag,
-//! so the loop vectorizer may keep several partial sums. No other op gets
-//! any fast-math flag.
+//! An op's fast-math flags ([`ir::FastMath`]) become LLVM's, but for
+//! `contract`: a float combine carrying `reassoc` (set by the `gen`
+//! lowering on the accumulators of reduce generators, whose monoid is
+//! associative by declaration, IR-SPEC §3) lets the loop vectorizer keep
+//! several partial sums. A contracted add ([`crate::contract`]) is an
+//! `llvm.fmuladd` call; no other op is contracted.
 
 use ir::{Attribute, Diagnostic, OpId, Type};
 
@@ -29,11 +30,7 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
     };
     let rty = ctx.ty(res).clone();
     let short = &name["arith.".len()..];
-    let fm = if ctx.attr(op, "reassoc").is_some() {
-        "reassoc "
-    } else {
-        ""
-    };
+    let fm = llvm_flags(ir::FastMath::of(ctx, op));
     let r: String = match short {
         "constant" => constant(cx, op, &rty)?,
         "select" => {
@@ -150,6 +147,24 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
                 cx.w.val(format!("srem {n} {a}, {safe}"))
             };
             int_result(cx, &rty, r)
+        }
+        "addf" | "subf" if crate::contract::fma_of(ctx, op).is_some() => {
+            let f = crate::contract::fma_of(ctx, op).unwrap();
+            let t = float_ty(&rty);
+            let n = t.name();
+            let (mut a, b, mut c) = (cx.get1(f.a), cx.get1(f.b), cx.get1(f.c));
+            if f.neg_product {
+                a = cx.w.val(format!("fneg {n} {a}"));
+            }
+            if f.neg_addend {
+                c = cx.w.val(format!("fneg {n} {c}"));
+            }
+            // `fmuladd` rather than `fma`: LLVM's loop vectorizer knows a
+            // `reassoc` fmuladd chain as a reduction; on a target with
+            // fused multiply-add (the host's features, PTX) it is one.
+            let full = format!("llvm.fmuladd.{}", if t == Ty::F32 { "f32" } else { "f64" });
+            cx.declare(&full, || format!("declare {n} @{full}({n}, {n}, {n})"));
+            cx.w.val(format!("call {fm}{n} @{full}({n} {a}, {n} {b}, {n} {c})"))
         }
         "addf" | "subf" | "mulf" | "divf" => {
             let t = float_ty(&rty);
@@ -358,6 +373,22 @@ fn float_ty(t: &Type) -> Ty {
 }
 
 /// `call @llvm.<name>.<suffix>(args)` (overloaded on one type `t`).
+/// LLVM's fast-math flags for `fm` (with a trailing space), less
+/// `contract`: which operations contract is decided once for every
+/// backend ([`crate::contract`]), so LLVM must not contract others.
+fn llvm_flags(fm: ir::FastMath) -> String {
+    let fm = fm.words();
+    if fm == ["none"] {
+        return String::new();
+    }
+    let words: Vec<&str> = if fm == ["fast"] {
+        vec!["reassoc", "nnan", "ninf", "nsz", "arcp", "afn"]
+    } else {
+        fm.into_iter().filter(|w| *w != "contract").collect()
+    };
+    words.iter().map(|w| format!("{w} ")).collect()
+}
+
 pub(super) fn intrinsic(cx: &mut FnCx, name: &str, t: Ty, args: &[String]) -> String {
     let n = t.name();
     let sfx = match t {

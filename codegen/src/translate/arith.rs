@@ -147,6 +147,17 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             };
             int_result(cx, &rty, r)
         }
+        "addf" | "subf" if crate::contract::fma_of(ctx, op).is_some() => {
+            let f = crate::contract::fma_of(ctx, op).unwrap();
+            let (mut a, b, mut c) = (cx.get1(f.a), cx.get1(f.b), cx.get1(f.c));
+            if f.neg_product {
+                a = cx.b.ins().fneg(a);
+            }
+            if f.neg_addend {
+                c = cx.b.ins().fneg(c);
+            }
+            cx.b.ins().fma(a, b, c)
+        }
         "addf" | "subf" | "mulf" | "divf" => {
             let (a, b) = (cx.get1(opnd[0]), cx.get1(opnd[1]));
             match short {

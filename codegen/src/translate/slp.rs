@@ -12,8 +12,9 @@
 //! scalars after the loop.
 //!
 //! Every lane op is an IEEE operation on one lane, so the paired loop
-//! computes exactly the scalar loop's values (no reassociation, no fused
-//! multiply-add). Loads are paired only where both are proved in bounds
+//! computes exactly the scalar loop's values (no reassociation; a fused
+//! multiply-add exactly where the scalar translation has one,
+//! [`crate::contract`]). Loads are paired only where both are proved in bounds
 //! (never under `--keep-all-checks`), so no check is dropped. Anything else
 //! (other ops in the lanes, odd lane counts, a lane value used elsewhere)
 //! leaves the loop to the scalar translation.
@@ -151,6 +152,11 @@ impl Matcher<'_> {
         if !lane_arith(name) || !ctx.regions(oa).is_empty() {
             return None;
         }
+        // A contracted lane op is an `f64x2` fused multiply-add, which
+        // Cranelift has only where the host does.
+        if crate::contract::fma_of(ctx, oa).is_some() && !crate::isa::host_has_fma() {
+            return None;
+        }
         let (xa, xb) = (ctx.operands(oa).to_vec(), ctx.operands(ob).to_vec());
         if xa.len() != xb.len() {
             return None;
@@ -263,6 +269,32 @@ fn emit_node(
             // In bounds (proved), but only 8-byte aligned.
             cx.b.ins()
                 .load(F64X2, MemFlagsData::new().with_notrap(), addr, disp)
+        }
+        Node::Arith(a, _) if crate::contract::fma_of(ctx, a).is_some() => {
+            let f = crate::contract::fma_of(ctx, a).unwrap();
+            let kids = &plan.kids[&n];
+            // The product's factors: its lanes' pair, or one shared product.
+            let (mut x, y) = match kids[f.product] {
+                Node::Arith(m, _) if m == f.mul => {
+                    let fk = plan.kids[&kids[f.product]].clone();
+                    (
+                        emit_node(cx, plan, fk[0], accs, done),
+                        emit_node(cx, plan, fk[1], accs, done),
+                    )
+                }
+                _ => {
+                    let (x, y) = (cx.get1(f.a), cx.get1(f.b));
+                    (cx.b.ins().splat(F64X2, x), cx.b.ins().splat(F64X2, y))
+                }
+            };
+            let mut z = emit_node(cx, plan, kids[1 - f.product], accs, done);
+            if f.neg_product {
+                x = cx.b.ins().fneg(x);
+            }
+            if f.neg_addend {
+                z = cx.b.ins().fneg(z);
+            }
+            cx.b.ins().fma(x, y, z)
         }
         Node::Arith(a, _) => {
             let k: Vec<Value> = plan.kids[&n]

@@ -58,7 +58,7 @@ use ir::custom::{CustomParser, ParsedOp};
 use ir::interp::{Interp, RtValue, RunError};
 use ir::printer::Printer;
 use ir::spec::{Arity, FoldFn, InterpFn, MlirNameFn, OpSpec, Registry, Traits, VerifyFn};
-use ir::{Attribute, Builder, Context, OpId, Type, ValueId};
+use ir::{Attribute, Builder, Context, FastMath, OpId, Type, ValueId};
 
 use crate::util;
 use eval::{Bin, Cast, Scalar, Un};
@@ -90,7 +90,7 @@ fn same_type(ctx: &Context, op: OpId) -> &Type {
 fn verify_int(ctx: &Context, op: OpId) -> Result<(), String> {
     let t = same_type(ctx, op);
     if t.is_integer() {
-        Ok(())
+        verify_fastmath(ctx, op)
     } else {
         Err(format!("operands must be {INT_TYPES}, but got '{t}'"))
     }
@@ -99,7 +99,7 @@ fn verify_int(ctx: &Context, op: OpId) -> Result<(), String> {
 fn verify_float(ctx: &Context, op: OpId) -> Result<(), String> {
     let t = same_type(ctx, op);
     if t.is_float() {
-        Ok(())
+        verify_fastmath(ctx, op)
     } else {
         Err(format!("operands must be {FLOAT_TYPES}, but got '{t}'"))
     }
@@ -108,7 +108,7 @@ fn verify_float(ctx: &Context, op: OpId) -> Result<(), String> {
 fn verify_scalar(ctx: &Context, op: OpId) -> Result<(), String> {
     let t = same_type(ctx, op);
     if t.is_scalar() {
-        Ok(())
+        verify_fastmath(ctx, op)
     } else {
         Err(format!(
             "operand must be {INT_TYPES} or {FLOAT_TYPES}, but got '{t}'"
@@ -312,8 +312,37 @@ fn interp_constant(it: &mut Interp, op: OpId, _: &[RtValue]) -> InterpResult {
 
 // ----- custom forms ----------------------------------------------------------
 
+/// ` %a, %b fastmath<flags> {attrs} : T` (the flags only when some are set;
+/// a malformed `fastmath` stays in the dictionary).
 fn print_same(p: &mut Printer, op: OpId) -> std::fmt::Result {
-    util::print_operands_colon_type(p, op, &[])
+    let ctx = p.ctx();
+    let Some(fm) = ctx
+        .attr(op, ir::fastmath::KEY)
+        .and_then(|a| FastMath::from_attr(a).ok())
+    else {
+        return util::print_operands_colon_type(p, op, &[]);
+    };
+    p.w(" ");
+    p.values(ctx.operands(op));
+    if !fm.is_empty() {
+        p.w(&format!(" fastmath<{fm}>"));
+    }
+    p.attr_dict(op, &[ir::fastmath::KEY]);
+    p.w(" : ");
+    p.ty(same_type(ctx, op));
+    Ok(())
+}
+
+/// Checks `op`'s `fastmath` attribute: well formed, and on a float op.
+fn verify_fastmath(ctx: &Context, op: OpId) -> Result<(), String> {
+    let Some(a) = ctx.attr(op, ir::fastmath::KEY) else {
+        return Ok(());
+    };
+    FastMath::from_attr(a)?;
+    if !same_type(ctx, op).is_float() {
+        return Err("fast-math flags are allowed on float operations only".into());
+    }
+    Ok(())
 }
 
 /// ` olt, %a, %b : f64`.

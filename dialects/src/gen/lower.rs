@@ -146,9 +146,9 @@ pub fn check_size(b: &mut Builder, size: ValueId, c0: ValueId) {
 }
 
 /// The op combining `acc` with `x` under monoid `m`. With `reassoc`, a
-/// float combine carries the unit attribute `reassoc` (the accumulator of a
-/// reduce generator, whose monoid is associative by declaration, IR-SPEC
-/// §3), which lets the LLVM backend reassociate it; the interpreter and
+/// float combine carries `fastmath<reassoc>` (the accumulator of a reduce
+/// generator, whose monoid is associative by declaration, IR-SPEC §3),
+/// which lets the LLVM backend reassociate it; the interpreter and
 /// Cranelift ignore it.
 pub fn combine(
     b: &mut Builder,
@@ -160,7 +160,10 @@ pub fn combine(
 ) -> ValueId {
     let name = m.combine_op(ty).expect("checked by lowerable");
     let attrs = if reassoc && ty.is_float() {
-        vec![("reassoc".to_string(), Attribute::Unit)]
+        vec![(
+            ir::fastmath::KEY.to_string(),
+            ir::FastMath::REASSOC.to_attr(),
+        )]
     } else {
         vec![]
     };
