@@ -20,6 +20,7 @@ pub mod parser;
 pub mod pass;
 pub mod poison;
 pub mod printer;
+pub mod remarks;
 pub mod rewrite;
 pub mod source;
 pub mod spec;

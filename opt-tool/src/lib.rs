@@ -289,6 +289,12 @@ struct Cli {
     /// Print a timing report (parse, each pass, output) to stderr.
     #[arg(long, alias = "mlir-timing")]
     timing: bool,
+    /// Print optimization remarks of these passes to stderr (as LLVM's
+    /// `-Rpass-missed`): `fuse` (each producer loop not fused into a
+    /// consumer, and why), `gpu` (each loop left on the host by
+    /// `lower{target=gpu}`, and why).
+    #[arg(long, value_name = "PASSES", value_delimiter = ',', value_parser = ["fuse", "gpu"])]
+    remarks: Vec<String>,
     /// Floating-point contraction (clang's flag): `off` rounds every
     /// operation, as the interpreter does; `fast` lets native code and PTX
     /// compute a float multiply feeding an add as one fused multiply-add
@@ -651,6 +657,20 @@ fn process(
 ) -> Result<String, Failure> {
     codegen::proofs::set_keep_all_checks(cli.keep_all_checks);
     ir::poison::set_defer_faults(cli.defer_faults);
+    ir::remarks::enable(&cli.remarks);
+    let res = process_inner(cli, pipeline, source, sink);
+    for r in ir::remarks::take() {
+        eprint!("{}", render(Some(source), &r.to_diagnostic()));
+    }
+    res
+}
+
+fn process_inner(
+    cli: &Cli,
+    pipeline: &str,
+    source: &Rc<Source>,
+    sink: Option<&mut output::StreamedOutput>,
+) -> Result<String, Failure> {
     let t0 = Instant::now();
     let mut registry = Registry::new();
     (tool().dialects)(&mut registry);

@@ -142,9 +142,64 @@ pub fn fuse(ctx: &mut Context, rules: Rules, mut fuel: usize, stats: &mut PassSt
             break;
         }
     }
+    if ir::remarks::enabled("fuse") {
+        remark_unfused(ctx, rules, fuel == 0);
+    }
     simplify(ctx, stats);
     remove_dead_generators(ctx, stats);
     simplify(ctx, stats);
+}
+
+/// Remarks (`--remarks=fuse`) for every producer loop whose output a loop
+/// still reads after fusion: located at the producer, with the reason and
+/// a note at the consumer.
+fn remark_unfused(ctx: &Context, rules: Rules, out_of_fuel: bool) {
+    for a in ctx.walk_all() {
+        if !loops::is_loop(ctx, a) {
+            continue;
+        }
+        let Some(block) = ctx.op(a).parent else {
+            continue;
+        };
+        let mut seen = HashSet::new();
+        for &r in ctx.results(a) {
+            for u in ctx.uses(r) {
+                let Some(top) = ancestor_in(ctx, u.op, block) else {
+                    continue;
+                };
+                // The loop that consumes: `top` itself, or a loop nested in
+                // a region `top` holds.
+                let inner = std::iter::successors(Some(u.op), |&o| ctx.parent_op(o))
+                    .take_while(|&o| o != top)
+                    .find(|&o| loops::is_loop(ctx, o));
+                let (consumer, why) = if loops::is_loop(ctx, top) {
+                    let why = match plan_merge(ctx, a, top, rules) {
+                        Err(why) => why,
+                        Ok(_) if out_of_fuel => "fusion ran out of fuel (fuse{fuel=N})".into(),
+                        Ok(_) => continue,
+                    };
+                    (top, why)
+                } else if let Some(inner) = inner {
+                    let why = format!(
+                        "the consumer is inside '{}', a region fusion does not enter (fusing would redo the producer there each time); only a cheap map read at proved indices is recomputed at its reads",
+                        ctx.op_name(top)
+                    );
+                    (inner, why)
+                } else {
+                    continue;
+                };
+                if seen.insert(consumer) {
+                    ir::remarks::emit_with_note(
+                        "fuse",
+                        ctx.loc(a),
+                        format!("loop not fused into its consumer: {why}"),
+                        ctx.loc(consumer),
+                        "the consumer",
+                    );
+                }
+            }
+        }
+    }
 }
 
 fn all_blocks(ctx: &Context) -> Vec<BlockId> {
@@ -290,13 +345,18 @@ fn same_count(ctx: &Context, a: &LoopView, j: usize, k: usize) -> bool {
     matches!((&ej[..], &ek[..]), ([x], [y]) if ctx.op(*x).parent == ctx.op(*y).parent)
 }
 
-fn classify(ctx: &Context, a: &LoopView, b: &LoopView, scans: bool) -> Option<Mode> {
+/// How `b` merges into `a`, or why it cannot (the reason is an
+/// optimization remark's text, [`remark_unfused`]).
+fn classify(ctx: &Context, a: &LoopView, b: &LoopView, scans: bool) -> Result<Mode, String> {
     let facts = SizeFacts::before(ctx, b.op);
     // Emits of both loops to one enclosing handle are ordered effects: all
     // of A's come before all of B's, and fusing would interleave them.
     let outer_a = outer_handles(ctx, a.op);
     if !outer_a.is_empty() && !outer_a.is_disjoint(&outer_handles(ctx, b.op)) {
-        return None;
+        return Err(
+            "both loops emit to one generator of an enclosing loop, whose elements are ordered"
+                .into(),
+        );
     }
     // B's own operands (size, inits) must not be A's results.
     // B runs over the length of output k, or of another collect of A that
@@ -315,11 +375,11 @@ fn classify(ctx: &Context, a: &LoopView, b: &LoopView, scans: bool) -> Option<Mo
     };
     for &v in &ctx.operands(b.op)[1..] {
         if ctx.def_op(v) == Some(a.op) {
-            return None;
+            return Err("the consumer's initial value is a result of the producer".into());
         }
     }
     if ctx.def_op(b.size) == Some(a.op) {
-        return None;
+        return Err("the consumer's size is a result of the producer".into());
     }
     let mut reads: Vec<(OpId, usize)> = Vec::new();
     for op in ctx.walk_nested(b.op) {
@@ -327,22 +387,42 @@ fn classify(ctx: &Context, a: &LoopView, b: &LoopView, scans: bool) -> Option<Mo
             if ctx.def_op(v) != Some(a.op) {
                 continue;
             }
-            let k = a.gens.iter().position(|g| g.results.contains(&v))?;
+            let Some(k) = a.gens.iter().position(|g| g.results.contains(&v)) else {
+                return Err(
+                    "the consumer uses a result of the producer that no generator makes".into(),
+                );
+            };
             match a.gens[k].kind.as_str() {
                 "collect" => {}
                 "scan" if scans => {}
-                _ => return None,
+                "scan" => return Err("the consumer reads a scan, and scan fusion is off (fuse{scans=false})".into()),
+                kind => {
+                    return Err(format!(
+                        "the consumer uses the producer's {kind} result, known only after the producer's last iteration"
+                    ))
+                }
             }
             let aligned_get =
                 ctx.is(op, "vec.get") && ctx.operand(op, 0) == v && ctx.operand(op, 1) == b.index;
             if !aligned_get {
-                return None;
+                return Err(if ctx.is(op, "vec.get") && ctx.operand(op, 0) == v {
+                    "the consumer reads the producer's output at an index other than its own".into()
+                } else {
+                    format!(
+                        "the consumer uses the producer's whole output (in '{}'), not one element per iteration",
+                        ctx.op_name(op)
+                    )
+                });
             }
             reads.push((op, k));
         }
     }
+    let unequal = || "the sizes of the two loops are not proved equal".to_string();
     if reads.is_empty() {
-        return facts.equal(ctx, a.size, b.size).then_some(Mode::Horizontal);
+        return facts
+            .equal(ctx, a.size, b.size)
+            .then_some(Mode::Horizontal)
+            .ok_or_else(unequal);
     }
     let ks: HashSet<usize> = reads.iter().map(|&(_, k)| k).collect();
     let all_exact = ks
@@ -350,24 +430,24 @@ fn classify(ctx: &Context, a: &LoopView, b: &LoopView, scans: bool) -> Option<Mo
         .all(|&k| exact_emit(ctx, a.body, a.gens[k].handle).is_some());
     if all_exact {
         let same = facts.equal(ctx, a.size, b.size) || ks.iter().any(|&k| size_from_filter(k));
-        return same.then_some(Mode::Aligned(reads));
+        return same.then_some(Mode::Aligned(reads)).ok_or_else(unequal);
     }
     // A filtering producer: one output, consumed over its own length, with
     // B's index used for nothing but those reads, and a single emit site.
     if ks.len() != 1 {
-        return None;
+        return Err("the consumer reads several outputs of a filtering producer".into());
     }
     let k = *ks.iter().next().unwrap();
     if !size_from_filter(k) {
-        return None;
+        return Err("the consumer does not run over the length of the filtered output".into());
     }
     if ctx.uses(b.index).len() != reads.len() {
-        return None;
+        return Err("the consumer uses its index for more than reading the filtered output".into());
     }
     let [e] = emits(ctx, a.gens[k].handle)[..] else {
-        return None;
+        return Err("the filtering producer emits that output from several places".into());
     };
-    Some(Mode::Filter(
+    Ok(Mode::Filter(
         e,
         k,
         reads.into_iter().map(|(o, _)| o).collect(),
@@ -420,6 +500,16 @@ fn bodies_conflict(ctx: &Context, a: OpId, b: OpId) -> bool {
     ea.conflicts(&eb, &Aliases::compute(ctx))
 }
 
+/// A merge that [`plan_merge`] found legal.
+struct Merge {
+    a: LoopView,
+    b: LoopView,
+    mode: Mode,
+    /// The ops between the loops, and those of them `b` depends on.
+    between: Vec<OpId>,
+    d_b: HashSet<OpId>,
+}
+
 /// Tries to merge loop `b_op` into the earlier loop `a_op` of the same block.
 fn try_merge(
     ctx: &mut Context,
@@ -428,22 +518,36 @@ fn try_merge(
     rules: Rules,
     stats: &mut PassStats,
 ) -> bool {
+    match plan_merge(ctx, a_op, b_op, rules) {
+        Ok(m) => {
+            apply_merge(ctx, m, stats);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// Whether loop `b_op` may merge into the earlier loop `a_op` of the same
+/// block, and how; `Err` says why not. Changes nothing.
+fn plan_merge(ctx: &Context, a_op: OpId, b_op: OpId, rules: Rules) -> Result<Merge, String> {
     let (Some(a), Some(b)) = (view(ctx, a_op), view(ctx, b_op)) else {
-        return false;
+        return Err("one of the loops is not a generator loop fusion reads".into());
     };
     if !loops::inits_mergeable(ctx, &a.gens, &b.gens) {
-        return false;
+        return Err("some of their reductions have initial values and others lack an identity to start from".into());
     }
-    let Some(mode) = classify(ctx, &a, &b, rules.scans) else {
-        return false;
-    };
+    let mode = classify(ctx, &a, &b, rules.scans)?;
     match mode {
-        Mode::Horizontal if !rules.horizontal => return false,
-        Mode::Aligned(_) | Mode::Filter(..) if !rules.vertical => return false,
+        Mode::Horizontal if !rules.horizontal => {
+            return Err("horizontal fusion is off (fuse{horizontal=false})".into())
+        }
+        Mode::Aligned(_) | Mode::Filter(..) if !rules.vertical => {
+            return Err("vertical fusion is off (fuse{vertical=false})".into())
+        }
         _ => {}
     }
     if bodies_conflict(ctx, a_op, b_op) {
-        return false;
+        return Err("one loop writes memory that the other reads or writes".into());
     }
     let block = ctx.op(a_op).parent.unwrap();
     // Ops between A and B.
@@ -486,17 +590,43 @@ fn try_merge(
         let pure = ir::rewrite::is_side_effect_free(ctx, op);
         if !pure && !ctx.is(op, "scf.assert") && !movable_emit(ctx, op, b_op) {
             if !movable_access(ctx, op) {
-                return false;
+                return Err(format!(
+                    "'{}' between the loops has effects that fusion may not reorder",
+                    ctx.op_name(op)
+                ));
             }
             touching.push(op);
         }
         if d_a.contains(&op) && d_b.contains(&op) {
-            return false;
+            return Err(format!(
+                "the consumer needs '{}', which needs a result of the producer (the producer must finish first)",
+                ctx.op_name(op)
+            ));
         }
     }
     if !touching.is_empty() && !accesses_commute(ctx, a_op, b_op, &touching) {
-        return false;
+        return Err("memory accesses between the loops conflict with the loops".into());
     }
+    Ok(Merge {
+        a,
+        b,
+        mode,
+        between,
+        d_b,
+    })
+}
+
+/// Carries out merge `m`.
+fn apply_merge(ctx: &mut Context, m: Merge, stats: &mut PassStats) {
+    let Merge {
+        a,
+        b,
+        mode,
+        between,
+        d_b,
+    } = m;
+    let (a_op, b_op) = (a.op, b.op);
+    let block = ctx.op(a_op).parent.unwrap();
     // Hoist B's dependencies above A, in order.
     for &op in &between {
         if d_b.contains(&op) {
@@ -545,7 +675,6 @@ fn try_merge(
     loops::build_loop(ctx, a_op, a.size, &gens, &[a.index, b.index], &ops);
     ctx.erase_op(a_op);
     ctx.erase_op(b_op);
-    true
 }
 
 /// The element that emit `e` of generator `g` adds to `g`'s vector: the

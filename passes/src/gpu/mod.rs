@@ -204,13 +204,20 @@ impl Walk<'_> {
         let ops: Vec<OpId> = ctx.iter_block(block).collect();
         for op in ops {
             if ctx.is(op, gen::LOOP) {
-                if plan(ctx, op).is_none() {
+                if plan(ctx, op).is_err() {
                     self.inline_calls(ctx, op);
                     emits::hoist_reduce_emits(ctx, op);
                 }
-                if let Some(p) = plan(ctx, op) {
-                    self.kernels += offload(ctx, f, op, &p, self.opts, &mut self.seq);
-                    continue;
+                match plan(ctx, op) {
+                    Ok(p) => {
+                        self.kernels += offload(ctx, f, op, &p, self.opts, &mut self.seq);
+                        continue;
+                    }
+                    Err(why) => ir::remarks::emit(
+                        "gpu",
+                        ctx.loc(op),
+                        format!("loop left on the host: {why}"),
+                    ),
                 }
                 self.host += 1;
             }
@@ -269,13 +276,19 @@ fn reduce_emit_ok(ctx: &Context, body: ir::BlockId, e: OpId, m: Monoid, elem: &T
 }
 
 /// The roles of `l`'s generators, or `None` when a kernel cannot compute one.
-fn roles(ctx: &Context, l: OpId) -> Option<Vec<Role>> {
-    let gens = gen::try_generators(ctx, l).ok()?;
+/// What each generator of `l` is in a kernel, or why `l` has none (an
+/// optimization remark's text).
+fn roles(ctx: &Context, l: OpId) -> Result<Vec<Role>, String> {
+    let gens =
+        gen::try_generators(ctx, l).map_err(|_| "its generators are malformed".to_string())?;
     let body = gen::body(ctx, l);
     let mut out = Vec::new();
     for (g, &h) in gens.iter().zip(gen::handles(ctx, l)) {
         if !scalar(&g.elem) {
-            return None;
+            return Err(format!(
+                "a generator's elements are '{}', not scalars (a kernel thread makes one scalar per element)",
+                g.elem
+            ));
         }
         let emits = gen::emits_to(ctx, h);
         match g.kind {
@@ -293,12 +306,26 @@ fn roles(ctx: &Context, l: OpId) -> Option<Vec<Role>> {
                         width: es.len() as i64,
                     })
                 }
-                _ => return None,
+                [] => return Err("a collect generator is never fed".into()),
+                es if es.len() as i64 > MAX_WIDTH => {
+                    return Err(format!(
+                        "a collect generator is fed from {} places (at most {MAX_WIDTH} in a kernel)",
+                        es.len()
+                    ))
+                }
+                _ => {
+                    return Err(
+                        "a collect generator is fed inside a nested loop (a flatMap, whose output positions a kernel does not know)"
+                            .into(),
+                    )
+                }
             },
             GenKind::Scan(m) if Monoid::supports(&g.elem) => {
-                let [e] = emits.as_slice() else { return None };
+                let [e] = emits.as_slice() else {
+                    return Err("a scan generator is fed from several places or none".into());
+                };
                 if ctx.op(*e).parent != Some(body) {
-                    return None;
+                    return Err("a scan generator is fed under a condition or in a nested loop".into());
                 }
                 out.push(Role::Scan {
                     emit: *e,
@@ -311,22 +338,33 @@ fn roles(ctx: &Context, l: OpId) -> Option<Vec<Role>> {
                     .iter()
                     .all(|&e| reduce_emit_ok(ctx, body, e, m, &g.elem))
                 {
-                    return None;
+                    return Err("a reduce generator is fed where a kernel cannot combine it (in a nested loop with other effects)".into());
                 }
                 out.push(Role::Reduce {
                     m,
                     elem: g.elem.clone(),
                 });
             }
-            _ => return None,
+            GenKind::Scan(_) | GenKind::Reduce(_) => {
+                return Err(format!(
+                    "no kernel combines '{}' with this generator's operator",
+                    g.elem
+                ))
+            }
+            _ => {
+                return Err(
+                    "it has a bucket generator (grouping by key is not done in kernels)".into(),
+                )
+            }
         }
     }
-    Some(out)
+    Ok(out)
 }
 
-/// Whether every op nested in `l` can run in a kernel thread, and the
-/// values from outside `l` that they read.
-fn body_ok(ctx: &Context, outer: OpId, l: OpId, captures: &mut Vec<ValueId>) -> bool {
+/// Whether every op nested in `l` can run in a kernel thread (`Err`: the
+/// first that cannot, and why), and the values from outside `l` that they
+/// read.
+fn body_ok(ctx: &Context, outer: OpId, l: OpId, captures: &mut Vec<ValueId>) -> Result<(), String> {
     for op in ctx.walk_nested(l) {
         let name = ctx.op_name(op);
         let ok = name.starts_with("arith.")
@@ -346,9 +384,22 @@ fn body_ok(ctx: &Context, outer: OpId, l: OpId, captures: &mut Vec<ValueId>) -> 
             || (name == gen::LOOP
                 && op != outer
                 && roles(ctx, op)
-                    .is_some_and(|r| r.iter().all(|x| matches!(x, Role::Reduce { .. }))));
+                    .is_ok_and(|r| r.iter().all(|x| matches!(x, Role::Reduce { .. }))));
         if !ok {
-            return false;
+            return Err(if name == gen::LOOP {
+                "its body holds a loop that is not a reduction (only reductions run sequentially inside a kernel thread)".into()
+            } else if matches!(
+                name,
+                "vec.get" | "vec.len" | "mat.get" | "mat.rows" | "mat.cols"
+            ) {
+                format!("its body reads with '{name}' a value built inside the loop (a kernel thread does not allocate)")
+            } else if matches!(name, "gen.emit" | "gen.running") {
+                "its body feeds a generator of a loop around it".into()
+            } else if name == "func.call" {
+                "its body calls a function that could not be inlined (a recursive one)".into()
+            } else {
+                format!("its body holds '{name}', which no kernel runs")
+            });
         }
         // Nested loops may only emit to their own handles.
         if name == "gen.emit" {
@@ -357,7 +408,7 @@ fn body_ok(ctx: &Context, outer: OpId, l: OpId, captures: &mut Vec<ValueId>) -> 
             while let Some(q) = p {
                 if ctx.is(q, gen::LOOP) {
                     if Some(q) != owner {
-                        return false;
+                        return Err("a nested loop feeds a generator of an enclosing loop".into());
                     }
                     break;
                 }
@@ -373,14 +424,16 @@ fn body_ok(ctx: &Context, outer: OpId, l: OpId, captures: &mut Vec<ValueId>) -> 
             }
             let t = ctx.ty(v);
             if !(scalar(t) || matches!(t, Type::Vec(e) | Type::Mat(e) if scalar(e))) {
-                return false;
+                return Err(format!(
+                    "its body reads a value of type '{t}' from outside (kernels take scalars, and vectors and matrices of scalars)"
+                ));
             }
             captures.push(v);
         }
     }
     // A captured vector may only be read by vec.get / vec.len, a captured
     // matrix by mat.get / mat.rows / mat.cols (see [`kernel::mat_reads_to_arr`]).
-    captures.iter().all(|&v| {
+    let reads_only = captures.iter().all(|&v| {
         let reads: &[&str] = match ctx.ty(v) {
             Type::Vec(_) => &["vec.get", "vec.len"],
             Type::Mat(_) => &["mat.get", "mat.rows", "mat.cols"],
@@ -390,17 +443,24 @@ fn body_ok(ctx: &Context, outer: OpId, l: OpId, captures: &mut Vec<ValueId>) -> 
             !ctx.block_in_op(ctx.op(u.op).parent.unwrap_or(ctx.top), outer)
                 || (u.index == 0 && reads.contains(&ctx.op_name(u.op)))
         })
-    })
+    });
+    if reads_only {
+        Ok(())
+    } else {
+        Err("its body uses a vector or matrix from outside other than by reading elements and sizes".into())
+    }
 }
 
-fn plan(ctx: &Context, l: OpId) -> Option<Plan> {
+/// How loop `l` becomes kernels, or why it stays on the host (the text of
+/// a `--remarks=gpu` remark).
+fn plan(ctx: &Context, l: OpId) -> Result<Plan, String> {
     let roles = roles(ctx, l)?;
     let mut captures = Vec::new();
-    if !body_ok(ctx, l, l, &mut captures) {
-        return None;
-    }
-    let running = running::generators(ctx, l, &roles)?;
-    Some(Plan {
+    body_ok(ctx, l, l, &mut captures)?;
+    let running = running::generators(ctx, l, &roles).ok_or_else(|| {
+        "its body reads a scan's running value in a way the scan kernels do not provide".to_string()
+    })?;
+    Ok(Plan {
         roles,
         running,
         captures,
