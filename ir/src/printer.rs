@@ -18,9 +18,11 @@ use crate::types::Type;
 pub struct PrintOptions {
     /// Print every op in the generic form.
     pub generic: bool,
-    /// Print an op under MLIR's name where its spec gives one
-    /// ([`crate::spec::OpSpec::mlir_name`]), e.g. `math.sqrt` for `arith.sqrt`.
-    pub mlir_names: bool,
+    /// Print ops under L0's own names even where the spec gives MLIR's
+    /// ([`crate::spec::OpSpec::mlir_name`]): `arith.sqrt` rather than the
+    /// default `math.sqrt` (IR-SPEC §1: the math ops print with MLIR's
+    /// `math` dialect names; both spellings parse).
+    pub l0_names: bool,
 }
 
 /// A printed name, 4 bytes: a context's interned [`Name`] (a value's source
@@ -194,8 +196,10 @@ impl<'a> Printer<'a> {
                 };
                 return self.take(key);
             }
+            // `%1_1` is not an SSA name MLIR reads (a name that starts with
+            // a digit is all digits): a taken number gets the next number.
             let mut k = 1;
-            loop {
+            while !h.starts_with(|c: char| c.is_ascii_digit()) {
                 let cand = format!("{h}_{k}");
                 if !self.taken(&cand) {
                     let key = self.own(Rc::from(cand.as_str()));
@@ -438,11 +442,11 @@ impl<'a> Printer<'a> {
         }
     }
 
-    /// The name `op` is printed under (see [`PrintOptions::mlir_names`]).
+    /// The name `op` is printed under (see [`PrintOptions::l0_names`]).
     fn op_name(&self, op: OpId) -> &'a str {
         let ctx = self.ctx;
         match ctx.spec(op).mlir_name {
-            Some(f) if self.opts.mlir_names => f(ctx, op),
+            Some(f) if !self.opts.l0_names => f(ctx, op),
             _ => ctx.op_name(op),
         }
     }

@@ -207,7 +207,7 @@ pub struct OpSpec {
     pub generic_attrs: Option<GenericAttrsFn>,
     /// See [`ParseGenericAttrsFn`]; `None`: attributes stored as written.
     pub parse_generic_attrs: Option<ParseGenericAttrsFn>,
-    /// See [`MlirNameFn`]; printed with `PrintOptions::mlir_names`.
+    /// See [`MlirNameFn`]; printed unless `PrintOptions::l0_names`.
     pub mlir_name: Option<MlirNameFn>,
     /// Result types from operand types and attributes (MLIR's
     /// `InferTypeOpInterface`), for formats that do not write them.

@@ -226,11 +226,15 @@ struct Cli {
     /// Print every op in the generic form.
     #[arg(long, alias = "mlir-print-op-generic")]
     print_generic: bool,
-    /// Print ops that MLIR keeps in another dialect under MLIR's names
-    /// (`arith.sqrt` as `math.sqrt`, `arith.abs` as `math.absf`/`math.absi`),
-    /// so that `mlir-opt` reads the output. Both names are always parsed.
+    /// Print the ops that MLIR keeps in its `math` dialect under MLIR's
+    /// names (`math.sqrt`, `math.absf`/`math.absi`, ...): the default, so
+    /// that `mlir-opt` reads the output; kept for scripts that pass it.
     #[arg(long)]
     print_mlir_names: bool,
+    /// Print those ops under L0's old names instead (`arith.sqrt`,
+    /// `arith.abs`, ...). Both names are always parsed.
+    #[arg(long, conflicts_with = "print_mlir_names")]
+    print_l0_names: bool,
     /// Accept ops (in the generic form) that no dialect registered, as
     /// opaque ops with unknown effects (MLIR's flag of the same name).
     #[arg(long)]
@@ -867,7 +871,7 @@ impl Cli {
     fn print_options(&self) -> PrintOptions {
         PrintOptions {
             generic: self.print_generic,
-            mlir_names: self.print_mlir_names,
+            l0_names: self.print_l0_names,
         }
     }
 }

@@ -6,8 +6,8 @@
 //! `fptosi` saturates (`llvm.fptosi.sat`); `sqrt` and `abs` are LLVM
 //! intrinsics, `exp log pow sin cos` call libm like the interpreter.
 //!
-//! An op's fast-math flags ([`ir::FastMath`]) become LLVM's, but for
-//! `contract`: a float combine carrying `reassoc` (set by the `gen`
+//! Of an op's fast-math flags ([`ir::FastMath`]) only `reassoc` becomes
+//! LLVM's (IR-SPEC §1): a float combine carrying `reassoc` (set by the `gen`
 //! lowering on the accumulators of reduce generators, whose monoid is
 //! associative by declaration, IR-SPEC §3) lets the loop vectorizer keep
 //! several partial sums. A contracted add ([`crate::contract`]) is an
@@ -373,20 +373,17 @@ fn float_ty(t: &Type) -> Ty {
 }
 
 /// `call @llvm.<name>.<suffix>(args)` (overloaded on one type `t`).
-/// LLVM's fast-math flags for `fm` (with a trailing space), less
-/// `contract`: which operations contract is decided once for every
-/// backend ([`crate::contract`]), so LLVM must not contract others.
-fn llvm_flags(fm: ir::FastMath) -> String {
-    let fm = fm.words();
-    if fm == ["none"] {
-        return String::new();
-    }
-    let words: Vec<&str> = if fm == ["fast"] {
-        vec!["reassoc", "nnan", "ninf", "nsz", "arcp", "afn"]
+/// LLVM's fast-math flags for `fm` (with a trailing space): `reassoc` only.
+/// IR-SPEC §1 lets only `contract` and `reassoc` license a result other
+/// than IEEE's; which operations contract is decided once for every backend
+/// ([`crate::contract`]), so LLVM must not contract others, and the other
+/// flags (`nnan`, `nsz`, ...) are kept in the IR but give LLVM no licence.
+fn llvm_flags(fm: ir::FastMath) -> &'static str {
+    if fm.contains(ir::FastMath::REASSOC) {
+        "reassoc "
     } else {
-        fm.into_iter().filter(|w| *w != "contract").collect()
-    };
-    words.iter().map(|w| format!("{w} ")).collect()
+        ""
+    }
 }
 
 pub(super) fn intrinsic(cx: &mut FnCx, name: &str, t: Ty, args: &[String]) -> String {

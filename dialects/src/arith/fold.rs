@@ -7,9 +7,10 @@
 //! (a shift by the width or more) is left alone. Identities are only
 //! those that hold for every input: `x + 0.0` is *not* folded for floats
 //! (`-0.0 + 0.0 = +0.0`), `x * 0` only for integers (`NaN * 0`, `-1.0 * 0`),
-//! unless the op's fast-math flags ([`ir::FastMath`]) allow it: `nsz` for
-//! `x + 0.0 -> x`, `nnan nsz` for `x * 0.0 -> 0.0`, `nnan ninf` for
-//! `x - x -> 0.0`.
+//! whatever fast-math flags ([`ir::FastMath`]) an op carries: IR-SPEC §1
+//! lets only `contract` and `reassoc` license a result other than IEEE's,
+//! and those are for the backends (fused multiply-adds, reassociated
+//! reductions). A fold keeps an op's flags on the ops it builds.
 
 use smallvec::{smallvec, SmallVec};
 
@@ -98,26 +99,7 @@ pub fn fold_binary<const K: u8>(ctx: &Context, st: &OpState) -> Folded {
     let int = |s: Option<Scalar>, v: i64| is_int && s == Some(Scalar::Int(eval::sext(v, ty)));
     let float = |s: Option<Scalar>, v: f64| s.is_some_and(|s| s.is_float_bits(v));
     let zero = || constant(Scalar::Int(0).to_attr(ty));
-    // Fast-math flags allow more (MLIR's folds under the same flags).
-    let fm = st
-        .attr(ir::fastmath::KEY)
-        .filter(|_| ty.is_float())
-        .and_then(|a| ir::FastMath::from_attr(a).ok())
-        .unwrap_or_default();
-    let fzero = || constant(Attribute::float(0.0, ty.clone()));
-    let nsz = fm.contains(ir::FastMath::NSZ);
-    let nnan_nsz = fm.contains(ir::FastMath::NNAN | ir::FastMath::NSZ);
-    let finite = fm.contains(ir::FastMath::NNAN | ir::FastMath::NINF);
     match op {
-        // `x + 0.0` is `x` but for the sign of `-0.0 + 0.0` (nsz).
-        Bin::AddF if nsz && float(b, 0.0) => value(x),
-        Bin::AddF if nsz && float(a, 0.0) => value(y),
-        // `x * ±0.0` is a zero unless `x` is NaN or infinite (nnan: the
-        // result is not NaN), of either sign (nsz).
-        Bin::MulF if nnan_nsz && (float(b, 0.0) || float(b, -0.0)) => fzero(),
-        Bin::MulF if nnan_nsz && (float(a, 0.0) || float(a, -0.0)) => fzero(),
-        // `x - x` is `+0.0` for every finite `x`.
-        Bin::SubF if finite && x == y => fzero(),
         Bin::AddI if int(b, 0) => value(x),
         Bin::AddI if int(a, 0) => value(y),
         Bin::AddF if float(b, -0.0) => value(x),

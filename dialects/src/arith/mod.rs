@@ -826,22 +826,6 @@ pub fn register(r: &mut Registry) {
     );
     binary!(
         r,
-        "arith.minsi",
-        "signed integer minimum (MLIR's name for mini)",
-        MinI,
-        verify_int,
-        true
-    );
-    binary!(
-        r,
-        "arith.maxsi",
-        "signed integer maximum (MLIR's name for maxi)",
-        MaxI,
-        verify_int,
-        true
-    );
-    binary!(
-        r,
         "arith.minui",
         "unsigned integer minimum",
         MinUI,
@@ -965,22 +949,6 @@ pub fn register(r: &mut Registry) {
     );
     binary!(
         r,
-        "arith.minimumf",
-        "float minimum (MLIR's name for minf)",
-        MinF,
-        verify_float,
-        true
-    );
-    binary!(
-        r,
-        "arith.maximumf",
-        "float maximum (MLIR's name for maxf)",
-        MaxF,
-        verify_float,
-        true
-    );
-    binary!(
-        r,
         "arith.minnumf",
         "float minimum ignoring a NaN operand (IEEE minNum, -0 < +0)",
         MinNumF,
@@ -1014,6 +982,16 @@ pub fn register(r: &mut Registry) {
         Abs,
         verify_scalar
     );
+    // One op, two spellings: MLIR's names read as L0's ops (and print,
+    // below, where MLIR 16 has no L0 name).
+    for (alias, name) in [
+        ("arith.minsi", "arith.mini"),
+        ("arith.maxsi", "arith.maxi"),
+        ("arith.minimumf", "arith.minf"),
+        ("arith.maximumf", "arith.maxf"),
+    ] {
+        r.alias(alias, name);
+    }
     // MLIR keeps these in its `math` dialect: its names read as L0's ops.
     for (alias, name) in [
         ("math.sqrt", "arith.sqrt"),
@@ -1027,7 +1005,9 @@ pub fn register(r: &mut Registry) {
     ] {
         r.alias(alias, name);
     }
-    let mlir_names: [(&str, MlirNameFn); 7] = [
+    let mlir_names: [(&str, MlirNameFn); 9] = [
+        ("arith.mini", |_, _| "arith.minsi"),
+        ("arith.maxi", |_, _| "arith.maxsi"),
         ("arith.sqrt", |_, _| "math.sqrt"),
         ("arith.exp", |_, _| "math.exp"),
         ("arith.log", |_, _| "math.log"),
