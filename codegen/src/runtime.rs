@@ -42,6 +42,19 @@ extern "C" {
     fn fmodf(x: f32, y: f32) -> f32;
     fn sin(x: f64) -> f64;
     fn cos(x: f64) -> f64;
+    fn tanh(x: f64) -> f64;
+    fn tanhf(x: f32) -> f32;
+    fn erf(x: f64) -> f64;
+    fn erff(x: f32) -> f32;
+    fn round(x: f64) -> f64;
+    fn roundf(x: f32) -> f32;
+    // Cranelift's calls where the host lacks the instruction (SSE4.1, FMA).
+    fn floor(x: f64) -> f64;
+    fn floorf(x: f32) -> f32;
+    fn ceil(x: f64) -> f64;
+    fn ceilf(x: f32) -> f32;
+    fn fma(x: f64, y: f64, z: f64) -> f64;
+    fn fmaf(x: f32, y: f32, z: f32) -> f32;
     fn expf(x: f32) -> f32;
     fn logf(x: f32) -> f32;
     fn powf(x: f32, y: f32) -> f32;
@@ -268,6 +281,18 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("powf", powf as *const u8),
         ("sinf", sinf as *const u8),
         ("cosf", cosf as *const u8),
+        ("tanh", tanh as *const u8),
+        ("tanhf", tanhf as *const u8),
+        ("erf", erf as *const u8),
+        ("erff", erff as *const u8),
+        ("round", round as *const u8),
+        ("roundf", roundf as *const u8),
+        ("floor", floor as *const u8),
+        ("floorf", floorf as *const u8),
+        ("ceil", ceil as *const u8),
+        ("ceilf", ceilf as *const u8),
+        ("fma", fma as *const u8),
+        ("fmaf", fmaf as *const u8),
     ];
     s.extend(gpu::symbols());
     s

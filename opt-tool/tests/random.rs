@@ -445,9 +445,17 @@ impl Gen {
     /// as body lines ending in `vec.yield`.
     fn float_body(&mut self, cap: &str) -> String {
         let f = *self.rng.pick(FACTORS);
-        match self.rng.below(6) {
+        match self.rng.below(8) {
             0 => format!(
                 "    %m = \"arith.addf\"(%e, {cap}) : (f64, f64) -> f64\n    \"vec.yield\"(%m) : (f64) -> ()\n"
+            ),
+            // MLIR's math ops (issue 45): exact on dyadic values, so every
+            // backend must give the interpreter's bits.
+            6 => format!(
+                "    %mk = \"arith.constant\"() {{value = {f} : f64}} : () -> f64\n    %mfl = \"math.floor\"(%e) : (f64) -> f64\n    %mro = \"math.round\"(%mfl) : (f64) -> f64\n    %m = \"math.fma\"(%mro, %mk, {cap}) : (f64, f64, f64) -> f64\n    \"vec.yield\"(%m) : (f64) -> ()\n"
+            ),
+            7 => format!(
+                "    %mce = \"math.ceil\"(%e) : (f64) -> f64\n    %m = \"math.copysign\"(%mce, {cap}) : (f64, f64) -> f64\n    \"vec.yield\"(%m) : (f64) -> ()\n"
             ),
             // sqrt(e * e) = |e| exactly (the square of a dyadic input is exact).
             4 => "    %q = \"arith.mulf\"(%e, %e) : (f64, f64) -> f64\n    %m = \"arith.sqrt\"(%q) : (f64) -> f64\n    \"vec.yield\"(%m) : (f64) -> ()\n".to_string(),

@@ -231,6 +231,29 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
                 ref t => intrinsic(cx, "fabs", float_ty(t), &[a]),
             }
         }
+        "floor" | "ceil" | "round" => {
+            let a = cx.get1(opnd[0]);
+            intrinsic(cx, short, float_ty(&rty), &[a])
+        }
+        "copysign" => {
+            let (a, b) = (cx.get1(opnd[0]), cx.get1(opnd[1]));
+            intrinsic(cx, "copysign", float_ty(&rty), &[a, b])
+        }
+        "fma" => {
+            let args: Vec<String> = opnd.iter().map(|&v| cx.get1(v)).collect();
+            intrinsic(cx, "fma", float_ty(&rty), &args)
+        }
+        "tanh" | "erf" => {
+            let t = float_ty(&rty);
+            let a = cx.get1(opnd[0]);
+            let f = match (short, t == Ty::F32) {
+                ("tanh", false) => "tanh",
+                ("erf", false) => "erf",
+                ("tanh", true) => "tanhf",
+                _ => "erff",
+            };
+            cx.call_rt(f, &[t], Some(t), &[a])
+        }
         "exp" | "log" | "sin" | "cos" => {
             let t = float_ty(&rty);
             let a = cx.get1(opnd[0]);

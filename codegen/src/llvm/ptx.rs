@@ -164,7 +164,7 @@ fn link_libdevice<'c>(
 ) -> Result<(), Diagnostic> {
     let path = find_libdevice().ok_or_else(|| {
         ir::pass::pass_error(
-            "the kernels call CUDA's libdevice (exp, log, pow, sin or cos) but libdevice.10.bc was not found: set L0_LIBDEVICE to its path (it ships in the PyPI package nvidia-cuda-nvcc-cu12 under nvidia/cuda_nvcc/nvvm/libdevice/)",
+            "the kernels call CUDA's libdevice (exp, log, pow, sin, cos, tanh, erf or fmod) but libdevice.10.bc was not found: set L0_LIBDEVICE to its path (it ships in the PyPI package nvidia-cuda-nvcc-cu12 under nvidia/cuda_nvcc/nvvm/libdevice/)",
         )
     })?;
     let lib = Module::parse_bitcode_from_path(&path, lctx)

@@ -208,6 +208,37 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
                 _ => cx.b.ins().fabs(a),
             }
         }
+        "floor" => {
+            let a = cx.get1(opnd[0]);
+            cx.b.ins().floor(a)
+        }
+        "ceil" => {
+            let a = cx.get1(opnd[0]);
+            cx.b.ins().ceil(a)
+        }
+        "copysign" => {
+            let (a, b) = (cx.get1(opnd[0]), cx.get1(opnd[1]));
+            cx.b.ins().fcopysign(a, b)
+        }
+        "fma" => {
+            let (a, b, c) = (cx.get1(opnd[0]), cx.get1(opnd[1]), cx.get1(opnd[2]));
+            cx.b.ins().fma(a, b, c)
+        }
+        // C's round (halves away from zero; Cranelift's `nearest` is ties
+        // to even), tanh and erf: libm, as the interpreter.
+        "round" | "tanh" | "erf" => {
+            let a = cx.get1(opnd[0]);
+            let ct = cx.b.func.dfg.value_type(a);
+            let f = match (short, ct == F32) {
+                ("round", false) => "round",
+                ("tanh", false) => "tanh",
+                ("erf", false) => "erf",
+                ("round", true) => "roundf",
+                ("tanh", true) => "tanhf",
+                _ => "erff",
+            };
+            cx.call_rt(f, &[ct], &[ct], &[a])?[0]
+        }
         "exp" | "log" | "sin" | "cos" => {
             let a = cx.get1(opnd[0]);
             let ct = cx.b.func.dfg.value_type(a);
@@ -377,7 +408,8 @@ fn zext_int(cx: &mut FnCx, ty: &Type, v: Value) -> Value {
 /// The float ops whose `f32` result an `f16`/`bf16` result rounds (the
 /// others, `negf abs minf maxf select` and the like, are exact).
 pub(crate) const ROUNDED: &[&str] = &[
-    "addf", "subf", "mulf", "divf", "remf", "pow", "sqrt", "exp", "log", "sin", "cos",
+    "addf", "subf", "mulf", "divf", "remf", "pow", "sqrt", "exp", "log", "sin", "cos", "tanh",
+    "erf", "fma",
 ];
 
 fn set1(cx: &mut FnCx, res: ir::ValueId, v: Value) -> Result<(), Diagnostic> {

@@ -145,10 +145,11 @@ pub enum Bin {
     RemF,
     MinNumF,
     MaxNumF,
+    CopySign,
 }
 
 impl Bin {
-    pub const ALL: [Bin; 30] = [
+    pub const ALL: [Bin; 31] = [
         Bin::AddI,
         Bin::SubI,
         Bin::MulI,
@@ -179,6 +180,7 @@ impl Bin {
         Bin::RemF,
         Bin::MinNumF,
         Bin::MaxNumF,
+        Bin::CopySign,
     ];
     /// Whether the op faults at run time on some operands (integer
     /// division and remainder by zero): it may not be executed
@@ -212,10 +214,16 @@ pub enum Un {
     Sin,
     Cos,
     Abs,
+    Tanh,
+    Erf,
+    Floor,
+    Ceil,
+    /// To the nearest integer, halves away from zero (C's `round`).
+    Round,
 }
 
 impl Un {
-    pub const ALL: [Un; 7] = [
+    pub const ALL: [Un; 12] = [
         Un::NegF,
         Un::Sqrt,
         Un::Exp,
@@ -223,6 +231,11 @@ impl Un {
         Un::Sin,
         Un::Cos,
         Un::Abs,
+        Un::Tanh,
+        Un::Erf,
+        Un::Floor,
+        Un::Ceil,
+        Un::Round,
     ];
     /// The op of discriminant `k`.
     pub const fn of(k: u8) -> Un {
@@ -399,6 +412,7 @@ macro_rules! float_binary {
             Bin::MinNumF | Bin::MaxNumF if y.is_nan() => x,
             Bin::MinNumF => $min(x, y),
             Bin::MaxNumF => $max(x, y),
+            Bin::CopySign => x.copysign(y),
             _ => return Err(BAD_KIND),
         }
     }};
@@ -416,8 +430,51 @@ macro_rules! float_unary {
             Un::Sin => x.sin(),
             Un::Cos => x.cos(),
             Un::Abs => x.abs(),
+            Un::Tanh => x.tanh(),
+            Un::Erf => Erf::erf(x),
+            Un::Floor => x.floor(),
+            Un::Ceil => x.ceil(),
+            Un::Round => x.round(),
         }
     }};
+}
+
+/// The error function from the C library the native backends call (Rust's
+/// standard library has none), so every backend gets the same bits.
+trait Erf {
+    fn erf(self) -> Self;
+}
+
+extern "C" {
+    #[link_name = "erf"]
+    fn c_erf(x: f64) -> f64;
+    #[link_name = "erff"]
+    fn c_erff(x: f32) -> f32;
+}
+
+impl Erf for f64 {
+    fn erf(self) -> f64 {
+        // SAFETY: a pure C function of one double.
+        unsafe { c_erf(self) }
+    }
+}
+
+impl Erf for f32 {
+    fn erf(self) -> f32 {
+        // SAFETY: a pure C function of one float.
+        unsafe { c_erff(self) }
+    }
+}
+
+/// `math.fma`: `a * b + c` rounded once (f16/bf16 computed in `f32`, then
+/// rounded to the type, as every float op of those types).
+pub fn fma(ty: &Type, a: Scalar, b: Scalar, c: Scalar) -> Result<Scalar, &'static str> {
+    use Scalar::*;
+    Ok(match (a, b, c) {
+        (F64(x), F64(y), F64(z)) => F64(x.mul_add(y, z)),
+        (F32(x), F32(y), F32(z)) => F32(round_half(ty, x.mul_add(y, z))),
+        _ => return Err(BAD_KIND),
+    })
 }
 
 /// operands of the wrong kind, a type error that verification rejects).

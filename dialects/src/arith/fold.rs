@@ -166,7 +166,32 @@ pub fn fold_unary<const K: u8>(ctx: &Context, st: &OpState) -> Folded {
             return value(*inner);
         }
     }
-    None
+    // Rounding to an integer twice is rounding once; so is rounding a
+    // value that any of the three made integral (`floor(ceil(x))`), and
+    // `abs(abs(x))` is `abs(x)`.
+    let integral = ["arith.floor", "arith.ceil", "arith.round"];
+    match (op, producer(ctx, x)) {
+        (Un::Floor | Un::Ceil | Un::Round, Some((name, _))) if integral.contains(&name) => value(x),
+        (Un::Abs, Some(("arith.abs", _))) => value(x),
+        _ => None,
+    }
+}
+
+/// Fold of `math.fma`: constant operands only (its single rounding is not
+/// a multiply and an add).
+pub fn fold_fma(ctx: &Context, st: &OpState) -> Folded {
+    if st.operands.len() != 3 || st.result_types.len() != 1 {
+        return None;
+    }
+    let ty = &st.result_types[0];
+    let s: Vec<Scalar> = st
+        .operands
+        .iter()
+        .map(|&v| scalar(ctx, v, ty))
+        .collect::<Option<_>>()?;
+    eval::fma(ty, s[0], s[1], s[2])
+        .ok()
+        .map(|r| smallvec![FoldResult::Constant(r.to_attr(ty))])
 }
 
 /// Fold of the casts (`K` is a [`Cast`] discriminant).
