@@ -392,6 +392,9 @@ pub fn parse_same_type(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     if cp.try_keyword(crate::fastmath::KEY) {
         attrs.push((crate::fastmath::KEY.to_string(), fastmath_flags(cp)?));
     }
+    if cp.try_keyword("overflow") {
+        attrs.push((OVERFLOW_KEY.to_string(), overflow_flags(cp)?));
+    }
     cp.optional_attr_dict(&mut attrs);
     cp.expect_punct(":")?;
     let t = cp.expect_type()?;
@@ -406,6 +409,37 @@ pub fn parse_same_type(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
         attrs,
         regions: vec![],
     })
+}
+
+/// The attribute holding MLIR's integer overflow flags
+/// (`#arith.overflow<nsw, nuw>`), written `overflow<nsw, nuw>` in the
+/// custom form of `arith.addi`/`subi`/`muli`/`shli`.
+pub const OVERFLOW_KEY: &str = "overflowFlags";
+
+/// The overflow flags MLIR has: `none`, `nsw` (no signed wrap), `nuw` (no
+/// unsigned wrap).
+pub const OVERFLOW_FLAGS: [&str; 3] = ["none", "nsw", "nuw"];
+
+/// `<nsw, nuw>` after the keyword `overflow`, as `#arith.overflow<...>`.
+fn overflow_flags(cp: &mut CustomParser) -> Result<crate::Attribute, SyntaxError> {
+    cp.expect_punct("<")?;
+    let mut words = Vec::new();
+    loop {
+        let at = cp.loc();
+        let w = cp.keyword()?;
+        if !OVERFLOW_FLAGS.contains(&w.as_str()) {
+            return Err(SyntaxError {
+                message: format!("unknown overflow flag '{w}' (expected none, nsw or nuw)"),
+                offset: at,
+            });
+        }
+        words.push(crate::Attribute::Keyword(w));
+        if !cp.try_punct(",") {
+            break;
+        }
+    }
+    cp.expect_punct(">")?;
+    Ok(crate::Attribute::dialect("arith", "overflow", words))
 }
 
 /// `<flag, ...>` after the keyword `fastmath`, as `#arith.fastmath<...>`.

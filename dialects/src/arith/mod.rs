@@ -54,7 +54,7 @@ pub mod patterns;
 use smallvec::{smallvec, SmallVec};
 
 use ir::ast::{AstItemKind, SyntaxError};
-use ir::custom::{CustomParser, ParsedOp};
+use ir::custom::{CustomParser, ParsedOp, OVERFLOW_FLAGS, OVERFLOW_KEY};
 use ir::interp::{Interp, RtValue, RunError};
 use ir::printer::Printer;
 use ir::spec::{Arity, FoldFn, InterpFn, MlirNameFn, OpSpec, Registry, Traits, VerifyFn};
@@ -90,7 +90,8 @@ fn same_type(ctx: &Context, op: OpId) -> &Type {
 fn verify_int(ctx: &Context, op: OpId) -> Result<(), String> {
     let t = same_type(ctx, op);
     if t.is_integer() {
-        verify_fastmath(ctx, op)
+        verify_fastmath(ctx, op)?;
+        verify_overflow(ctx, op)
     } else {
         Err(format!("operands must be {INT_TYPES}, but got '{t}'"))
     }
@@ -99,7 +100,8 @@ fn verify_int(ctx: &Context, op: OpId) -> Result<(), String> {
 fn verify_float(ctx: &Context, op: OpId) -> Result<(), String> {
     let t = same_type(ctx, op);
     if t.is_float() {
-        verify_fastmath(ctx, op)
+        verify_fastmath(ctx, op)?;
+        verify_overflow(ctx, op)
     } else {
         Err(format!("operands must be {FLOAT_TYPES}, but got '{t}'"))
     }
@@ -329,20 +331,68 @@ fn interp_constant(it: &mut Interp, op: OpId, _: &[RtValue]) -> InterpResult {
 /// a malformed `fastmath` stays in the dictionary).
 fn print_same(p: &mut Printer, op: OpId) -> std::fmt::Result {
     let ctx = p.ctx();
-    let Some(fm) = ctx
+    let fm = ctx
         .attr(op, ir::fastmath::KEY)
-        .and_then(|a| FastMath::from_attr(a).ok())
-    else {
+        .and_then(|a| FastMath::from_attr(a).ok());
+    let ovf = ctx.attr(op, OVERFLOW_KEY).and_then(overflow_words);
+    if fm.is_none() && ovf.is_none() {
         return util::print_operands_colon_type(p, op, &[]);
-    };
+    }
     p.w(" ");
     p.values(ctx.operands(op));
-    if !fm.is_empty() {
-        p.w(&format!(" fastmath<{fm}>"));
+    match fm {
+        Some(fm) if !fm.is_empty() => p.w(&format!(" fastmath<{fm}>")),
+        _ => {}
     }
-    p.attr_dict(op, &[ir::fastmath::KEY]);
+    match ovf {
+        Some(ref w) if w != &["none"] => p.w(&format!(" overflow<{}>", w.join(", "))),
+        _ => {}
+    }
+    let mut skip = vec![];
+    if fm.is_some() {
+        skip.push(ir::fastmath::KEY);
+    }
+    if ovf.is_some() {
+        skip.push(OVERFLOW_KEY);
+    }
+    p.attr_dict(op, &skip);
     p.w(" : ");
     p.ty(same_type(ctx, op));
+    Ok(())
+}
+
+/// The words of a well-formed `#arith.overflow<...>`.
+fn overflow_words(a: &Attribute) -> Option<Vec<&str>> {
+    let d = a
+        .as_dialect()
+        .filter(|d| d.dialect == "arith" && d.name == "overflow")?;
+    d.params
+        .iter()
+        .map(|p| match p {
+            Attribute::Keyword(w) if OVERFLOW_FLAGS.contains(&w.as_str()) => Some(w.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Checks `op`'s MLIR overflow flags (kept, printed, never used: L0's
+/// integer arithmetic wraps, IR-SPEC §1): well formed, and on
+/// `addi`/`subi`/`muli`/`shli` only.
+fn verify_overflow(ctx: &Context, op: OpId) -> Result<(), String> {
+    let Some(a) = ctx.attr(op, OVERFLOW_KEY) else {
+        return Ok(());
+    };
+    if overflow_words(a).is_none() {
+        return Err(format!(
+            "'{OVERFLOW_KEY}' must be '#arith.overflow<...>' of none, nsw and nuw, but got '{a}'"
+        ));
+    }
+    if !matches!(
+        ctx.op_name(op),
+        "arith.addi" | "arith.subi" | "arith.muli" | "arith.shli"
+    ) {
+        return Err("overflow flags are allowed on addi, subi, muli and shli only".into());
+    }
     Ok(())
 }
 
