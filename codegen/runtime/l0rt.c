@@ -65,6 +65,16 @@ l0_arr_header *l0rt_arr_from(const void *src, int64_t n, int64_t es) {
     return h;
 }
 
+l0_arr_header *l0rt_arr_adopt(void *data, int64_t n) {
+    l0_arr_header *h = malloc(sizeof *h);
+    if (!h) return NULL;
+    h->data = data;
+    h->len = n;
+    h->cap = n;
+    h->index = NULL;
+    return h;
+}
+
 int8_t l0rt_arr_grow(l0_arr_header *h, int64_t es) {
     if (h->len < h->cap) return 1;
     int64_t cap = (h->cap < 4 ? 4 : h->cap) * 2;

@@ -55,6 +55,8 @@ void l0rt_free(void *p);
 void *l0rt_copy(const void *src, int64_t bytes);
 l0_arr_header *l0rt_arr_new(int64_t n, int64_t es);
 l0_arr_header *l0rt_arr_from(const void *src, int64_t n, int64_t es);
+/* A header around an owned vector's buffer (arr.from_vec at its last use). */
+l0_arr_header *l0rt_arr_adopt(void *data, int64_t n);
 int8_t l0rt_arr_grow(l0_arr_header *h, int64_t es);
 void l0rt_arr_free(l0_arr_header *h);
 int64_t l0rt_find_or_insert(l0_arr_header *h, int64_t key, int64_t es);

@@ -172,6 +172,28 @@ pub unsafe extern "C" fn l0rt_arr_from(src: *const u8, n: i64, es: i64) -> *mut 
     h
 }
 
+/// An `arr` header around the `n` elements at `data`, the buffer of an
+/// owned vector at its last use (`arr.from_vec` there moves instead of
+/// copying: a loop of `vec.insert`s is O(1) per update). The array owns
+/// `data` (and, for nested vectors, the element vectors) from now on; null
+/// when out of memory.
+///
+/// # Safety
+/// `data` must be a buffer of this runtime's allocator (or null with `n` 0)
+/// that nothing else frees.
+pub unsafe extern "C" fn l0rt_arr_adopt(data: *mut u8, n: i64) -> *mut ArrHeader {
+    let h = malloc(std::mem::size_of::<ArrHeader>()) as *mut ArrHeader;
+    if !h.is_null() {
+        h.write(ArrHeader {
+            data,
+            len: n,
+            cap: n,
+            index: std::ptr::null_mut(),
+        });
+    }
+    h
+}
+
 /// Makes room for one more element (doubling the capacity); 1 on success,
 /// 0 when out of memory.
 ///
@@ -256,6 +278,7 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("l0rt_copy", l0rt_copy as *const u8),
         ("l0rt_arr_new", l0rt_arr_new as *const u8),
         ("l0rt_arr_from", l0rt_arr_from as *const u8),
+        ("l0rt_arr_adopt", l0rt_arr_adopt as *const u8),
         ("l0rt_arr_grow", l0rt_arr_grow as *const u8),
         ("l0rt_arr_free", l0rt_arr_free as *const u8),
         ("l0rt_find_or_insert", l0rt_find_or_insert as *const u8),

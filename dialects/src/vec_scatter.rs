@@ -22,8 +22,10 @@
 //! `insert` at phase `arr`): a copy of `dest` into a buffer
 //! (`arr.from_vec`), a sequential `scf.for` over `j` that stores (or
 //! combines) where the index is in range, then `arr.to_vec`. `insert`
-//! copies and stores once. Each op therefore costs a copy of `dest`; updating in place where `dest` has no later use
-//! is not done yet.
+//! copies and stores once. The copy is only in the IR: where `dest` is an
+//! owned vector at its last use, the native backends' `arr.from_vec` takes
+//! its buffer instead (`codegen::ownership::movable_into_array`), so a loop
+//! of updates to one vector is O(1) per update.
 
 use smallvec::smallvec;
 

@@ -324,7 +324,15 @@ fn arr(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic> {
             let v = cx.get(ops[0]);
             let t = ctx.ty(ops[0]);
             let (depth, es) = (abi::own_depth(t), abi::leaf_size(t) as i64);
-            let h = if depth == 0 {
+            let h = if cx.take_buffer(ops[0], op) {
+                // The vector's last use: the array takes its buffer.
+                cx.call_rt(
+                    "l0rt_arr_adopt",
+                    &[Ty::Ptr, Ty::I64],
+                    Some(Ty::Ptr),
+                    &[v[0].clone(), v[1].clone()],
+                )
+            } else if depth == 0 {
                 let args = [v[0].clone(), v[1].clone(), es.to_string()];
                 cx.call_rt(
                     "l0rt_arr_from",

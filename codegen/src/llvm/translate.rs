@@ -565,6 +565,17 @@ impl<'a> FnCx<'a> {
 
     /// The parts of `x` to store into an array at `op`: a buffer is moved
     /// when the op's block owns it and `op` is its last use, else copied.
+    /// Whether `op` may take vector `x`'s buffer (an owned vector at its
+    /// last use, [`crate::ownership::movable_into_array`]); if so, `x` is
+    /// no longer this block's to free.
+    pub fn take_buffer(&mut self, x: ValueId, op: OpId) -> bool {
+        let movable = crate::ownership::movable_into_array(self.ctx, &self.owned, x, op);
+        if movable {
+            self.owned.remove(&x);
+        }
+        movable
+    }
+
     pub fn value_to_store(&mut self, x: ValueId, op: OpId) -> Vals {
         let ctx = self.ctx;
         if !abi::is_buffer(ctx.ty(x)) {

@@ -53,7 +53,10 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             let t = ctx.ty(ops[0]);
             let (depth, es) = (abi::own_depth(t), abi::leaf_size(t) as i64);
             let es = cx.iconst(I64, es);
-            let h = if depth == 0 {
+            let h = if cx.take_buffer(ops[0], op) {
+                // The vector's last use: the array takes its buffer.
+                cx.call_rt("l0rt_arr_adopt", &[PTR, I64], &[PTR], &[v[0], v[1]])?[0]
+            } else if depth == 0 {
                 let args = [v[0], v[1], es];
                 cx.call_rt("l0rt_arr_from", &[PTR, I64, I64], &[PTR], &args)?[0]
             } else {

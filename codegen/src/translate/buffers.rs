@@ -86,6 +86,17 @@ impl FnCx<'_, '_> {
     /// `arr.push`): a buffer is moved when the op's block owns it and `op` is
     /// its last use (the block then no longer frees it), else copied, so the
     /// array always owns what it holds. Scalars and `arr`s are as they are.
+    /// Whether `op` may take vector `x`'s buffer (an owned vector at its
+    /// last use, [`crate::ownership::movable_into_array`]); if so, `x` is
+    /// no longer this block's to free.
+    pub fn take_buffer(&mut self, x: ValueId, op: OpId) -> bool {
+        let movable = crate::ownership::movable_into_array(self.ctx, &self.owned, x, op);
+        if movable {
+            self.owned.remove(&x);
+        }
+        movable
+    }
+
     pub fn value_to_store(&mut self, x: ValueId, op: OpId) -> Result<Vals, Diagnostic> {
         let ctx = self.ctx;
         if !abi::is_buffer(ctx.ty(x)) {
