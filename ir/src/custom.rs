@@ -198,6 +198,12 @@ impl<'a> CustomParser<'a> {
                 let m = format!("integer type '{k}' is wider than 64 bits (not supported)");
                 return Err(self.error(m));
             }
+            if !crate::parser::is_type_word(k) {
+                let k = k.clone();
+                return self
+                    .try_type()
+                    .ok_or_else(|| self.error(format!("unknown type '{k}'")));
+            }
         }
         self.try_type().ok_or_else(|| self.error("expected a type"))
     }

@@ -687,6 +687,17 @@ impl<'s> Driver<'s, '_> {
         }
         let offset = self.pos + rel.min(input.len());
         let found = self.found(offset);
+        // A word where a type belongs names a type L0 does not have
+        // (`memref<4xf64>`, `tensor<...>`): say so.
+        if expected.iter().any(|e| e.contains("type")) {
+            let word: String = self.src[offset..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '.')
+                .collect();
+            if word.starts_with(|c: char| c.is_ascii_alphabetic()) && !is_type_word(&word) {
+                return error(offset, format!("unknown type '{word}'"));
+            }
+        }
         let message = match expected.len() {
             0 => match context {
                 Some(c) => format!("{MALFORMED} {c} at {found}"),
@@ -1554,6 +1565,27 @@ impl<'s> Driver<'s, '_> {
             _ => return Err(internal(loc)),
         })
     }
+}
+
+/// Whether `w` begins one of L0's types (`i32`, `vec`, `struct`, ...): a
+/// word that does not names a type L0 lacks (`memref`).
+pub(crate) fn is_type_word(w: &str) -> bool {
+    matches!(
+        w,
+        "index"
+            | "f16"
+            | "bf16"
+            | "f32"
+            | "f64"
+            | "vec"
+            | "mat"
+            | "arr"
+            | "var"
+            | "struct"
+            | "none"
+    ) || w
+        .strip_prefix('i')
+        .is_some_and(|d| !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit()))
 }
 
 fn is_ident_cont(c: u8) -> bool {
