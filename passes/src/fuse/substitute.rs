@@ -4,7 +4,8 @@
 //! `n - 1 - i`, `2 * i`, ...; the consumer a `gen.loop` or an `scf.for` of
 //! constant non-zero step), is computed at the read instead of
 //! materialized: the producer's body is cloned there with its index
-//! replaced by `j`, and the producer goes. An injective index reads each
+//! replaced by `j`, and the producer goes. The read may sit under `scf.if`s
+//! in the consumer's body (a read at `i - m` guarded by `i >= m`). An injective index reads each
 //! producer element at most once per consumer loop, so no work is
 //! duplicated (reads at `i / 2`, or inside a sequential loop, are refused).
 //!
@@ -78,6 +79,25 @@ fn injective_index(ctx: &Context, j: ValueId) -> Option<OpId> {
         }
     }
     None
+}
+
+/// Whether `op` stands in block `body`, or under `scf.if`s only there (a
+/// branch runs at most once per iteration, so a read in it is still at
+/// most one read per iteration: a map read at `i - m` under `i >= m`).
+fn under_ifs_only(ctx: &Context, op: OpId, body: ir::BlockId) -> bool {
+    let mut cur = op;
+    loop {
+        let Some(b) = ctx.op(cur).parent else {
+            return false;
+        };
+        if b == body {
+            return true;
+        }
+        match ctx.block_parent_op(b) {
+            Some(p) if ctx.is(p, "scf.if") => cur = p,
+            _ => return false,
+        }
+    }
 }
 
 /// Whether consumer loop `l` runs at most once per run of producer `p`: no
@@ -299,7 +319,7 @@ pub fn substitute_maps(ctx: &mut Context, stats: &mut PassStats) -> u64 {
             let Some(l) = injective_index(ctx, ctx.operand(u, 1)) else {
                 return false;
             };
-            let direct = ctx.op(u).parent == Some(ctx.op_block(l, 0));
+            let direct = under_ifs_only(ctx, u, ctx.op_block(l, 0));
             let fresh = !consumers.contains(&l);
             consumers.push(l);
             reads.push(Read {
