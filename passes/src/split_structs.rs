@@ -29,8 +29,10 @@
 //!
 //! Before that, every `vec`/`mat` op that takes or yields structs is viewed
 //! as the `gen.loop` it stands for (its `gen` lowering), so that the
-//! conversion above covers every op. An op the conversion does not know
-//! (e.g. a `mat<struct<...>>`, or a bucket generator of structs) is a
+//! conversion above covers every op. A bucket generator of records becomes
+//! one bucket per field, each fed the key and its field (so each keeps the
+//! keys in the same first-seen order). An op the conversion does not know
+//! (e.g. a `mat<struct<...>>`, or a bucket keyed by a struct) is a
 //! diagnostic at that op, never a half-converted module.
 //!
 //! The function boundary follows the same rule: a `vec<struct<...>>`
@@ -186,11 +188,22 @@ fn leaf_types(t: &Type) -> Result<Vec<(String, Type)>, String> {
         return Ok(vec![(String::new(), t.clone())]);
     }
     let leaves = match t {
-        Type::Dialect(d) if d.dialect == "gen" && d.name == "bucket" => {
-            return Err(format!(
-                "cannot split the fields of '{t}': bucket generators of structs are not supported"
-            ))
-        }
+        // A bucket of records: one bucket per field, each keyed by the key.
+        Type::Dialect(d) if d.dialect == "gen" && d.name == "bucket" => match &d.params[..] {
+            [TypeParam::Type(k), TypeParam::Type(v)] if !k.contains_struct() => v
+                .named_leaves()
+                .into_iter()
+                .map(|(p, l)| {
+                    let params = vec![TypeParam::Type(k.clone()), TypeParam::Type(l)];
+                    (p, Type::dialect("gen", "bucket", params))
+                })
+                .collect(),
+            _ => {
+                return Err(format!(
+                    "cannot split the fields of '{t}': bucket keys of structs are not supported"
+                ))
+            }
+        },
         Type::Dialect(d) if d.dialect == "gen" => match &d.params[..] {
             [TypeParam::Type(e)] => e
                 .named_leaves()
@@ -425,17 +438,24 @@ impl Split {
             }
             "var.set" | "gen.emit" => {
                 let target = self.leaves(ctx.operand(op, 0));
-                let rest = &ctx.operands(op)[1..];
-                if name == "gen.emit" && rest.len() != 1 {
-                    return Err(err(
-                        ctx,
-                        "cannot split the fields of a bucket generator".into(),
-                    ));
-                }
-                let x = self.leaves(rest[0]);
+                let rest = ctx.operands(op)[1..].to_vec();
+                // A bucket emit `(handle, key, value)`: each field's bucket
+                // gets the key and its field.
+                let key = match rest[..] {
+                    [_] => None,
+                    [k, _] if name == "gen.emit" && !ctx.ty(k).contains_struct() => Some(k),
+                    _ => {
+                        return Err(err(
+                            ctx,
+                            "cannot split the fields of a bucket keyed by a struct".into(),
+                        ))
+                    }
+                };
+                let x = self.leaves(*rest.last().expect("checked above"));
                 for (&t, &l) in target.iter().zip(&x) {
                     let mut b = Builder::before(ctx, op);
-                    b.op(name, &[t, l], &[], vec![]);
+                    let operands: Vec<ValueId> = std::iter::once(t).chain(key).chain([l]).collect();
+                    b.op(name, &operands, &[], vec![]);
                 }
                 self.dead.push(op);
             }
@@ -449,6 +469,7 @@ impl Split {
                 let mut new_gens = Vec::new();
                 let mut new_inits = vec![ctx.operand(op, 0)];
                 let mut next_init = inits.iter();
+                let old_gens = gens.clone();
                 for g in gens {
                     if g.kind.takes_init() {
                         if let Some(&i) = next_init.next() {
@@ -459,18 +480,12 @@ impl Split {
                         new_gens.push(g);
                         continue;
                     }
-                    if matches!(g.kind, GenKind::Bucket(_)) {
-                        return Err(err(
-                            ctx,
-                            "cannot split the fields of a bucket generator".into(),
-                        ));
-                    }
                     let leaves = leaf_types(&g.elem).map_err(|m| err(ctx, m))?;
                     for (_, l) in leaves {
                         new_gens.push(Generator {
                             kind: g.kind,
                             elem: l,
-                            key: None,
+                            key: g.key.clone(),
                         });
                     }
                 }
@@ -480,7 +495,14 @@ impl Split {
                         *a = gens_attr(&new_gens);
                     }
                 }
-                self.rebuild(ctx, op, new_inits, attrs)?;
+                if old_gens
+                    .iter()
+                    .any(|g| matches!(g.kind, GenKind::Bucket(_)) && g.elem.contains_struct())
+                {
+                    self.rebuild_buckets(ctx, op, new_inits, attrs, &old_gens, &new_gens)?;
+                } else {
+                    self.rebuild(ctx, op, new_inits, attrs)?;
+                }
             }
             "scf.if" | "scf.for" | "scf.while" | "scf.yield" | "scf.condition" | "func.return"
             | "func.call" => {
@@ -495,6 +517,61 @@ impl Split {
                 ))
             }
         }
+        Ok(())
+    }
+
+    /// [`Split::rebuild`] for a `gen.loop` with a bucket generator of
+    /// records, split into one bucket per field (`new_gens`): the loop
+    /// makes keys and values per field bucket, `k0, v0, k1, v1, ...`; the
+    /// old keys are the first field's (every field bucket sees the same
+    /// keys in the same order), the old values the fields' values.
+    fn rebuild_buckets(
+        &mut self,
+        ctx: &mut Context,
+        op: OpId,
+        operands: Vec<ValueId>,
+        attrs: Vec<(String, Attribute)>,
+        old_gens: &[Generator],
+        new_gens: &[Generator],
+    ) -> Result<(), Diagnostic> {
+        let old = ctx.results(op).to_vec();
+        let types = dialects::gen::result_types(new_gens);
+        let regions: SmallVec<[ir::RegionId; 2]> = std::mem::take(&mut ctx.op_mut(op).regions)
+            .into_iter()
+            .collect();
+        let (kind, loc) = (ctx.op(op).kind, ctx.loc(op));
+        let new = ctx.create_op(kind, &operands, &types, attrs, &regions, loc);
+        let parent = ctx.op(op).parent.expect("converted ops are in a block");
+        ctx.insert_op(new, parent, Some(op));
+        let results = ctx.results(new).to_vec();
+        let (mut k, mut o) = (0, 0);
+        for g in old_gens {
+            let n = if g.elem.contains_struct() {
+                leaf_types(&g.elem)
+                    .map_err(|m| Diagnostic::at_op(ctx, op, m))?
+                    .len()
+            } else {
+                1
+            };
+            if matches!(g.kind, GenKind::Bucket(_)) {
+                let (keys, vals) = (old[o], old[o + 1]);
+                self.bind(ctx, keys, &[results[k]], &[String::new()]);
+                let fields: Vec<ValueId> = (0..n).map(|f| results[k + 2 * f + 1]).collect();
+                let paths = paths_of(ctx.ty(vals));
+                self.bind(ctx, vals, &fields, &paths);
+                k += 2 * n;
+                o += 2;
+            } else {
+                let r = old[o];
+                let per = leaves_of_each(ctx, op, &[r])?;
+                let m = per[0].len();
+                let paths: Vec<String> = per[0].iter().map(|(p, _)| p.clone()).collect();
+                self.bind(ctx, r, &results[k..k + m], &paths);
+                k += m;
+                o += 1;
+            }
+        }
+        self.dead.push(op);
         Ok(())
     }
 
