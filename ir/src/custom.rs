@@ -396,7 +396,11 @@ pub fn parse_same_type(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     let vals: Vec<AstValueRef> = cp.value_list()?;
     let mut attrs = Vec::new();
     if cp.try_keyword(crate::fastmath::KEY) {
-        attrs.push((crate::fastmath::KEY.to_string(), fastmath_flags(cp)?));
+        // `fastmath<none>` is the default: no attribute.
+        let flags = fastmath_flags(cp)?;
+        if crate::FastMath::from_attr(&flags).is_ok_and(|f| !f.is_empty()) {
+            attrs.push((crate::fastmath::KEY.to_string(), flags));
+        }
     }
     if cp.try_keyword("overflow") {
         attrs.push((OVERFLOW_KEY.to_string(), overflow_flags(cp)?));

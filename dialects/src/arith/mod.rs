@@ -348,8 +348,10 @@ fn print_same(p: &mut Printer, op: OpId) -> std::fmt::Result {
         Some(ref w) if w != &["none"] => p.w(&format!(" overflow<{}>", w.join(", "))),
         _ => {}
     }
+    // An explicit `#arith.fastmath<none>` (from the generic form) stays in
+    // the dictionary, so that both forms round-trip to the same op.
     let mut skip = vec![];
-    if fm.is_some() {
+    if fm.is_some_and(|f| !f.is_empty()) {
         skip.push(ir::fastmath::KEY);
     }
     if ovf.is_some() {
@@ -751,6 +753,26 @@ fn spec(
         .verify(verify)
         .fold(fold)
         .interpret(interp)
+        .generic_attrs(same_generic_attrs, normalize_fastmath)
+}
+
+/// The generic form's attributes: the op's own.
+fn same_generic_attrs(ctx: &Context, op: OpId) -> Vec<(String, Attribute)> {
+    ctx.op(op).attrs.to_vec()
+}
+
+/// Fast-math flags read from the generic form in MLIR's normal form, as
+/// the custom form writes them: `fast` for every flag, none dropped
+/// (`#arith.fastmath<none>` is the default), so both forms round-trip to
+/// one op. A malformed value is left for the verifier.
+fn normalize_fastmath(_name: &str, attrs: &mut [(String, Attribute)]) {
+    for (k, a) in attrs.iter_mut() {
+        if k == ir::fastmath::KEY {
+            if let Ok(fm) = FastMath::from_attr(a) {
+                *a = fm.to_attr();
+            }
+        }
+    }
 }
 
 macro_rules! binary {
