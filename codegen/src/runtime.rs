@@ -269,6 +269,26 @@ pub unsafe extern "C" fn l0rt_find_or_insert(h: *mut ArrHeader, key: i64, es: i6
     hdr.len - 1
 }
 
+/// The C library function computing the one-operand float op `short`
+/// (`arith.` name without the dialect) at `f64`, or with `f32` at `f32`:
+/// `exp`/`expf`, ... Both native backends call these, like the interpreter
+/// (`round` is C's, halves away from zero). `None` for another op.
+pub(crate) fn libm_unary(short: &str, f32: bool) -> Option<&'static str> {
+    const NAMES: [(&str, &str, &str); 7] = [
+        ("exp", "exp", "expf"),
+        ("log", "log", "logf"),
+        ("sin", "sin", "sinf"),
+        ("cos", "cos", "cosf"),
+        ("round", "round", "roundf"),
+        ("tanh", "tanh", "tanhf"),
+        ("erf", "erf", "erff"),
+    ];
+    NAMES
+        .iter()
+        .find(|(op, _, _)| *op == short)
+        .map(|&(_, d, f)| if f32 { f } else { d })
+}
+
 /// Every symbol compiled code may import, with its address.
 pub fn symbols() -> Vec<(&'static str, *const u8)> {
     let mut s = vec![

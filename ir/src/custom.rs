@@ -370,7 +370,17 @@ pub fn parse_operands_colon_type(
     result: Option<Type>,
 ) -> Result<ParsedOp, SyntaxError> {
     let vals: Vec<AstValueRef> = cp.value_list()?;
-    let mut attrs = Vec::new();
+    operands_colon_type_tail(cp, vals, Vec::new(), result)
+}
+
+/// The rest of [`parse_operands_colon_type`] after the operands `vals`,
+/// with `attrs` read so far.
+fn operands_colon_type_tail(
+    cp: &mut CustomParser,
+    vals: Vec<AstValueRef>,
+    mut attrs: Vec<(String, crate::Attribute)>,
+    result: Option<Type>,
+) -> Result<ParsedOp, SyntaxError> {
     cp.optional_attr_dict(&mut attrs);
     cp.expect_punct(":")?;
     let t = cp.expect_type()?;
@@ -405,20 +415,34 @@ pub fn parse_same_type(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     if cp.try_keyword("overflow") {
         attrs.push((OVERFLOW_KEY.to_string(), overflow_flags(cp)?));
     }
-    cp.optional_attr_dict(&mut attrs);
-    cp.expect_punct(":")?;
-    let t = cp.expect_type()?;
-    let results = if cp.num_results == 0 {
-        vec![]
-    } else {
-        vec![t.clone()]
-    };
-    Ok(ParsedOp {
-        operands: vals.into_iter().map(|v| (v, Some(t.clone()))).collect(),
-        result_types: results,
-        attrs,
-        regions: vec![],
-    })
+    operands_colon_type_tail(cp, vals, attrs, None)
+}
+
+/// `<word, ...>` (after `fastmath` or `overflow`): each word with its
+/// offset, checked by `known`; an unknown one is the error `unknown(word)`.
+fn flag_words(
+    cp: &mut CustomParser,
+    known: impl Fn(&str) -> bool,
+    unknown: impl Fn(&str) -> String,
+) -> Result<Vec<String>, SyntaxError> {
+    cp.expect_punct("<")?;
+    let mut words = Vec::new();
+    loop {
+        let at = cp.loc();
+        let w = cp.keyword()?;
+        if !known(&w) {
+            return Err(SyntaxError {
+                message: unknown(&w),
+                offset: at,
+            });
+        }
+        words.push(w);
+        if !cp.try_punct(",") {
+            break;
+        }
+    }
+    cp.expect_punct(">")?;
+    Ok(words)
 }
 
 /// The attribute holding MLIR's integer overflow flags
@@ -432,47 +456,22 @@ pub const OVERFLOW_FLAGS: [&str; 3] = ["none", "nsw", "nuw"];
 
 /// `<nsw, nuw>` after the keyword `overflow`, as `#arith.overflow<...>`.
 fn overflow_flags(cp: &mut CustomParser) -> Result<crate::Attribute, SyntaxError> {
-    cp.expect_punct("<")?;
-    let mut words = Vec::new();
-    loop {
-        let at = cp.loc();
-        let w = cp.keyword()?;
-        if !OVERFLOW_FLAGS.contains(&w.as_str()) {
-            return Err(SyntaxError {
-                message: format!("unknown overflow flag '{w}' (expected none, nsw or nuw)"),
-                offset: at,
-            });
-        }
-        words.push(crate::Attribute::Keyword(w));
-        if !cp.try_punct(",") {
-            break;
-        }
-    }
-    cp.expect_punct(">")?;
-    Ok(crate::Attribute::dialect("arith", "overflow", words))
+    let words = flag_words(
+        cp,
+        |w| OVERFLOW_FLAGS.contains(&w),
+        |w| format!("unknown overflow flag '{w}' (expected none, nsw or nuw)"),
+    )?;
+    let params = words.into_iter().map(crate::Attribute::Keyword).collect();
+    Ok(crate::Attribute::dialect("arith", "overflow", params))
 }
 
 /// `<flag, ...>` after the keyword `fastmath`, as `#arith.fastmath<...>`.
 fn fastmath_flags(cp: &mut CustomParser) -> Result<crate::Attribute, SyntaxError> {
-    cp.expect_punct("<")?;
-    let mut words = Vec::new();
-    loop {
-        let at = cp.loc();
-        let w = cp.keyword()?;
-        if crate::FastMath::from_word(&w).is_none() {
-            return Err(SyntaxError {
-                message: format!(
-                    "unknown fast-math flag '{w}' (expected none, reassoc, nnan, ninf, nsz, arcp, contract, afn or fast)"
-                ),
-                offset: at,
-            });
-        }
-        words.push(w);
-        if !cp.try_punct(",") {
-            break;
-        }
-    }
-    cp.expect_punct(">")?;
+    let words = flag_words(
+        cp,
+        |w| crate::FastMath::from_word(w).is_some(),
+        crate::fastmath::unknown_flag,
+    )?;
     let flags = crate::FastMath::from_words(words.iter().map(String::as_str)).unwrap_or_default();
     Ok(flags.to_attr())
 }

@@ -121,11 +121,7 @@ impl FastMath {
                         other => return Err(format!("'{other}' is not a fast-math flag")),
                     }
                 }
-                FastMath::from_words(words).map_err(|w| {
-                    format!(
-                        "unknown fast-math flag '{w}' (expected none, reassoc, nnan, ninf, nsz, arcp, contract, afn or fast)"
-                    )
-                })
+                FastMath::from_words(words).map_err(|w| unknown_flag(&w))
             }
             other => Err(format!(
                 "'fastmath' must be '#arith.fastmath<...>', but got '{other}'"
@@ -147,6 +143,13 @@ impl FastMath {
             ctx.set_attr(op, KEY, (old | flags).to_attr());
         }
     }
+}
+
+/// The error for a word that is not a flag.
+pub fn unknown_flag(word: &str) -> String {
+    format!(
+        "unknown fast-math flag '{word}' (expected none, reassoc, nnan, ninf, nsz, arcp, contract, afn or fast)"
+    )
 }
 
 impl std::ops::BitOr for FastMath {

@@ -536,14 +536,7 @@ impl Split {
     ) -> Result<(), Diagnostic> {
         let old = ctx.results(op).to_vec();
         let types = dialects::gen::result_types(new_gens);
-        let regions: SmallVec<[ir::RegionId; 2]> = std::mem::take(&mut ctx.op_mut(op).regions)
-            .into_iter()
-            .collect();
-        let (kind, loc) = (ctx.op(op).kind, ctx.loc(op));
-        let new = ctx.create_op(kind, &operands, &types, attrs, &regions, loc);
-        let parent = ctx.op(op).parent.expect("converted ops are in a block");
-        ctx.insert_op(new, parent, Some(op));
-        let results = ctx.results(new).to_vec();
+        let results = recreate(ctx, op, &operands, &types, attrs);
         let (mut k, mut o) = (0, 0);
         for g in old_gens {
             let n = if g.elem.contains_struct() {
@@ -599,18 +592,30 @@ impl Split {
             .flatten()
             .map(|(_, t)| t.clone())
             .collect();
-        let regions: SmallVec<[ir::RegionId; 2]> = std::mem::take(&mut ctx.op_mut(op).regions)
-            .into_iter()
-            .collect();
-        let (kind, loc) = (ctx.op(op).kind, ctx.loc(op));
-        let new = ctx.create_op(kind, &operands, &types, attrs, &regions, loc);
-        let parent = ctx.op(op).parent.expect("converted ops are in a block");
-        ctx.insert_op(new, parent, Some(op));
-        let results = ctx.results(new).to_vec();
+        let results = recreate(ctx, op, &operands, &types, attrs);
         self.bind_each(ctx, &old, &per_result, &results);
         self.dead.push(op);
         Ok(())
     }
+}
+
+/// A new op of `op`'s kind with `operands`, result `types` and `attrs`,
+/// taking over `op`'s regions, inserted right after it; its results.
+fn recreate(
+    ctx: &mut Context,
+    op: OpId,
+    operands: &[ValueId],
+    types: &[Type],
+    attrs: Vec<(String, Attribute)>,
+) -> Vec<ValueId> {
+    let regions: SmallVec<[ir::RegionId; 2]> = std::mem::take(&mut ctx.op_mut(op).regions)
+        .into_iter()
+        .collect();
+    let (kind, loc) = (ctx.op(op).kind, ctx.loc(op));
+    let new = ctx.create_op(kind, operands, types, attrs, &regions, loc);
+    let parent = ctx.op(op).parent.expect("converted ops are in a block");
+    ctx.insert_op(new, parent, Some(op));
+    ctx.results(new).to_vec()
 }
 
 /// Right after the field vectors of one vector of records are defined:

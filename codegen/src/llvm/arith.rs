@@ -30,6 +30,7 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
     };
     let rty = ctx.ty(res).clone();
     let short = &name["arith.".len()..];
+    let fma = crate::contract::fma_of(ctx, op);
     let fm = llvm_flags(ir::FastMath::of(ctx, op));
     let r: String = match short {
         "constant" => constant(cx, op, &rty)?,
@@ -148,8 +149,8 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             };
             int_result(cx, &rty, r)
         }
-        "addf" | "subf" if crate::contract::fma_of(ctx, op).is_some() => {
-            let f = crate::contract::fma_of(ctx, op).unwrap();
+        "addf" | "subf" if fma.is_some() => {
+            let f = fma.expect("guarded");
             let t = float_ty(&rty);
             let n = t.name();
             let (mut a, b, mut c) = (cx.get1(f.a), cx.get1(f.b), cx.get1(f.c));
@@ -243,30 +244,10 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             let args: Vec<String> = opnd.iter().map(|&v| cx.get1(v)).collect();
             intrinsic(cx, "fma", float_ty(&rty), &args)
         }
-        "tanh" | "erf" => {
+        "exp" | "log" | "sin" | "cos" | "tanh" | "erf" => {
             let t = float_ty(&rty);
             let a = cx.get1(opnd[0]);
-            let f = match (short, t == Ty::F32) {
-                ("tanh", false) => "tanh",
-                ("erf", false) => "erf",
-                ("tanh", true) => "tanhf",
-                _ => "erff",
-            };
-            cx.call_rt(f, &[t], Some(t), &[a])
-        }
-        "exp" | "log" | "sin" | "cos" => {
-            let t = float_ty(&rty);
-            let a = cx.get1(opnd[0]);
-            let f = match (short, t == Ty::F32) {
-                ("exp", false) => "exp",
-                ("log", false) => "log",
-                ("sin", false) => "sin",
-                ("cos", false) => "cos",
-                ("exp", true) => "expf",
-                ("log", true) => "logf",
-                ("sin", true) => "sinf",
-                _ => "cosf",
-            };
+            let f = crate::runtime::libm_unary(short, t == Ty::F32).expect("a libm op");
             cx.call_rt(f, &[t], Some(t), &[a])
         }
         "cmpi" => {

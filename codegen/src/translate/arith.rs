@@ -28,6 +28,7 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
     };
     let rty = ctx.ty(res).clone();
     let short = &name["arith.".len()..];
+    let fma = crate::contract::fma_of(ctx, op);
     let r: Value = match short {
         "constant" => constant(cx, op, &rty)?,
         "select" => {
@@ -147,8 +148,8 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             };
             int_result(cx, &rty, r)
         }
-        "addf" | "subf" if crate::contract::fma_of(ctx, op).is_some() => {
-            let f = crate::contract::fma_of(ctx, op).unwrap();
+        "addf" | "subf" if fma.is_some() => {
+            let f = fma.expect("guarded");
             let (mut a, b, mut c) = (cx.get1(f.a), cx.get1(f.b), cx.get1(f.c));
             if f.neg_product {
                 a = cx.b.ins().fneg(a);
@@ -224,34 +225,12 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             let (a, b, c) = (cx.get1(opnd[0]), cx.get1(opnd[1]), cx.get1(opnd[2]));
             cx.b.ins().fma(a, b, c)
         }
-        // C's round (halves away from zero; Cranelift's `nearest` is ties
-        // to even), tanh and erf: libm, as the interpreter.
-        "round" | "tanh" | "erf" => {
+        // libm, as the interpreter (C's round: halves away from zero, where
+        // Cranelift's `nearest` is ties to even).
+        "exp" | "log" | "sin" | "cos" | "round" | "tanh" | "erf" => {
             let a = cx.get1(opnd[0]);
             let ct = cx.b.func.dfg.value_type(a);
-            let f = match (short, ct == F32) {
-                ("round", false) => "round",
-                ("tanh", false) => "tanh",
-                ("erf", false) => "erf",
-                ("round", true) => "roundf",
-                ("tanh", true) => "tanhf",
-                _ => "erff",
-            };
-            cx.call_rt(f, &[ct], &[ct], &[a])?[0]
-        }
-        "exp" | "log" | "sin" | "cos" => {
-            let a = cx.get1(opnd[0]);
-            let ct = cx.b.func.dfg.value_type(a);
-            let f = match (short, ct == F32) {
-                ("exp", false) => "exp",
-                ("log", false) => "log",
-                ("sin", false) => "sin",
-                ("cos", false) => "cos",
-                ("exp", true) => "expf",
-                ("log", true) => "logf",
-                ("sin", true) => "sinf",
-                _ => "cosf",
-            };
+            let f = crate::runtime::libm_unary(short, ct == F32).expect("a libm op");
             cx.call_rt(f, &[ct], &[ct], &[a])?[0]
         }
         "cmpi" => {

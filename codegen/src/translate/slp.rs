@@ -249,6 +249,10 @@ fn emit_node(
         return v;
     }
     let ctx = cx.ctx;
+    let fma = match n {
+        Node::Arith(a, _) => crate::contract::fma_of(ctx, a),
+        _ => None,
+    };
     let v = match n {
         Node::Acc(j) => accs[j],
         Node::Splat(s) => {
@@ -270,8 +274,8 @@ fn emit_node(
             cx.b.ins()
                 .load(F64X2, MemFlagsData::new().with_notrap(), addr, disp)
         }
-        Node::Arith(a, _) if crate::contract::fma_of(ctx, a).is_some() => {
-            let f = crate::contract::fma_of(ctx, a).unwrap();
+        Node::Arith(..) if fma.is_some() => {
+            let f = fma.expect("guarded");
             let kids = &plan.kids[&n];
             // The product's factors: its lanes' pair, or one shared product.
             let (mut x, y) = match kids[f.product] {
