@@ -121,7 +121,7 @@ pub(super) fn prologue(b: &mut Builder) -> Thread {
 
 /// How many of `[0, n)` the grid-stride loop gives the thread:
 /// `gtid < n ? (n - gtid - 1) / stride + 1 : 0`.
-fn per_thread_count(b: &mut Builder, n: ValueId, t: &Thread) -> ValueId {
+pub(super) fn per_thread_count(b: &mut Builder, n: ValueId, t: &Thread) -> ValueId {
     let one = idx(b, 1);
     let zero = idx(b, 0);
     let rest = binop(b, "arith.subi", n, t.gtid);
@@ -133,7 +133,7 @@ fn per_thread_count(b: &mut Builder, n: ValueId, t: &Thread) -> ValueId {
 }
 
 /// `i = gtid + k * stride`.
-fn global_index(b: &mut Builder, t: &Thread, k: ValueId) -> ValueId {
+pub(super) fn global_index(b: &mut Builder, t: &Thread, k: ValueId) -> ValueId {
     let off = binop(b, "arith.muli", k, t.stride);
     binop(b, "arith.addi", t.gtid, off)
 }

@@ -47,6 +47,7 @@ mod kernel;
 mod resident;
 mod running;
 mod scan;
+mod update;
 
 pub use resident::{forward_device_copies, hoist_invariant_copies, keep_on_device};
 
@@ -221,6 +222,24 @@ impl Walk<'_> {
                 }
                 self.host += 1;
             }
+            if update::plan(ctx, op).is_some_and(|p| p.is_err()) {
+                self.inline_calls(ctx, op);
+            }
+            match update::plan(ctx, op) {
+                Some(Ok(p)) => {
+                    self.kernels += update::offload(ctx, f, op, &p, self.opts, &mut self.seq);
+                    continue;
+                }
+                Some(Err(why)) => {
+                    ir::remarks::emit(
+                        "gpu",
+                        ctx.loc(op),
+                        format!("indexed update left on the host: {why}"),
+                    );
+                    self.host += 1;
+                }
+                None => {}
+            }
             let blocks: Vec<ir::BlockId> = ctx
                 .regions(op)
                 .iter()
@@ -363,11 +382,19 @@ fn roles(ctx: &Context, l: OpId) -> Result<Vec<Role>, String> {
 
 /// Whether every op nested in `l` can run in a kernel thread (`Err`: the
 /// first that cannot, and why), and the values from outside `l` that they
-/// read.
-fn body_ok(ctx: &Context, outer: OpId, l: OpId, captures: &mut Vec<ValueId>) -> Result<(), String> {
+/// read. `own` is an array from outside that the body may load and store
+/// (an indexed update's destination, [`update`]); it is not a capture.
+fn body_ok(
+    ctx: &Context,
+    outer: OpId,
+    l: OpId,
+    captures: &mut Vec<ValueId>,
+    own: Option<ValueId>,
+) -> Result<(), String> {
     for op in ctx.walk_nested(l) {
         let name = ctx.op_name(op);
         let ok = name.starts_with("arith.")
+            || (matches!(name, "arr.load" | "arr.store") && Some(ctx.operand(op, 0)) == own)
             || matches!(
                 name,
                 "scf.if" | "scf.for" | "scf.while" | "scf.yield" | "scf.condition" | "gen.end"
@@ -419,7 +446,7 @@ fn body_ok(ctx: &Context, outer: OpId, l: OpId, captures: &mut Vec<ValueId>) -> 
             let inside = ctx
                 .value_block(v)
                 .is_some_and(|b| ctx.block_in_op(b, outer));
-            if inside || captures.contains(&v) {
+            if inside || captures.contains(&v) || Some(v) == own {
                 continue;
             }
             let t = ctx.ty(v);
@@ -456,7 +483,7 @@ fn body_ok(ctx: &Context, outer: OpId, l: OpId, captures: &mut Vec<ValueId>) -> 
 fn plan(ctx: &Context, l: OpId) -> Result<Plan, String> {
     let roles = roles(ctx, l)?;
     let mut captures = Vec::new();
-    body_ok(ctx, l, l, &mut captures)?;
+    body_ok(ctx, l, l, &mut captures, None)?;
     let running = running::generators(ctx, l, &roles).ok_or_else(|| {
         "its body reads a scan's running value in a way the scan kernels do not provide".to_string()
     })?;
@@ -520,11 +547,15 @@ struct HostBufs {
 /// a captured vector becomes a device buffer; a captured matrix, its
 /// row-major entries in a device buffer followed by its rows and columns
 /// (three kernel parameters; `mats` holds the first one's position).
-fn kernel_captures(ctx: &mut Context, l: OpId, p: &Plan) -> (Vec<ValueId>, Vec<Type>, Vec<usize>) {
+fn kernel_captures(
+    ctx: &mut Context,
+    l: OpId,
+    captures: &[ValueId],
+) -> (Vec<ValueId>, Vec<Type>, Vec<usize>) {
     let mut caps = Vec::new();
     let mut cap_types = Vec::new();
     let mut mats = Vec::new();
-    for &v in &p.captures {
+    for &v in captures {
         match ctx.ty(v).clone() {
             Type::Vec(e) => {
                 caps.push(v);
@@ -643,7 +674,7 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
     let k_sums = ordered.then(|| kernel_name(ctx, f, seq));
     let k_back = ordered.then(|| kernel_name(ctx, f, seq));
 
-    let (caps, cap_types, mats) = kernel_captures(ctx, l, p);
+    let (caps, cap_types, mats) = kernel_captures(ctx, l, &p.captures);
     // Kernels first (they only need types).
     let main_kernel = if ordered {
         scan::main_kernel

@@ -405,7 +405,7 @@ pub(super) fn offload(
     let k_sums = kernel_name(ctx, f, seq);
     let k_main = kernel_name(ctx, f, seq);
     let k_comb = (!others.is_empty()).then(|| kernel_name(ctx, f, seq));
-    let (caps, cap_types, mats) = kernel_captures(ctx, l, p);
+    let (caps, cap_types, mats) = kernel_captures(ctx, l, &p.captures);
     let kt = totals_kernel(ctx, f, &k_tot, l, p, &caps, &cap_types, opts.block);
     mat_reads_to_arr(ctx, kt, &mats);
     let folds: Vec<(Monoid, Type)> = p.running.iter().map(|&j| fold_of(&p.roles[j])).collect();

@@ -1,0 +1,366 @@
+//! Indexed updates in kernels: the loops that `vec.scatter` and `vec.hist`
+//! lower to (`dialects::vec_scatter`), offloaded where that keeps their
+//! meaning exactly (issue 41, item 3: buckets and histograms).
+//!
+//! Such a loop is an `scf.for %j = 0 to %m step 1` without results whose
+//! body stores to one array `%a = arr.from_vec(dest)` from outside, once,
+//! at an index `%i` it computes (under a range guard):
+//! - **scatter** (the body never loads `%a`): `a[i] = x`, where repeated
+//!   indices make the largest `j` win. Three kernels: one fills a table
+//!   `win` of `len(a)` with -1, one makes `win[i] = max(win[i], j)` with an
+//!   atomic for each store the body makes, and one repeats the body and
+//!   stores `x` only where `win[i] == j`. Exactly one thread writes each
+//!   element, so the result is the sequential loop's, for every grid.
+//! - **histogram** (`a[i] = a[i] op x`, with the load of `a[i]` right
+//!   before): one kernel whose store becomes `gpu.atomic_rmw op a, i, x`.
+//!   Only where `op` is `arith.addi`, `arith.mini` or `arith.maxi` on `i32`,
+//!   `i64` or `index`: these are associative and commutative exactly
+//!   (wrapping addition included), so every order of the updates gives
+//!   the left fold's result. A float histogram, a multiplication (no
+//!   atomic) and any other combiner fold each bin left to right on the
+//!   host, and count in `gpu-host-loops`: Futhark's `reduce_by_index`
+//!   makes the same split between atomics and a fixed order.
+//!
+//! The rest of the body must be what a kernel runs ([`super::body_ok`]):
+//! vectors and matrices it reads become device buffers, as for `gen.loop`.
+//! On the host, `a` is copied to the device before the launches and back
+//! after them.
+
+use ir::clone::{clone_op_into, ValueMap};
+use ir::spec::Traits;
+use ir::{Attribute, Builder, Context, OpId, Type, ValueId};
+
+use dialects::{arr, gpu, scf};
+
+use super::kernel::{
+    finish, global_index, mat_reads_to_arr, new_kernel, per_thread_count, prologue,
+    vec_reads_to_arr,
+};
+use super::{
+    captures_to_device, cmpi, dalloc, host_start, idx, kernel_captures, kernel_name, GpuOptions,
+    HostStart,
+};
+
+/// How an update loop's store combines.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum How {
+    /// `a[i] = x`: the largest `j` wins.
+    Scatter,
+    /// `a[i] = a[i] op x` with a hardware atomic (`"add"`, `"min"`, `"max"`).
+    Atomic(&'static str),
+}
+
+/// An update loop a kernel runs.
+pub(super) struct UpdatePlan {
+    /// The destination array (host).
+    a: ValueId,
+    how: How,
+    /// Values from outside the loop that its body reads.
+    captures: Vec<ValueId>,
+}
+
+/// The atomic kind that computes `name` exactly on `t`, if any.
+fn atomic_kind(name: &str, t: &Type) -> Option<&'static str> {
+    if !matches!(t, Type::I32 | Type::I64 | Type::Index) {
+        return None;
+    }
+    match name {
+        "arith.addi" => Some("add"),
+        "arith.mini" | "arith.minsi" => Some("min"),
+        "arith.maxi" | "arith.maxsi" => Some("max"),
+        _ => None,
+    }
+}
+
+/// Whether `l` is an indexed update loop (`None`: it is not), and then how
+/// kernels run it or why none does (the text of a `--remarks=gpu` remark).
+pub(super) fn plan(ctx: &Context, l: OpId) -> Option<Result<UpdatePlan, String>> {
+    if !ctx.is(l, "scf.for") || !ctx.results(l).is_empty() || ctx.operands(l).len() != 3 {
+        return None;
+    }
+    let (lb, step) = (ctx.operand(l, 0), ctx.operand(l, 2));
+    if scf::constant_int(ctx, lb) != Some(0) || scf::constant_int(ctx, step) != Some(1) {
+        return None;
+    }
+    let nested = ctx.walk_nested(l);
+    let stores: Vec<OpId> = nested
+        .iter()
+        .copied()
+        .filter(|&op| ctx.is(op, "arr.store"))
+        .collect();
+    let [store] = stores.as_slice() else {
+        return None;
+    };
+    let a = ctx.operand(*store, 0);
+    let outside = !ctx.value_block(a).is_some_and(|b| ctx.block_in_op(b, l));
+    let from_vec = ctx.def_op(a).is_some_and(|d| ctx.is(d, "arr.from_vec"));
+    if !(outside && from_vec) {
+        return None;
+    }
+    Some(check(ctx, l, *store, a, &nested))
+}
+
+fn check(
+    ctx: &Context,
+    l: OpId,
+    store: OpId,
+    a: ValueId,
+    nested: &[OpId],
+) -> Result<UpdatePlan, String> {
+    let elem = ctx.ty(ctx.operand(store, 2)).clone();
+    if !super::scalar(&elem) {
+        return Err(format!(
+            "an indexed update of '{elem}' elements (kernels store scalars of 32 and 64 bits, and i1)"
+        ));
+    }
+    let loads: Vec<OpId> = nested
+        .iter()
+        .copied()
+        .filter(|&op| ctx.is(op, "arr.load") && ctx.operand(op, 0) == a)
+        .collect();
+    let how = match loads.as_slice() {
+        [] => How::Scatter,
+        [ld] => {
+            let i = ctx.operand(store, 1);
+            let v = ctx.operand(store, 2);
+            let old = ctx.result(*ld, 0);
+            let comb = ctx.def_op(v);
+            let kind = comb.and_then(|c| {
+                let ops = ctx.operands(c);
+                let reads_old = ops.len() == 2 && (ops[0] == old) != (ops[1] == old);
+                let single = ctx.uses(old).len() == 1 && ctx.uses(v).len() == 1;
+                let same_place =
+                    ctx.operand(*ld, 1) == i && ctx.op(*ld).parent == ctx.op(store).parent;
+                (reads_old && single && same_place)
+                    .then(|| atomic_kind(ctx.op_name(c), &elem))
+                    .flatten()
+            });
+            match kind {
+                Some(k) => How::Atomic(k),
+                None => {
+                    return Err(if elem.is_float() {
+                        "a histogram of floats folds each bin left to right, which atomics do not keep".into()
+                    } else {
+                        "a histogram whose operator has no exact atomic (only add, min and max on integers) folds each bin left to right".into()
+                    })
+                }
+            }
+        }
+        _ => {
+            return Err(
+                "an indexed update that reads its destination in more than one place".into(),
+            )
+        }
+    };
+    let mut captures = Vec::new();
+    super::body_ok(ctx, l, l, &mut captures, Some(a))?;
+    Ok(UpdatePlan { a, how, captures })
+}
+
+/// `gpu.atomic_rmw kind a[i], x` before `at`.
+fn atomic(b: &mut Builder, kind: &str, a: ValueId, i: ValueId, x: ValueId) {
+    let t = b.ctx.ty(x).clone();
+    let st = b.state(
+        "gpu.atomic_rmw",
+        &[a, i, x],
+        &[t],
+        vec![("kind".to_string(), Attribute::Str(kind.to_string()))],
+    );
+    b.create_raw(st);
+}
+
+/// What a kernel does in place of the body's store.
+#[derive(Clone, Copy)]
+enum Edit {
+    /// `a[i] = a[i] op x` becomes an atomic.
+    Atomic(&'static str),
+    /// `win[i] = max(win[i], j)`.
+    Claim,
+    /// `a[i] = x` where `win[i] == j`.
+    Winner,
+}
+
+/// Builds kernel `name(m, captures..., d_a[, win])` that runs the body of
+/// update loop `l` for `j` in `[0, m)` (a grid-stride loop), with its store
+/// to `a` replaced as `edit` says.
+#[allow(clippy::too_many_arguments)]
+fn update_kernel(
+    ctx: &mut Context,
+    f: OpId,
+    l: OpId,
+    name: &str,
+    a: ValueId,
+    caps: &[ValueId],
+    cap_types: &[Type],
+    mats: &[usize],
+    edit: Edit,
+) {
+    let mut params = vec![Type::Index];
+    params.extend(cap_types.iter().cloned());
+    params.push(ctx.ty(a).clone());
+    if !matches!(edit, Edit::Atomic(_)) {
+        params.push(Type::arr(Type::Index));
+    }
+    let (k, kb) = new_kernel(ctx, f, l, name, &params);
+    let args = ctx.block_args(kb).to_vec();
+    let (d_a, win) = (args[1 + caps.len()], args.get(2 + caps.len()).copied());
+    let mut map = ValueMap::new();
+    for (c, &v) in caps.iter().enumerate() {
+        map.insert(v, args[1 + c]);
+    }
+    map.insert(a, d_a);
+    let body = ctx.op_block(l, 0);
+    let ops = ctx.block_ops(body);
+    let iv = ctx.block_args(body)[0];
+    let mut b = Builder::at_end(ctx, kb);
+    b.loc = b.ctx.loc(l);
+    let t = prologue(&mut b);
+    let cnt = per_thread_count(&mut b, args[0], &t);
+    let (zero, one) = (idx(&mut b, 0), idx(&mut b, 1));
+    let mut j = None;
+    scf::build_for(&mut b, zero, cnt, one, &[], |b, kv, _| {
+        let jv = global_index(b, &t, kv);
+        map.insert(iv, jv);
+        j = Some(jv);
+        // A verbatim copy, so that the store and its load are where the
+        // plan found them.
+        let smart = std::mem::replace(&mut b.smart, false);
+        for &op in &ops {
+            if !b.ctx.has_traits(op, Traits::TERMINATOR) {
+                clone_op_into(b, op, &mut map);
+            }
+        }
+        b.smart = smart;
+        vec![]
+    });
+    finish(&mut b);
+    let j = j.expect("loop body built");
+    let store = ctx
+        .walk_nested(k)
+        .into_iter()
+        .find(|&op| ctx.is(op, "arr.store") && ctx.operand(op, 0) == d_a)
+        .expect("the copied store");
+    let (i, x) = (ctx.operand(store, 1), ctx.operand(store, 2));
+    let checked = ctx.attr(store, "in_bounds").is_none();
+    let mut b = Builder::before(ctx, store);
+    match edit {
+        Edit::Atomic(kind) => {
+            let comb = b.ctx.def_op(x).expect("combine op");
+            let old = b.ctx.operands(comb).to_vec();
+            let load = old
+                .iter()
+                .filter_map(|&v| b.ctx.def_op(v))
+                .find(|&d| b.ctx.is(d, "arr.load") && b.ctx.operand(d, 0) == d_a)
+                .expect("the copied load");
+            let val = *old
+                .iter()
+                .find(|&&v| v != b.ctx.result(load, 0))
+                .expect("the update's value");
+            atomic(&mut b, kind, d_a, i, val);
+            ctx.erase_op(store);
+            ctx.erase_op(comb);
+            ctx.erase_op(load);
+        }
+        Edit::Claim => {
+            let win = win.expect("winner table");
+            atomic(&mut b, "max", win, i, j);
+            ctx.erase_op(store);
+        }
+        Edit::Winner => {
+            let win = win.expect("winner table");
+            let w = if checked {
+                arr::load(&mut b, win, i)
+            } else {
+                arr::load_in_bounds(&mut b, win, i)
+            };
+            let mine = cmpi(&mut b, "eq", w, j);
+            let attrs = b.ctx.op(store).attrs.to_vec();
+            scf::build_if(
+                &mut b,
+                mine,
+                &[],
+                |b| {
+                    b.op("arr.store", &[d_a, i, x], &[], attrs);
+                    vec![]
+                },
+                |_| vec![],
+            );
+            ctx.erase_op(store);
+        }
+    }
+    vec_reads_to_arr(ctx, k);
+    mat_reads_to_arr(ctx, k, mats);
+}
+
+/// Kernel `name(n, win)`: `win[i] = -1` for `i` in `[0, n)`.
+fn fill_kernel(ctx: &mut Context, f: OpId, l: OpId, name: &str) {
+    let (_, kb) = new_kernel(ctx, f, l, name, &[Type::Index, Type::arr(Type::Index)]);
+    let args = ctx.block_args(kb).to_vec();
+    let mut b = Builder::at_end(ctx, kb);
+    b.loc = b.ctx.loc(l);
+    let t = prologue(&mut b);
+    let cnt = per_thread_count(&mut b, args[0], &t);
+    let (zero, one, none) = (idx(&mut b, 0), idx(&mut b, 1), idx(&mut b, -1));
+    scf::build_for(&mut b, zero, cnt, one, &[], |b, kv, _| {
+        let i = global_index(b, &t, kv);
+        arr::store_in_bounds(b, args[1], i, none);
+        vec![]
+    });
+    finish(&mut b);
+}
+
+/// Replaces update loop `l` (in host function `f`) by its kernels and their
+/// launches; returns the kernels built.
+pub(super) fn offload(
+    ctx: &mut Context,
+    f: OpId,
+    l: OpId,
+    p: &UpdatePlan,
+    opts: &GpuOptions,
+    seq: &mut u32,
+) -> u64 {
+    let m = ctx.operand(l, 1);
+    let (caps, cap_types, mats) = kernel_captures(ctx, l, &p.captures);
+    let names: Vec<String> = match p.how {
+        How::Atomic(_) => vec![kernel_name(ctx, f, seq)],
+        How::Scatter => (0..3).map(|_| kernel_name(ctx, f, seq)).collect(),
+    };
+    let mk = |ctx: &mut Context, name: &str, edit| {
+        update_kernel(ctx, f, l, name, p.a, &caps, &cap_types, &mats, edit)
+    };
+    match p.how {
+        How::Atomic(kind) => mk(ctx, &names[0], Edit::Atomic(kind)),
+        How::Scatter => {
+            fill_kernel(ctx, f, l, &names[0]);
+            mk(ctx, &names[1], Edit::Claim);
+            mk(ctx, &names[2], Edit::Winner);
+        }
+    }
+
+    let mut b = Builder::before(ctx, l);
+    let HostStart { blk, grid, .. } = host_start(&mut b, m, opts);
+    let mut dev = Vec::new();
+    let elem = b.ctx.ty(p.a).elem().cloned().expect("an array");
+    let len = arr::len(&mut b, p.a);
+    let d_a = dalloc(&mut b, &mut dev, len, elem);
+    gpu::memcpy(&mut b, d_a, p.a);
+    let mut args = vec![m];
+    captures_to_device(&mut b, &caps, &mut dev, &mut args);
+    args.push(d_a);
+    if p.how == How::Scatter {
+        let win = dalloc(&mut b, &mut dev, len, Type::Index);
+        let fill = host_start(&mut b, len, opts);
+        gpu::launch_func(&mut b, &names[0], fill.grid, fill.blk, &[len, win]);
+        args.push(win);
+        gpu::launch_func(&mut b, &names[1], grid, blk, &args);
+        gpu::launch_func(&mut b, &names[2], grid, blk, &args);
+    } else {
+        gpu::launch_func(&mut b, &names[0], grid, blk, &args);
+    }
+    gpu::memcpy(&mut b, p.a, d_a);
+    for d in dev {
+        gpu::dealloc(&mut b, d);
+    }
+    ctx.erase_op(l);
+    names.len() as u64
+}
