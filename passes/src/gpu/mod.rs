@@ -20,9 +20,11 @@
 //! - every value it reads from outside is a scalar or a vector of scalars.
 //!
 //! A loop whose body reads the running fold of its own reduces or scans
-//! (`gen.running`) uses the kernels of [`running`]. Nested collects (a
-//! flatMap of a computed number of elements) and bucket loops stay on the
-//! host for now.
+//! (`gen.running`) uses the kernels of [`running`]. The indexed update
+//! loops of `vec.hist` and `vec.scatter` use the kernels of [`update`]
+//! (atomics for integer histograms; a winner table for scatters). Nested
+//! collects (a flatMap of a computed number of elements), bucket loops and
+//! float histograms stay on the host for now.
 //! Everything the loop computes shares its kernels: fused generators are
 //! what fusion buys on a GPU. Loops with a scan or a filter use the
 //! three-phase kernels of [`scan`]; the others, the kernels of [`kernel`].
