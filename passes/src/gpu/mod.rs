@@ -22,9 +22,10 @@
 //! A loop whose body reads the running fold of its own reduces or scans
 //! (`gen.running`) uses the kernels of [`running`]. The indexed update
 //! loops of `vec.hist` and `vec.scatter` use the kernels of [`update`]
-//! (atomics for integer histograms; a winner table for scatters). Nested
-//! collects (a flatMap of a computed number of elements), bucket loops and
-//! float histograms stay on the host for now.
+//! (atomics for integer histograms; a winner table for scatters), and a
+//! flatMap of a computed number of elements those of [`flat`] (count,
+//! scan, write). Bucket loops and float histograms stay on the host for
+//! now.
 //! Everything the loop computes shares its kernels: fused generators are
 //! what fusion buys on a GPU. Loops with a scan or a filter use the
 //! three-phase kernels of [`scan`]; the others, the kernels of [`kernel`].
@@ -45,6 +46,7 @@
 //! warps, then a second kernel over the per-block partials).
 
 mod emits;
+mod flat;
 mod kernel;
 mod resident;
 mod running;
@@ -214,6 +216,11 @@ impl Walk<'_> {
                 match plan(ctx, op) {
                     Ok(p) => {
                         self.kernels += offload(ctx, f, op, &p, self.opts, &mut self.seq);
+                        continue;
+                    }
+                    Err(_) if flat::plan(ctx, op).is_ok() => {
+                        let p = flat::plan(ctx, op).expect("checked");
+                        self.kernels += flat::offload(ctx, f, op, &p, self.opts, &mut self.seq);
                         continue;
                     }
                     Err(why) => ir::remarks::emit(
@@ -386,12 +393,15 @@ fn roles(ctx: &Context, l: OpId) -> Result<Vec<Role>, String> {
 /// first that cannot, and why), and the values from outside `l` that they
 /// read. `own` is an array from outside that the body may load and store
 /// (an indexed update's destination, [`update`]); it is not a capture.
+/// With `flat`, loops nested in `outer` may feed `outer`'s generators (a
+/// flatMap, [`flat`]).
 fn body_ok(
     ctx: &Context,
     outer: OpId,
     l: OpId,
     captures: &mut Vec<ValueId>,
     own: Option<ValueId>,
+    flat: bool,
 ) -> Result<(), String> {
     for op in ctx.walk_nested(l) {
         let name = ctx.op_name(op);
@@ -436,7 +446,7 @@ fn body_ok(
             let mut p = ctx.parent_op(op);
             while let Some(q) = p {
                 if ctx.is(q, gen::LOOP) {
-                    if Some(q) != owner {
+                    if Some(q) != owner && !(flat && owner == Some(outer)) {
                         return Err("a nested loop feeds a generator of an enclosing loop".into());
                     }
                     break;
@@ -485,7 +495,7 @@ fn body_ok(
 fn plan(ctx: &Context, l: OpId) -> Result<Plan, String> {
     let roles = roles(ctx, l)?;
     let mut captures = Vec::new();
-    body_ok(ctx, l, l, &mut captures, None)?;
+    body_ok(ctx, l, l, &mut captures, None, false)?;
     let running = running::generators(ctx, l, &roles).ok_or_else(|| {
         "its body reads a scan's running value in a way the scan kernels do not provide".to_string()
     })?;

@@ -153,7 +153,7 @@ fn check(
         }
     };
     let mut captures = Vec::new();
-    super::body_ok(ctx, l, l, &mut captures, Some(a))?;
+    super::body_ok(ctx, l, l, &mut captures, Some(a), false)?;
     Ok(UpdatePlan { a, how, captures })
 }
 
