@@ -10,6 +10,7 @@ pub mod canonicalize;
 pub mod code_motion;
 pub mod cse;
 pub mod dce;
+pub mod divrem;
 pub mod fp_contract;
 pub mod fuse;
 pub mod gpu;

@@ -140,6 +140,12 @@ impl Pass for Lower {
                 break;
             }
         }
+        if self.until.is_none() {
+            stats.add(
+                "strength-reduced-loops",
+                crate::divrem::strength_reduce(ctx),
+            );
+        }
         // Schedule the lowered loops: invariants out, single-branch ops in.
         crate::code_motion::code_motion(ctx).record(stats);
         Ok(())

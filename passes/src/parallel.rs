@@ -21,8 +21,9 @@
 //! | scan | a chunk-local scan from the identity in `locals[c]` | an exclusive scan of the chunk totals (from `init`), then each chunk adds its offset while copying |
 //! | bucket | a chunk-local bucket: keys and values in `keys[c]`, `vals[c]` | a sequential `gen.loop` over chunks and their keys re-emits every (key, value) to the same bucket generator: keys in first-seen order, values combined in chunk order |
 //!
-//! A loop is decomposed when it is *top-level* (no `gen.loop`, `scf.for`,
-//! `scf.while` or `scf.forall` around it, not in a GPU kernel), the arr
+//! A loop is decomposed when it is *top-level* (no `gen.loop` or
+//! `scf.forall` around it, though it may stand in `scf.for` and `scf.while`
+//! bodies; not in a GPU kernel), the arr
 //! lowering accepts it, its size is not a constant below `grain`, and its
 //! iterations provably touch no shared memory: every op in it that writes
 //! memory writes memory allocated inside the loop, and no call gets an `arr`
@@ -90,12 +91,15 @@ fn eligible(ctx: &Context, op: OpId, opts: &ParallelOptions) -> bool {
         && !gen::running::reads_own_generators(ctx, op)
 }
 
-/// No loop around `op`, and not in a GPU kernel.
+/// No parallel loop around `op` (a `gen.loop` that may itself be
+/// decomposed, or an `scf.forall`), and not in a GPU kernel. Sequential
+/// loops around it (`scf.for`, `scf.while`: a stencil's time steps) are
+/// fine: each of their iterations runs the chunks of `op` in parallel.
 fn top_level(ctx: &Context, op: OpId) -> bool {
     let mut p = ctx.parent_op(op);
     while let Some(q) = p {
         match ctx.op_name(q) {
-            "gen.loop" | "scf.for" | "scf.while" | "scf.forall" => return false,
+            "gen.loop" | "scf.forall" => return false,
             "func.func" if dialects::gpu::is_kernel(ctx, q) => return false,
             _ => {}
         }
