@@ -68,6 +68,7 @@
 //! `scf.yield` gets an empty one (MLIR's implicit terminator); the printer
 //! always writes it.
 
+mod execute_region_op;
 mod for_op;
 mod forall_op;
 mod if_op;
@@ -376,6 +377,21 @@ pub fn register(r: &mut Registry) {
         .rewrite(for_op::remove_dead)
         .interpret(for_op::interpret)
         .custom_form(for_op::print, for_op::parse),
+    );
+    r.register(
+        OpSpec::new(
+            "scf.execute_region",
+            "runs its region once, in place, and returns what it yields",
+        )
+        .operands(Arity::Exactly(0))
+        .results(Arity::AtLeast(0))
+        .regions(Arity::Exactly(1))
+        .traits(Traits::RECURSIVELY_PURE | Traits::REGIONS_NEED_TERMINATOR)
+        .verify(execute_region_op::verify)
+        .rewrite(execute_region_op::inline)
+        .lowering("gen", execute_region_op::inline)
+        .interpret(execute_region_op::interpret)
+        .custom_form(execute_region_op::print, execute_region_op::parse),
     );
     r.register(
         OpSpec::new(

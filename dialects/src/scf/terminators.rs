@@ -33,7 +33,7 @@ fn check_types(what: &str, got: &[Type], want: &[Type], parent: &str) -> Result<
 pub(super) fn verify_yield(ctx: &Context, op: OpId) -> Result<(), String> {
     let Some((p, region)) = parent_and_region(ctx, op) else {
         return Err(
-            "expects parent op to be one of 'scf.if, scf.index_switch, scf.for, scf.forall, scf.while'".into(),
+            "expects parent op to be one of 'scf.if, scf.index_switch, scf.for, scf.forall, scf.while, scf.execute_region'".into(),
         );
     };
     let got = types_of(ctx, ctx.operands(op));
@@ -43,6 +43,12 @@ pub(super) fn verify_yield(ctx: &Context, op: OpId) -> Result<(), String> {
             &got,
             &types_of(ctx, ctx.results(p)),
             "scf.if result types",
+        ),
+        "scf.execute_region" => check_types(
+            "operand",
+            &got,
+            &types_of(ctx, ctx.results(p)),
+            "scf.execute_region result types",
         ),
         "scf.index_switch" => check_types(
             "operand",
@@ -70,7 +76,7 @@ pub(super) fn verify_yield(ctx: &Context, op: OpId) -> Result<(), String> {
             Err("the 'before' region of 'scf.while' must end with 'scf.condition'".into())
         }
         other => Err(format!(
-            "expects parent op to be one of 'scf.if, scf.index_switch, scf.for, scf.forall, scf.while', but got '{other}'"
+            "expects parent op to be one of 'scf.if, scf.index_switch, scf.for, scf.forall, scf.while, scf.execute_region', but got '{other}'"
         )),
     }
 }

@@ -1,0 +1,92 @@
+//! `scf.execute_region` (MLIR's): runs its region once, in place, and
+//! returns what the region's `scf.yield` yields.
+//!
+//! `%r = scf.execute_region -> (i64) { ... scf.yield %x : i64 }` (no
+//! results: `scf.execute_region { ... }`). The region has one block without
+//! arguments (MLIR allows several blocks, which L0's regions do not have).
+//! Its effects are those of its ops. Canonicalization inlines it (MLIR's
+//! single-block inliner), and so does the lowering (phase `gen`), so no
+//! later pass or backend sees it; the interpreter runs the region.
+
+use smallvec::SmallVec;
+
+use ir::ast::SyntaxError;
+use ir::custom::{CustomParser, ParsedOp, ParsedRegion};
+use ir::interp::{Interp, RtValue, RunError};
+use ir::printer::Printer;
+use ir::{Builder, Context, OpId, OpState, Type};
+
+use super::{
+    ensure_yield, expect_region_or_empty, inline_region, region_at, single_block, terminator_named,
+    Values,
+};
+
+pub(super) fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
+    let Some(b) = single_block(ctx, ctx.regions(op)[0]) else {
+        return Err("the region must have exactly one block".into());
+    };
+    if !ctx.block_args(b).is_empty() {
+        return Err("the region's block must have no arguments".into());
+    }
+    if terminator_named(ctx, b, "scf.yield").is_none() {
+        return Err("the region must end with 'scf.yield'".into());
+    }
+    Ok(())
+}
+
+/// The region's ops, in place of the op (MLIR's `SingleBlockExecuteInliner`;
+/// also the lowering).
+pub(super) fn inline(b: &mut Builder, st: &OpState) -> Option<Values> {
+    let &r = st.regions.first()?;
+    inline_region(b, r, &[])
+}
+
+pub(super) fn interpret(
+    it: &mut Interp,
+    op: OpId,
+    _args: &[RtValue],
+) -> Result<SmallVec<[RtValue; 2]>, RunError> {
+    let r = region_at(it.ctx, op, 0)?;
+    it.run_region(r, &[])
+}
+
+pub(super) fn print(p: &mut Printer, op: OpId) -> std::fmt::Result {
+    let ctx = p.ctx();
+    let Some(&r) = ctx.regions(op).first() else {
+        p.w(" <<malformed scf.execute_region>>");
+        return Ok(());
+    };
+    let rts: Vec<Type> = ctx.results(op).iter().map(|&v| ctx.ty(v).clone()).collect();
+    if !rts.is_empty() {
+        p.w(" -> (");
+        p.types(&rts);
+        p.w(")");
+    }
+    p.w(" ");
+    p.region(r, false);
+    p.attr_dict(op, &[]);
+    Ok(())
+}
+
+pub(super) fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
+    let result_types = if cp.try_punct("->") {
+        cp.type_list()?
+    } else {
+        vec![]
+    };
+    let mut region = expect_region_or_empty(cp)?;
+    if result_types.is_empty() {
+        ensure_yield(&mut region);
+    }
+    let mut attrs = Vec::new();
+    cp.optional_attr_dict(&mut attrs);
+    Ok(ParsedOp {
+        operands: vec![],
+        result_types,
+        attrs,
+        regions: vec![ParsedRegion {
+            region,
+            entry_args: None,
+        }],
+    })
+}
