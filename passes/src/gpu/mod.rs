@@ -14,7 +14,8 @@
 //!   under an `scf.if` there (if-converted by the `arr` lowering; a reduce
 //!   emit under `scf.if`s whose branch computes the value moves out of them
 //!   first, [`emits`], so that this holds);
-//! - its body holds only `arith` and `scf` ops, `vec.get`/`vec.len` of
+//! - its body holds only `arith` and `scf` ops (run-time checks, `scf.assert`,
+//!   included: a kernel faults as a checked read does), `vec.get`/`vec.len` of
 //!   vectors of scalars defined outside the loop, and nested `gen.loop`s of
 //!   reduces of the same shape (they run sequentially in their thread);
 //! - every value it reads from outside is a scalar or a vector of scalars.
@@ -409,7 +410,13 @@ fn body_ok(
             || (matches!(name, "arr.load" | "arr.store") && Some(ctx.operand(op, 0)) == own)
             || matches!(
                 name,
-                "scf.if" | "scf.for" | "scf.while" | "scf.yield" | "scf.condition" | "gen.end"
+                "scf.if"
+                    | "scf.for"
+                    | "scf.while"
+                    | "scf.yield"
+                    | "scf.condition"
+                    | "scf.assert"
+                    | "gen.end"
             )
             || (matches!(
                 name,
