@@ -93,8 +93,30 @@ def main():
     save("records_weight.npy", weight)
     results["records"] = [math.fsum(price[qty >= 3].tolist())]
 
+    # Argmin: the least value (-2.5, three times) first at index 3.
+    am = np.array([3.5, 1.25, 7.0, -2.5, 4.0, -2.5, 9.0, 0.5,
+                   -1.0, 6.25, 2.0, -2.5, 8.0, 0.75, 5.5, 1.0])
+    save("argmin_x.npy", am)
+    results["argmin"] = [float(am.min()), int(np.argmin(am))]
+
+    # Histogram: 16 dyadic values in [0, 1), counted into 4 bins.
+    hx = np.array([0.125, 0.5, 0.875, 0.25, 0.625, 0.0, 0.75, 0.375,
+                   0.9375, 0.0625, 0.5, 0.25, 0.6875, 0.8125, 0.125, 0.4375])
+    save("histogram_x.npy", hx)
+    results["histogram"] = ["[" + ", ".join(str(int(k)) for k in np.bincount((hx * 4).astype(int), minlength=4)) + "]"]
+
+    # Tridiagonal system (diagonally dominant): a[0] and c[7] are not read.
+    ta = np.array([0.0, 1.0, -0.5, 2.0, 1.0, 0.5, -1.0, 1.5])
+    tb = np.array([4.0, 5.0, 4.5, 6.0, 5.0, 4.0, 5.5, 6.0])
+    tc = np.array([1.0, -1.0, 0.5, 1.0, 2.0, -0.5, 1.0, 0.0])
+    ty = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0])
+    for name, arr in zip("abcy", (ta, tb, tc, ty)):
+        save(f"tridag_{name}.npy", arr)
+    mat = np.diag(tb) + np.diag(ta[1:], -1) + np.diag(tc[:-1], 1)
+    results["tridag"] = ["[" + ", ".join(rust(v) for v in np.linalg.solve(mat, ty)) + "]"]
+
     for name, vals in results.items():
-        print(f"{name}: " + " ".join(rust(v) for v in vals))
+        print(f"{name}: " + " ".join(v if isinstance(v, str) else rust(v) for v in vals))
 
 
 if __name__ == "__main__":

@@ -152,6 +152,12 @@ pub fn example_args(name: &str) -> Option<(Vec<String>, &'static str)> {
             ],
             "44.625\n",
         ),
+        "argmin" => (vec![d("argmin_x")], "-2.5\n3\n"),
+        "histogram" => (vec![d("histogram_x"), "4".to_string()], "[4, 4, 4, 4]\n"),
+        "tridag" => (
+            vec![d("tridag_a"), d("tridag_b"), d("tridag_c"), d("tridag_y")],
+            "[0.12213236203139385, 0.5114705518744246, 0.6794851214035166, 0.39610445924277565, 0.264403001736313, 1.6409402660378296, 1.3919251300389515, 0.9853520508235956]\n",
+        ),
         _ => return None,
     })
 }
