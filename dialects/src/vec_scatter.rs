@@ -20,7 +20,8 @@
 //! Lowering (`scatter` and `hist` at phase `gen`, so that fusion sees the
 //! loop and substitutes a `vec.fill` or cheap map of values into its reads;
 //! `insert` at phase `arr`): a copy of `dest` into a buffer
-//! (`arr.from_vec`), a sequential `scf.for` over `j` that stores (or
+//! (`arr.from_vec`; a `vec.fill` destination is a fresh `arr.alloc`
+//! instead, filled only when its value is not the zero), a sequential `scf.for` over `j` that stores (or
 //! combines) where the index is in range, then `arr.to_vec`. `insert`
 //! copies and stores once. The copy is only in the IR: where `dest` is an
 //! owned vector at its last use, the native backends' `arr.from_vec` takes
@@ -202,8 +203,7 @@ fn lower_update(b: &mut Builder, st: &OpState, k: Update, name: &str) -> Repl {
     );
     let t = b.ctx.ty(dest).elem()?.clone();
     let m = crate::vec::checked_len(b, &[is, vs], &format!("size mismatch in {name}"));
-    let a = crate::arr::from_vec(b, dest);
-    let n = crate::vec::len(b, dest);
+    let (a, n) = start_buffer(b, dest);
     let zero = crate::arith::const_int(b, 0, &Type::Index);
     let one = crate::arith::const_int(b, 1, &Type::Index);
     crate::scf::build_for(b, zero, m, one, &[], |b, j, _| {
@@ -236,6 +236,73 @@ fn lower_update(b: &mut Builder, st: &OpState, k: Update, name: &str) -> Repl {
         vec![]
     });
     Some(smallvec![crate::arr::to_vec(b, a)])
+}
+
+/// `(n, x)` when `v` is `n` copies of `x`: a `vec.fill`, or the collect
+/// loop a `vec.fill` lowers to (one generator, fed `x` from outside at the
+/// top of its body and nothing else).
+fn fill_of(ctx: &Context, v: ValueId) -> Option<(ValueId, ValueId)> {
+    let d = ctx.def_op(v)?;
+    if ctx.is(d, "vec.fill") {
+        return Some((*ctx.operands(d).first()?, *ctx.operands(d).get(1)?));
+    }
+    if !ctx.is(d, crate::gen::LOOP) || ctx.results(d).len() != 1 || ctx.operands(d).len() != 1 {
+        return None;
+    }
+    let gens = crate::gen::try_generators(ctx, d).ok()?;
+    if !matches!(gens.as_slice(), [g] if matches!(g.kind, crate::gen::GenKind::Collect)) {
+        return None;
+    }
+    let ops = ctx.block_ops(crate::gen::body(ctx, d));
+    let [emit, end] = ops.as_slice() else {
+        return None;
+    };
+    if !ctx.is(*emit, crate::gen::EMIT) || !ctx.is(*end, "gen.end") {
+        return None;
+    }
+    let x = *ctx.operands(*emit).get(1)?;
+    let inside = ctx.value_block(x).is_some_and(|b| ctx.block_in_op(b, d));
+    (!inside).then(|| (ctx.operand(d, 0), x))
+}
+
+/// Whether `x` is a constant equal to the zero `arr.alloc` fills with
+/// (`0`, `+0.0`, `false`).
+fn is_alloc_zero(ctx: &Context, x: ValueId) -> bool {
+    let Some(value) = ctx
+        .def_op(x)
+        .filter(|&d| ctx.is(d, "arith.constant"))
+        .and_then(|d| ctx.attr(d, "value"))
+    else {
+        return false;
+    };
+    match value.as_float() {
+        Some(f) => f.to_bits() == 0,
+        None => value.as_int() == Some(0),
+    }
+}
+
+/// The buffer an indexed update starts from and its length: a copy of
+/// `dest`, or, where `dest` is `n` copies of `x` ([`fill_of`]), `n` fresh
+/// elements (`arr.alloc`'s zeros, or `x` stored in a loop): the filled
+/// vector itself is never built for the update (issue 42: a `vec.fill`
+/// destination costs no vector).
+fn start_buffer(b: &mut Builder, dest: ValueId) -> (ValueId, ValueId) {
+    let Some((n, x)) = fill_of(b.ctx, dest) else {
+        let a = crate::arr::from_vec(b, dest);
+        let n = crate::vec::len(b, dest);
+        return (a, n);
+    };
+    let t = b.ctx.ty(x).clone();
+    let a = crate::arr::alloc(b, n, t);
+    if !is_alloc_zero(b.ctx, x) {
+        let zero = crate::arith::const_int(b, 0, &Type::Index);
+        let one = crate::arith::const_int(b, 1, &Type::Index);
+        crate::scf::build_for(b, zero, n, one, &[], |b, i, _| {
+            crate::arr::store_in_bounds(b, a, i, x);
+            vec![]
+        });
+    }
+    (a, n)
 }
 
 fn lower_scatter(b: &mut Builder, st: &OpState) -> Repl {

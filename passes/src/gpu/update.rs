@@ -3,7 +3,8 @@
 //! meaning exactly (issue 41, item 3: buckets and histograms).
 //!
 //! Such a loop is an `scf.for %j = 0 to %m step 1` without results whose
-//! body stores to one array `%a = arr.from_vec(dest)` from outside, once,
+//! body stores to one array `%a` from outside (`arr.from_vec(dest)`, or
+//! `arr.alloc` for a `vec.fill` destination), once,
 //! at an index `%i` it computes (under a range guard):
 //! - **scatter** (the body never loads `%a`): `a[i] = x`, where repeated
 //!   indices make the largest `j` win. Three kernels: one fills a table
@@ -93,8 +94,10 @@ pub(super) fn plan(ctx: &Context, l: OpId) -> Option<Result<UpdatePlan, String>>
     };
     let a = ctx.operand(*store, 0);
     let outside = !ctx.value_block(a).is_some_and(|b| ctx.block_in_op(b, l));
-    let from_vec = ctx.def_op(a).is_some_and(|d| ctx.is(d, "arr.from_vec"));
-    if !(outside && from_vec) {
+    let fresh = ctx
+        .def_op(a)
+        .is_some_and(|d| ctx.is(d, "arr.from_vec") || ctx.is(d, "arr.alloc"));
+    if !(outside && fresh) {
         return None;
     }
     Some(check(ctx, l, *store, a, &nested))
