@@ -82,6 +82,20 @@ pub fn recursive_functions(ctx: &Context) -> HashSet<OpId> {
     in_cycles(&cg.graph, &tarjan_scc(&cg.graph))
 }
 
+/// The defined functions, each before every function it calls (callers
+/// first; the functions of a recursive cycle in any order among
+/// themselves).
+pub fn callers_first(ctx: &Context) -> Vec<OpId> {
+    let cg = call_graph(ctx);
+    // Tarjan returns SCCs in reverse topological order: callees first.
+    tarjan_scc(&cg.graph)
+        .into_iter()
+        .rev()
+        .flatten()
+        .map(|n| cg.graph[n])
+        .collect()
+}
+
 /// Inlines every call to a non-recursive function; returns the number of
 /// call sites inlined.
 pub fn inline(ctx: &mut Context) -> u64 {

@@ -165,13 +165,12 @@ struct Plan {
 /// built, loops left on the host)`; the second counts every `gen.loop` at
 /// any depth of host code that no kernel runs.
 pub fn outline(ctx: &mut Context, opts: &GpuOptions) -> (u64, u64) {
-    let funcs: Vec<OpId> = ctx
-        .iter_block(ctx.top)
-        .filter(|&f| {
-            ctx.is(f, "func.func")
-                && !gpu::is_kernel(ctx, f)
-                && !dialects::func::is_declaration(ctx, f)
-        })
+    // Callers before callees: a loop that calls a function inlines the
+    // callee's loops before they become kernels of the callee's own (a
+    // loop body holding launches would stay on the host).
+    let funcs: Vec<OpId> = crate::inline::callers_first(ctx)
+        .into_iter()
+        .filter(|&f| !gpu::is_kernel(ctx, f))
         .collect();
     // Inlining a callee into a loop leaves every function as recursive as it
     // was: one call graph serves the whole walk.
