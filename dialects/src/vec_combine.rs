@@ -34,6 +34,10 @@ use ir::{Builder, Context, OpId, OpState, Type, ValueId};
 type Vals = SmallVec<[RtValue; 2]>;
 type Repl = Option<SmallVec<[ValueId; 2]>>;
 
+/// The attribute that marks the `scf.for` a combiner's reduce or scan
+/// lowers to (its value: the op's name): a left fold, which no kernel runs.
+pub const SEQUENTIAL_ATTR: &str = "l0.left_fold";
+
 /// Whether `op` (a `vec.reduce` or `vec.scan`) has a combiner region.
 pub fn has_combiner(ctx: &Context, op: OpId) -> bool {
     !ctx.regions(op).is_empty()
@@ -214,6 +218,13 @@ pub fn lower(b: &mut Builder, st: &OpState, scan: bool) -> Repl {
         }
         vec![c]
     });
+    // Marks the loop as this op's left fold (for the GPU lowering's count
+    // of loops left on the host, `passes::gpu`).
+    if let Some(lp) = b.ctx.def_op(acc[0]) {
+        let name = if scan { "vec.scan" } else { "vec.reduce" };
+        b.ctx
+            .set_attr(lp, SEQUENTIAL_ATTR, ir::Attribute::Str(name.to_string()));
+    }
     if !scan {
         return Some(smallvec![acc[0]]);
     }

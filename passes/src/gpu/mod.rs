@@ -231,6 +231,17 @@ impl Walk<'_> {
                 }
                 self.host += 1;
             }
+            if let Some(what) = ctx
+                .attr(op, dialects::vec_combine::SEQUENTIAL_ATTR)
+                .and_then(|a| a.as_str())
+            {
+                ir::remarks::emit(
+                    "gpu",
+                    ctx.loc(op),
+                    format!("'{what}' with a combiner region left on the host: it folds left to right, an order kernels do not keep"),
+                );
+                self.host += 1;
+            }
             if update::plan(ctx, op).is_some_and(|p| p.is_err()) {
                 self.inline_calls(ctx, op);
             }
