@@ -41,10 +41,7 @@ fn idx(b: &mut Builder, v: i64) -> ValueId {
     crate::arith::const_int(b, v, &Type::Index)
 }
 
-fn binop(b: &mut Builder, name: &str, x: ValueId, y: ValueId) -> ValueId {
-    let t = b.ctx.ty(x).clone();
-    b.op1(name, &[x, y], t, vec![])
-}
+use crate::arith::build_binop as binop;
 
 /// `scf.if c -> T { then } else { else }`, one result.
 fn if_value(

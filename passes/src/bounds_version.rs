@@ -147,6 +147,37 @@ fn condition(ctx: &mut Context, lp: OpId, rs: &[(OpId, ValueId, Index)]) -> Valu
     all.expect("at least one read")
 }
 
+/// A verbatim copy of loop `lp` at `b` (no folding, so that each cloned op
+/// stands where the original does); returns its results and the map from
+/// the original values to the copies.
+fn verbatim_copy(b: &mut Builder, lp: OpId) -> (Vec<ValueId>, ValueMap) {
+    let smart = std::mem::replace(&mut b.smart, false);
+    let mut map = ValueMap::new();
+    let out = clone_op_into(b, lp, &mut map).to_vec();
+    b.smart = smart;
+    (out, map)
+}
+
+/// Replaces loop `lp` by `scf.if cond { fast } else { lp as it was }`: the
+/// results of `fast` (built in the then-branch) when `cond` holds, the
+/// original loop's otherwise. Shared by the loop versionings (this module
+/// and [`crate::divrem`]).
+pub(crate) fn version_loop(
+    ctx: &mut Context,
+    lp: OpId,
+    cond: ValueId,
+    fast: impl FnOnce(&mut Builder) -> Vec<ValueId>,
+) {
+    let results: Vec<ValueId> = ctx.results(lp).to_vec();
+    let types: Vec<Type> = results.iter().map(|&r| ctx.ty(r).clone()).collect();
+    let mut b = Builder::before(ctx, lp);
+    let new = dialects::scf::build_if(&mut b, cond, &types, fast, |b| verbatim_copy(b, lp).0);
+    for (&old, &new) in results.iter().zip(new.iter()) {
+        ctx.replace_all_uses(old, new);
+    }
+    ctx.erase_op(lp);
+}
+
 /// Versions `lp`; returns whether it did.
 fn version(ctx: &mut Context, lp: OpId) -> bool {
     let rs = reads(ctx, lp);
@@ -154,31 +185,18 @@ fn version(ctx: &mut Context, lp: OpId) -> bool {
         return false;
     }
     let cond = condition(ctx, lp, &rs);
-    let results: Vec<ValueId> = ctx.results(lp).to_vec();
-    let types: Vec<Type> = results.iter().map(|&r| ctx.ty(r).clone()).collect();
-    let copy = |b: &mut Builder, fast: bool| -> Vec<ValueId> {
-        let smart = std::mem::replace(&mut b.smart, false);
-        let mut map = ValueMap::new();
-        let out = clone_op_into(b, lp, &mut map).to_vec();
-        b.smart = smart;
-        if fast {
-            // The clone of each covered read: the same op position, found
-            // through its cloned result.
-            for &(read, _, _) in &rs {
-                let r = b.ctx.result(read, 0);
-                if let Some(op) = map.get(&r).and_then(|&c| b.ctx.def_op(c)) {
-                    b.ctx.set_attr(op, "in_bounds", Attribute::Unit);
-                }
+    version_loop(ctx, lp, cond, |b| {
+        let (out, map) = verbatim_copy(b, lp);
+        // The clone of each covered read: the same op position, found
+        // through its cloned result.
+        for &(read, _, _) in &rs {
+            let r = b.ctx.result(read, 0);
+            if let Some(op) = map.get(&r).and_then(|&c| b.ctx.def_op(c)) {
+                b.ctx.set_attr(op, "in_bounds", Attribute::Unit);
             }
         }
         out
-    };
-    let mut b = Builder::before(ctx, lp);
-    let new = dialects::scf::build_if(&mut b, cond, &types, |b| copy(b, true), |b| copy(b, false));
-    for (&old, &new) in results.iter().zip(new.iter()) {
-        ctx.replace_all_uses(old, new);
-    }
-    ctx.erase_op(lp);
+    });
     true
 }
 

@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use ir::clone::{clone_op_into, ValueMap};
 use ir::{Builder, Context, OpId, Type, ValueId};
 
-use dialects::arith::build_cmpi;
+use dialects::arith::{build_binop as binop, build_cmpi};
 use dialects::scf;
 
 /// One quotient/remainder pair of a loop: `x = %j + off`, divisor `d`.
@@ -94,22 +94,15 @@ fn pairs(ctx: &Context, lp: OpId) -> Vec<Pair> {
     out
 }
 
-fn binop(b: &mut Builder, name: &str, x: ValueId, y: ValueId) -> ValueId {
-    let t = b.ctx.ty(x).clone();
-    b.op1(name, &[x, y], t, vec![])
-}
-
-/// `c1 && c2`.
+/// `x && y`.
 fn and(b: &mut Builder, x: ValueId, y: ValueId) -> ValueId {
-    b.op1("arith.andi", &[x, y], Type::I1, vec![])
+    binop(b, "arith.andi", x, y)
 }
 
 /// Rewrites loop `lp` with pairs `ps`.
 fn reduce(ctx: &mut Context, lp: OpId, ps: &[Pair]) {
     let (lb, ub) = (ctx.operand(lp, 0), ctx.operand(lp, 1));
     let inits: Vec<ValueId> = ctx.operands(lp)[3..].to_vec();
-    let results: Vec<ValueId> = ctx.results(lp).to_vec();
-    let types: Vec<Type> = results.iter().map(|&r| ctx.ty(r).clone()).collect();
     let body = ctx.op_block(lp, 0);
     let body_args = ctx.block_args(body).to_vec();
     let body_ops = ctx.block_ops(body);
@@ -192,18 +185,7 @@ fn reduce(ctx: &mut Context, lp: OpId, ps: &[Pair]) {
         b.smart = smart;
         out[..m].to_vec()
     };
-    let slow = |b: &mut Builder| -> Vec<ValueId> {
-        let smart = std::mem::replace(&mut b.smart, false);
-        let mut map = ValueMap::new();
-        let out = clone_op_into(b, lp, &mut map).to_vec();
-        b.smart = smart;
-        out
-    };
-    let new = scf::build_if(&mut b, cond, &types, fast, slow);
-    for (&old, &new) in results.iter().zip(new.iter()) {
-        ctx.replace_all_uses(old, new);
-    }
-    ctx.erase_op(lp);
+    crate::bounds_version::version_loop(ctx, lp, cond, fast);
 }
 
 /// Strength-reduces the index divisions of every unit-step `scf.for` (see

@@ -461,6 +461,13 @@ fn cmp_parse_generic_attrs(name: &str, attrs: &mut [(String, Attribute)]) {
     }
 }
 
+/// Smart-builds the binary `arith` op `name` of `x` and `y`, whose result
+/// has `x`'s type (`arith.addi`, `arith.andi`, `arith.mulf`, ...).
+pub fn build_binop(b: &mut ir::Builder, name: &str, x: ValueId, y: ValueId) -> ValueId {
+    let t = b.ctx.ty(x).clone();
+    b.op1(name, &[x, y], t, vec![])
+}
+
 /// Smart-builds `arith.cmpi pred, x, y` (an `i1`); `pred` is a predicate
 /// name (`eq`, `slt`, `uge`, ...).
 pub fn build_cmpi(b: &mut ir::Builder, pred: &str, x: ValueId, y: ValueId) -> ValueId {

@@ -14,11 +14,11 @@ use ir::ast::SyntaxError;
 use ir::custom::{CustomParser, ParsedOp, ParsedRegion};
 use ir::interp::{Interp, RtValue, RunError};
 use ir::printer::Printer;
-use ir::{Builder, Context, OpId, OpState, Type};
+use ir::{Builder, Context, OpId, OpState};
 
 use super::{
-    ensure_yield, expect_region_or_empty, inline_region, region_at, single_block, terminator_named,
-    Values,
+    ensure_yield, expect_region_or_empty, inline_region, parse_result_types, print_result_types,
+    region_at, single_block, terminator_named, Values,
 };
 
 pub(super) fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
@@ -56,12 +56,7 @@ pub(super) fn print(p: &mut Printer, op: OpId) -> std::fmt::Result {
         p.w(" <<malformed scf.execute_region>>");
         return Ok(());
     };
-    let rts: Vec<Type> = ctx.results(op).iter().map(|&v| ctx.ty(v).clone()).collect();
-    if !rts.is_empty() {
-        p.w(" -> (");
-        p.types(&rts);
-        p.w(")");
-    }
+    print_result_types(p, op);
     p.w(" ");
     p.region(r, false);
     p.attr_dict(op, &[]);
@@ -69,11 +64,7 @@ pub(super) fn print(p: &mut Printer, op: OpId) -> std::fmt::Result {
 }
 
 pub(super) fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
-    let result_types = if cp.try_punct("->") {
-        cp.type_list()?
-    } else {
-        vec![]
-    };
+    let result_types = parse_result_types(cp)?;
     let mut region = expect_region_or_empty(cp)?;
     if result_types.is_empty() {
         ensure_yield(&mut region);

@@ -9,8 +9,9 @@ use ir::printer::Printer;
 use ir::{Builder, Context, OpId, OpState, Type, ValueId};
 
 use super::{
-    constant_int, ensure_yield, expect_region_or_empty, fmt_types, inline_region, region_at,
-    region_is_pure, single_block, terminator_named, types_of, yield_of, Values,
+    constant_int, ensure_yield, expect_region_or_empty, fmt_types, inline_region,
+    parse_result_types, region_at, region_is_pure, single_block, terminator_named, types_of,
+    yield_of, Values,
 };
 
 pub(super) fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
@@ -361,11 +362,7 @@ pub(super) fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
         }
         inner.finish()?;
     }
-    let result_types = if cp.try_punct("->") {
-        cp.type_list()?
-    } else {
-        vec![]
-    };
+    let result_types = parse_result_types(cp)?;
     if result_types.len() != accs.len() {
         return Err(cp.error(format!(
             "expected {} result types (one per iter_arg), found {}",

@@ -10,7 +10,8 @@ use ir::{Builder, Context, OpId, OpState, Type};
 
 use super::{
     check_yield_region, constant_int, ensure_yield, expect_region_or_empty, inline_region,
-    is_empty_yield_region, region_at, region_is_pure, single_block, yield_of, Values,
+    is_empty_yield_region, parse_result_types, print_result_types, region_at, region_is_pure,
+    single_block, yield_of, Values,
 };
 
 pub(super) fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
@@ -186,15 +187,11 @@ pub(super) fn print(p: &mut Printer, op: OpId) -> std::fmt::Result {
     let (then_r, else_r) = (*then_r, *else_r);
     p.w(" ");
     p.value(c);
-    let rts: Vec<Type> = ctx.results(op).iter().map(|&v| ctx.ty(v).clone()).collect();
-    if !rts.is_empty() {
-        p.w(" -> (");
-        p.types(&rts);
-        p.w(")");
-    }
+    print_result_types(p, op);
     p.w(" ");
     p.region(then_r, false);
-    if !(rts.is_empty() && is_empty_yield_region(ctx, else_r)) {
+    let ctx = p.ctx();
+    if !(ctx.results(op).is_empty() && is_empty_yield_region(ctx, else_r)) {
         p.w(" else ");
         p.region(else_r, false);
     }
@@ -204,11 +201,7 @@ pub(super) fn print(p: &mut Printer, op: OpId) -> std::fmt::Result {
 
 pub(super) fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     let c = cp.expect_value()?;
-    let result_types = if cp.try_punct("->") {
-        cp.type_list()?
-    } else {
-        vec![]
-    };
+    let result_types = parse_result_types(cp)?;
     let mut then_r = expect_region_or_empty(cp)?;
     let mut else_r = if cp.try_keyword("else") {
         expect_region_or_empty(cp)?

@@ -198,6 +198,26 @@ fn fmt_types(ts: &[Type]) -> String {
 
 /// Appends an `scf.yield` without operands to the last block of `region`
 /// unless it already ends in one (MLIR's implicit terminator).
+/// Prints ` -> (T, ...)` when `op` has results (custom forms).
+fn print_result_types(p: &mut ir::printer::Printer, op: OpId) {
+    let ctx = p.ctx();
+    let rts = types_of(ctx, ctx.results(op));
+    if !rts.is_empty() {
+        p.w(" -> (");
+        p.types(&rts);
+        p.w(")");
+    }
+}
+
+/// An optional `-> T` or `-> (T, ...)` result list (empty without `->`).
+fn parse_result_types(cp: &mut CustomParser) -> Result<Vec<Type>, ir::ast::SyntaxError> {
+    if cp.try_punct("->") {
+        cp.type_list()
+    } else {
+        Ok(vec![])
+    }
+}
+
 fn ensure_yield(region: &mut AstRegion) {
     if region.lazy_end.is_some() {
         // Not read yet: the IR builder appends the yield when it builds it.

@@ -30,7 +30,7 @@ use ir::{Attribute, Builder, Context, OpId, OpState, Type, ValueId};
 
 use super::{
     build_if, check_yield_region, constant_int, ensure_yield, expect_region_or_empty,
-    inline_region, region_at, Values,
+    inline_region, parse_result_types, region_at, Values,
 };
 
 /// The case values of `cases` (an array of integers), or `None` when the
@@ -211,11 +211,7 @@ pub(super) fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     let x = cp.expect_value()?;
     let mut attrs = Vec::new();
     cp.optional_attr_dict(&mut attrs);
-    let result_types = if cp.try_punct("->") {
-        cp.type_list()?
-    } else {
-        vec![]
-    };
+    let result_types = parse_result_types(cp)?;
     let mut cases = Vec::new();
     let mut regions: Vec<AstRegion> = Vec::new();
     while cp.try_keyword("case") {

@@ -27,16 +27,13 @@
 //! bounds checks. The elements come out in the order of the sequential
 //! loop: by iteration, then in the order each iteration emits them.
 
-use ir::clone::{clone_op_into, ValueMap};
-use ir::spec::Traits;
 use ir::{Builder, Context, OpId, Type, ValueId};
 
 use dialects::gen::{self, GenKind, Generator, Monoid};
 use dialects::{arr, gpu, scf};
 
 use super::kernel::{
-    finish, global_index, mat_reads_to_arr, new_kernel, per_thread_count, prologue,
-    vec_reads_to_arr,
+    copy_per_index, finish, loop_kernel, mat_reads_to_arr, prologue, vec_reads_to_arr, LoopKernel,
 };
 use super::{
     binop, captures_to_device, cmpi, dalloc, host_start, idx, kernel_captures, kernel_name, select,
@@ -137,8 +134,15 @@ fn flat_kernel(
     } else {
         params.extend(reduces.iter().map(|(_, t)| Type::arr(t.clone())));
     }
-    let (k, kb) = new_kernel(ctx, f, l, name, &params);
-    let args = ctx.block_args(kb).to_vec();
+    let LoopKernel {
+        k,
+        kb,
+        args,
+        ops,
+        iv,
+        handles,
+        mut map,
+    } = loop_kernel(ctx, f, l, name, &params, caps);
     let base = 1 + caps.len();
     let (incl, cur, outs, parts) = if write {
         (
@@ -155,23 +159,11 @@ fn flat_kernel(
             args[base + g..].to_vec(),
         )
     };
-    let mut map = ValueMap::new();
-    for (c, &v) in caps.iter().enumerate() {
-        map.insert(v, args[1 + c]);
-    }
-    let ops = ctx.block_ops(gen::body(ctx, l));
-    let iv = gen::induction_var(ctx, l);
-    let handles = gen::handles(ctx, l).to_vec();
     let mut b = Builder::at_end(ctx, kb);
     b.loc = b.ctx.loc(l);
     let t = prologue(&mut b);
-    let cnt = per_thread_count(&mut b, args[0], &t);
     let (zero, one) = (idx(&mut b, 0), idx(&mut b, 1));
-    let mut at = None;
-    scf::build_for(&mut b, zero, cnt, one, &[], |b, kv, _| {
-        let i = global_index(b, &t, kv);
-        map.insert(iv, i);
-        at = Some(i);
+    let i = copy_per_index(&mut b, &t, args[0], &ops, &[iv], &mut map, |b, i| {
         // Each cursor starts where the iterations before end.
         for j in 0..g {
             let start = if write {
@@ -191,17 +183,8 @@ fn flat_kernel(
             let id = b.constant(id, ty);
             arr::store_in_bounds(b, slot, i, id);
         }
-        let smart = std::mem::replace(&mut b.smart, false);
-        for &op in &ops {
-            if !b.ctx.has_traits(op, Traits::TERMINATOR) {
-                clone_op_into(b, op, &mut map);
-            }
-        }
-        b.smart = smart;
-        vec![]
     });
     finish(&mut b);
-    let i = at.expect("loop body built");
     // The copied emits still name the loop's handles: a collect's becomes a
     // step of its cursor (and, when writing, a store at the cursor); a
     // reduce's folds into the iteration's slot (count kernel) or goes.
@@ -334,8 +317,7 @@ pub(super) fn offload(
         };
         reduced = gen::build_loop(&mut b, n, &red_inits, &gens, |b, i, hs| {
             for (&v, &h) in vals.iter().zip(hs) {
-                let t = b.ctx.ty(v).elem().cloned().expect("a vector");
-                let x = b.op1("vec.get", &[v, i], t, dialects::util::in_bounds_attr());
+                let x = dialects::vec::get_in_bounds(b, v, i);
                 gen::emit(b, h, x);
             }
         })
@@ -355,12 +337,7 @@ pub(super) fn offload(
             .collect();
         let incl = gen::build_loop(&mut b, n, &[], &scans, |b, i, hs| {
             for (&c, &h) in counts.iter().zip(hs) {
-                let x = b.op1(
-                    "vec.get",
-                    &[c, i],
-                    Type::Index,
-                    dialects::util::in_bounds_attr(),
-                );
+                let x = dialects::vec::get_in_bounds(b, c, i);
                 gen::emit(b, h, x);
             }
         });

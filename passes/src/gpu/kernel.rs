@@ -121,7 +121,7 @@ pub(super) fn prologue(b: &mut Builder) -> Thread {
 
 /// How many of `[0, n)` the grid-stride loop gives the thread:
 /// `gtid < n ? (n - gtid - 1) / stride + 1 : 0`.
-pub(super) fn per_thread_count(b: &mut Builder, n: ValueId, t: &Thread) -> ValueId {
+fn per_thread_count(b: &mut Builder, n: ValueId, t: &Thread) -> ValueId {
     let one = idx(b, 1);
     let zero = idx(b, 0);
     let rest = binop(b, "arith.subi", n, t.gtid);
@@ -132,8 +132,45 @@ pub(super) fn per_thread_count(b: &mut Builder, n: ValueId, t: &Thread) -> Value
     select(b, has, q, zero)
 }
 
+/// In a kernel body being built with `b` (after [`prologue`] gave `t`): a
+/// grid-stride `scf.for` over `[0, n)` that, for each index `i`, runs
+/// `start(b, i)`, then copies `ops` (terminators skipped) with every value
+/// of `ivs` mapped to `i`. The copy is verbatim (no folding), so that a
+/// caller finds each copied op where it stood and can rewrite it. Returns
+/// `i`, for rewrites inside the loop.
+pub(super) fn copy_per_index(
+    b: &mut Builder,
+    t: &Thread,
+    n: ValueId,
+    ops: &[OpId],
+    ivs: &[ValueId],
+    map: &mut ValueMap,
+    start: impl FnOnce(&mut Builder, ValueId),
+) -> ValueId {
+    let cnt = per_thread_count(b, n, t);
+    let (zero, one) = (idx(b, 0), idx(b, 1));
+    let mut at = None;
+    scf::build_for(b, zero, cnt, one, &[], |b, kv, _| {
+        let i = global_index(b, t, kv);
+        at = Some(i);
+        start(b, i);
+        for &iv in ivs {
+            map.insert(iv, i);
+        }
+        let smart = std::mem::replace(&mut b.smart, false);
+        for &op in ops {
+            if !b.ctx.has_traits(op, Traits::TERMINATOR) {
+                clone_op_into(b, op, map);
+            }
+        }
+        b.smart = smart;
+        vec![]
+    });
+    at.expect("loop body built")
+}
+
 /// `i = gtid + k * stride`.
-pub(super) fn global_index(b: &mut Builder, t: &Thread, k: ValueId) -> ValueId {
+fn global_index(b: &mut Builder, t: &Thread, k: ValueId) -> ValueId {
     let off = binop(b, "arith.muli", k, t.stride);
     binop(b, "arith.addi", t.gtid, off)
 }

@@ -539,10 +539,7 @@ fn idx(b: &mut Builder, v: i64) -> ValueId {
     arith::const_int(b, v, &Type::Index)
 }
 
-fn binop(b: &mut Builder, name: &str, x: ValueId, y: ValueId) -> ValueId {
-    let t = b.ctx.ty(x).clone();
-    b.op1(name, &[x, y], t, vec![])
-}
+use dialects::arith::build_binop as binop;
 
 use dialects::arith::build_cmpi as cmpi;
 

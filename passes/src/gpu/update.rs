@@ -27,15 +27,14 @@
 //! On the host, `a` is copied to the device before the launches and back
 //! after them.
 
-use ir::clone::{clone_op_into, ValueMap};
-use ir::spec::Traits;
+use ir::clone::ValueMap;
 use ir::{Attribute, Builder, Context, OpId, Type, ValueId};
 
 use dialects::{arr, gpu, scf};
 
 use super::kernel::{
-    finish, global_index, mat_reads_to_arr, new_kernel, per_thread_count, prologue,
-    vec_reads_to_arr,
+    copy_per_index, finish, loop_kernel, mat_reads_to_arr, new_kernel, prologue, vec_reads_to_arr,
+    LoopKernel,
 };
 use super::{
     captures_to_device, cmpi, dalloc, host_start, idx, kernel_captures, kernel_name, GpuOptions,
@@ -160,7 +159,7 @@ fn check(
     Ok(UpdatePlan { a, how, captures })
 }
 
-/// `gpu.atomic_rmw kind a[i], x` before `at`.
+/// `gpu.atomic_rmw kind a[i], x` at `b`'s insertion point.
 fn atomic(b: &mut Builder, kind: &str, a: ValueId, i: ValueId, x: ValueId) {
     let t = b.ctx.ty(x).clone();
     let st = b.state(
@@ -204,40 +203,24 @@ fn update_kernel(
     if !matches!(edit, Edit::Atomic(_)) {
         params.push(Type::arr(Type::Index));
     }
-    let (k, kb) = new_kernel(ctx, f, l, name, &params);
-    let args = ctx.block_args(kb).to_vec();
+    let LoopKernel {
+        k,
+        kb,
+        args,
+        ops,
+        iv,
+        mut map,
+        ..
+    } = loop_kernel(ctx, f, l, name, &params, caps);
     let (d_a, win) = (args[1 + caps.len()], args.get(2 + caps.len()).copied());
-    let mut map = ValueMap::new();
-    for (c, &v) in caps.iter().enumerate() {
-        map.insert(v, args[1 + c]);
-    }
     map.insert(a, d_a);
-    let body = ctx.op_block(l, 0);
-    let ops = ctx.block_ops(body);
-    let iv = ctx.block_args(body)[0];
     let mut b = Builder::at_end(ctx, kb);
     b.loc = b.ctx.loc(l);
     let t = prologue(&mut b);
-    let cnt = per_thread_count(&mut b, args[0], &t);
-    let (zero, one) = (idx(&mut b, 0), idx(&mut b, 1));
-    let mut j = None;
-    scf::build_for(&mut b, zero, cnt, one, &[], |b, kv, _| {
-        let jv = global_index(b, &t, kv);
-        map.insert(iv, jv);
-        j = Some(jv);
-        // A verbatim copy, so that the store and its load are where the
-        // plan found them.
-        let smart = std::mem::replace(&mut b.smart, false);
-        for &op in &ops {
-            if !b.ctx.has_traits(op, Traits::TERMINATOR) {
-                clone_op_into(b, op, &mut map);
-            }
-        }
-        b.smart = smart;
-        vec![]
-    });
+    // Copied verbatim, so that the store and its load are where the plan
+    // found them.
+    let j = copy_per_index(&mut b, &t, args[0], &ops, &[iv], &mut map, |_, _| {});
     finish(&mut b);
-    let j = j.expect("loop body built");
     let store = ctx
         .walk_nested(k)
         .into_iter()
@@ -302,13 +285,16 @@ fn fill_kernel(ctx: &mut Context, f: OpId, l: OpId, name: &str) {
     let mut b = Builder::at_end(ctx, kb);
     b.loc = b.ctx.loc(l);
     let t = prologue(&mut b);
-    let cnt = per_thread_count(&mut b, args[0], &t);
-    let (zero, one, none) = (idx(&mut b, 0), idx(&mut b, 1), idx(&mut b, -1));
-    scf::build_for(&mut b, zero, cnt, one, &[], |b, kv, _| {
-        let i = global_index(b, &t, kv);
-        arr::store_in_bounds(b, args[1], i, none);
-        vec![]
-    });
+    let none = idx(&mut b, -1);
+    copy_per_index(
+        &mut b,
+        &t,
+        args[0],
+        &[],
+        &[],
+        &mut ValueMap::new(),
+        |b, i| arr::store_in_bounds(b, args[1], i, none),
+    );
     finish(&mut b);
 }
 
