@@ -10,7 +10,9 @@
 //! attribute `in_bounds`. Code generators may then omit the bounds check
 //! (L0's certificates for bounds checks, Henriksen 2014, play this role).
 //! Transformations that clone a read to indices inside the same range
-//! (e.g. `split-reductions`) keep the attribute.
+//! (e.g. `split-reductions`) keep the attribute. A read at the same index
+//! as a dominating in-bounds read of a vector of equal length (the same
+//! `vec.len`, or lengths equated by dominating asserts) is in bounds too.
 
 use std::collections::HashMap;
 
@@ -145,6 +147,50 @@ fn row_of_cols(ctx: &Context, v: ValueId, size: ValueId) -> bool {
         .is_some_and(|c| ctx.operand(c, 0) == ctx.operand(r, 0))
 }
 
+/// Whether read `op` (`vec.get(v, i)`) is at the index of another read
+/// proved in bounds, `vec.get(w, i) {in_bounds}`, that dominates it, where
+/// `vec.len(w)` and `vec.len(v)` are equal by the asserts that hold at `op`
+/// (a zipped map's second read, computed at a user-defined reduce's chunk
+/// loop by fusion's substitution).
+fn twin_read(ctx: &Context, asserts: &[(OpId, ValueId, ValueId)], op: OpId) -> bool {
+    let (v, i) = (ctx.operand(op, 0), ctx.operand(op, 1));
+    let Some(blk) = ctx.op(op).parent else {
+        return false;
+    };
+    let lens = |x: ValueId| -> Vec<ValueId> {
+        ctx.uses(x)
+            .iter()
+            .filter(|u| ctx.is(u.op, "vec.len"))
+            .map(|u| ctx.result(u.op, 0))
+            .collect()
+    };
+    let mine = lens(v);
+    let twins: Vec<ValueId> = ctx
+        .uses(i)
+        .iter()
+        .filter(|u| {
+            u.index == 1
+                && u.op != op
+                && ctx.is(u.op, "vec.get")
+                && ctx.attr(u.op, "in_bounds").is_some()
+                && dominates_point(ctx, u.op, blk, Some(op))
+        })
+        .map(|u| ctx.operand(u.op, 0))
+        .collect();
+    if twins.contains(&v) {
+        return true;
+    }
+    if twins.is_empty() || mine.is_empty() || asserts.is_empty() {
+        return false;
+    }
+    let rep = equal_at(ctx, asserts, op);
+    twins.iter().any(|&w| {
+        lens(w)
+            .iter()
+            .any(|&l| mine.iter().any(|&m| find(&rep, l) == find(&rep, m)))
+    })
+}
+
 /// Marks provably in-bounds `vec.get` ops; returns how many were marked.
 pub fn mark_in_bounds(ctx: &mut Context) -> u64 {
     let asserts = equality_asserts(ctx);
@@ -158,6 +204,9 @@ pub fn mark_in_bounds(ctx: &mut Context) -> u64 {
         // `scf.for` from 0 by 1 (the sequential loop of a user-defined
         // reduce or scan)? Then `i` is in `[0, size)`.
         let Some((_, size)) = crate::code_motion::index_range(ctx, i) else {
+            if twin_read(ctx, &asserts, op) {
+                marks.push(op);
+            }
             continue;
         };
         let len_of_v = ctx

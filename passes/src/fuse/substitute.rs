@@ -100,8 +100,9 @@ fn under_ifs_only(ctx: &Context, op: OpId, body: ir::BlockId) -> bool {
     }
 }
 
-/// Whether consumer loop `l` runs at most once per run of producer `p`: no
-/// loop stands between `l` and the block that holds `p`.
+/// Whether consumer loop `l` reads each index at most once per run of
+/// producer `p`: no loop stands between `l` and the block that holds `p`,
+/// except a chunk loop of which `l` runs over one chunk ([`chunk_of`]).
 fn runs_once(ctx: &Context, l: OpId, p: OpId) -> bool {
     let Some(home) = ctx.op(p).parent else {
         return false;
@@ -117,11 +118,44 @@ fn runs_once(ctx: &Context, l: OpId, p: OpId) -> bool {
         let Some(parent) = ctx.block_parent_op(b) else {
             return false;
         };
-        if !ctx.is(parent, "scf.if") {
+        if !ctx.is(parent, "scf.if") && !chunk_of(ctx, l, parent) {
             return false;
         }
         cur = parent;
     }
+}
+
+/// Whether `scf.for` `l` runs over one chunk of the index of loop `cl` (an
+/// `scf.forall`, or an `scf.for` of constant positive step), so that its
+/// runs see disjoint indices: `l` runs from `lo = c * cs` to
+/// `min(x, lo + cs)` by a positive constant step, where `c` is `cl`'s index
+/// and `cs` a positive constant or `max(positive constant, y)` (the chunk
+/// loops of a user-defined reduce or scan, `dialects::vec_combine`).
+fn chunk_of(ctx: &Context, l: OpId, cl: OpId) -> bool {
+    let positive = |v: ValueId| crate::code_motion::constant(ctx, v).is_some_and(|k| k > 0);
+    let stepped = ctx.is(cl, "scf.forall")
+        || (ctx.is(cl, "scf.for") && ctx.try_operand(cl, 2).is_some_and(positive));
+    if !stepped || !ctx.is(l, "scf.for") || !ctx.try_operand(l, 2).is_some_and(positive) {
+        return false;
+    }
+    let c = ctx.block_args(ctx.op_block(cl, 0))[0];
+    let two = |v: ValueId, name: &str| {
+        ctx.def_op_named(v, name)
+            .map(|d| (ctx.operand(d, 0), ctx.operand(d, 1)))
+    };
+    let lo = ctx.operand(l, 0);
+    let Some(cs) = two(lo, "arith.muli").and_then(|(x, y)| match (x == c, y == c) {
+        (true, _) => Some(y),
+        (_, true) => Some(x),
+        _ => None,
+    }) else {
+        return false;
+    };
+    let cs_positive = positive(cs)
+        || two(cs, "arith.maxi").is_some_and(|(x, y)| positive(x) || positive(y));
+    let end = |v: ValueId| two(v, "arith.addi").is_some_and(|(x, y)| (x, y) == (lo, cs) || (x, y) == (cs, lo));
+    let bounded = two(ctx.operand(l, 1), "arith.mini").is_some_and(|(x, y)| end(x) || end(y));
+    cs_positive && bounded
 }
 
 /// The body ops of producer `a` to clone, first read first, if it
@@ -344,10 +378,19 @@ pub fn substitute_maps(ctx: &mut Context, stats: &mut PassStats) -> u64 {
                     b.op1("arith.addi", &[row, j], ir::Type::Index, vec![])
                 }
             };
+            // A read proved in bounds of `out` is in bounds of `x` (the
+            // producer's size is `vec.len(x)`, see `cheap_body`), so the
+            // clone of the first read, of `x` at the same index, keeps it.
+            let proved = matches!(read.at, At::Flat(_)) && b.ctx.attr(u, "in_bounds").is_some();
             let mut map = ValueMap::default();
             map.insert(a.index, j);
-            for &o in &ops {
-                clone_op_into(&mut b, o, &mut map);
+            for (k, &o) in ops.iter().enumerate() {
+                let rs = clone_op_into(&mut b, o, &mut map);
+                if k == 0 && proved {
+                    if let Some(g) = rs.first().and_then(|&r| b.ctx.def_op(r)) {
+                        b.ctx.set_attr(g, "in_bounds", ir::Attribute::Unit);
+                    }
+                }
             }
             let x = map.get(&value).copied().unwrap_or(value);
             let r = ctx.result(u, 0);

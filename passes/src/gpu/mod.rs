@@ -238,7 +238,7 @@ impl Walk<'_> {
                 ir::remarks::emit(
                     "gpu",
                     ctx.loc(op),
-                    format!("'{what}' with a combiner region left on the host: it folds left to right, an order kernels do not keep"),
+                    format!("'{what}' with a combiner region left on the host: its chunk loop runs on the host (no kernel runs a user-defined operator yet)"),
                 );
                 self.host += 1;
             }

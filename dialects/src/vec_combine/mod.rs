@@ -13,18 +13,22 @@
 //!
 //! Contract (Futhark's `reduce`/`scan`): the operator is associative and
 //! `%ne` is its neutral element. The result is the fold in an order fixed
-//! by the length alone: here the left fold `((ne ⊕ v0) ⊕ v1) ⊕ ...`, on
-//! every backend and thread count, so a program that breaks the contract
-//! still gets one deterministic answer. `T` is any scalar type or a struct
-//! (e.g. an argmin over `struct<v: f64, i: index>`); the combiner may fault
-//! (its fault is the op's, at the faulting op).
+//! by the length alone ([`chunked`]: chunks folded from `ne`, then
+//! combined left to right; a vector of at most [`chunked::GRAIN`] elements
+//! is one chunk, the left fold `((ne ⊕ v0) ⊕ v1) ⊕ ...`), on every backend
+//! and thread count, so a program that breaks the contract still gets one
+//! deterministic answer. `T` is any scalar type or a struct (e.g. an argmin
+//! over `struct<v: f64, i: index>`); the combiner may fault (its fault is
+//! the op's, at the faulting op, the first in that order).
 //!
 //! Lowering (phase `gen`; for struct elements from `split-structs`, which
-//! then splits the loop): `reduce` becomes an `scf.for` carrying the
-//! accumulator, `scan` the same loop storing each running value into fresh
-//! buffers. Both are sequential loops: the parallel and GPU forms, and
-//! fusing a producer into them, are left for `gen` generators with
-//! combiner regions.
+//! then splits the loops' values into fields): [`chunked::lower`], chunk
+//! loops run by `scf.forall` on every core at the top level of host code,
+//! sequential elsewhere. A map producer is computed at the chunk loops'
+//! reads (`fuse`'s substitution). The GPU form is left for `gen`
+//! generators with combiner regions.
+
+pub mod chunked;
 
 use smallvec::{smallvec, SmallVec};
 
@@ -34,8 +38,9 @@ use ir::{Builder, Context, OpId, OpState, Type, ValueId};
 type Vals = SmallVec<[RtValue; 2]>;
 type Repl = Option<SmallVec<[ValueId; 2]>>;
 
-/// The attribute that marks the `scf.for` a combiner's reduce or scan
-/// lowers to (its value: the op's name): a left fold, which no kernel runs.
+/// The attribute that marks the chunk loops (`scf.forall` or `scf.for`) a
+/// combiner's reduce or scan lowers to (its value: the op's name), which no
+/// kernel runs.
 pub const SEQUENTIAL_ATTR: &str = "l0.left_fold";
 
 /// Whether `op` (a `vec.reduce` or `vec.scan`) has a combiner region.
@@ -161,73 +166,77 @@ pub fn interp_hist(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, Run
     Ok(smallvec![crate::vec::vec_value(out)])
 }
 
-/// Interprets the combiner form: the left fold from `a[1]` over the
-/// vector `a[0]`, every running value (`scan`) or the last (`reduce`).
+/// Interprets the combiner form in the order of [`chunked`]: the partials
+/// of the chunks from `a[1]`, their left fold (`reduce`), or their offsets
+/// and each chunk's running values (`scan`), over the vector `a[0]`.
 pub fn interp(it: &mut Interp, op: OpId, a: &[RtValue], scan: bool) -> Result<Vals, RunError> {
     let ctx = it.ctx;
     let v = crate::vec::as_vec(ctx, op, &a[0])?.clone();
     let r = ctx.regions(op)[0];
-    let mut acc = a[1].clone();
-    let mut out = Vec::with_capacity(if scan { v.len() } else { 0 });
-    for x in v.iter() {
-        let ys = it.run_region(r, &[acc, x.clone()])?;
-        acc = ys
+    let ne = a[1].clone();
+    let n = v.len() as i64;
+    let (_, nc) = chunked::chunking(n);
+    let apply = |it: &mut Interp, acc: RtValue, x: RtValue| -> Result<RtValue, RunError> {
+        it.run_region(r, &[acc, x])?
             .into_iter()
             .next()
-            .ok_or_else(|| RunError::at(ctx, op, "the combiner yielded no value"))?;
-        if scan {
-            out.push(acc.clone());
+            .ok_or_else(|| RunError::at(ctx, op, "the combiner yielded no value"))
+    };
+    let fold = |it: &mut Interp, c: i64, start: RtValue, out: Option<&mut Vec<RtValue>>| {
+        let (lo, hi) = chunked::chunk_range(n, c);
+        let mut acc = start;
+        let mut out = out;
+        for x in &v[lo as usize..hi as usize] {
+            acc = apply(it, acc, x.clone())?;
+            if let Some(o) = out.as_deref_mut() {
+                o.push(acc.clone());
+            }
         }
+        Ok::<RtValue, RunError>(acc)
+    };
+    let count = if scan { nc - 1 } else { nc };
+    let mut parts = Vec::with_capacity(count as usize);
+    for c in 0..count {
+        parts.push(fold(it, c, ne.clone(), None)?);
     }
-    Ok(smallvec![if scan {
-        crate::vec::vec_value(out)
-    } else {
-        acc
-    }])
+    if !scan {
+        let mut acc = parts[0].clone();
+        for p in parts.into_iter().skip(1) {
+            acc = apply(it, acc, p)?;
+        }
+        return Ok(smallvec![acc]);
+    }
+    let mut offs = vec![ne.clone(); nc as usize];
+    if nc >= 2 {
+        let mut acc = parts[0].clone();
+        for k in 1..(nc - 1) as usize {
+            offs[k] = acc.clone();
+            acc = apply(it, acc, parts[k].clone())?;
+        }
+        offs[nc as usize - 1] = acc;
+    }
+    let mut out = Vec::with_capacity(v.len());
+    for (c, off) in offs.into_iter().enumerate() {
+        fold(it, c as i64, off, Some(&mut out))?;
+    }
+    Ok(smallvec![crate::vec::vec_value(out)])
 }
 
-/// Lowers the combiner form to a sequential `scf.for` carrying the
-/// accumulator (see the module doc); `scan` stores each running value, one
-/// buffer per leaf field of `T`, and a struct `T`'s field vectors are
-/// zipped back into records by a `vec.map` (which `split-structs` turns
-/// into the field vectors themselves). Runs at phase `gen`, and from
-/// `split-structs` for struct values, which then splits the loop. `None`
-/// for a malformed region.
+/// Lowers the combiner form ([`chunked::lower`]); a scan's output arrays,
+/// one per leaf field of `T`, become vectors, and a struct `T`'s field
+/// vectors are zipped back into records by a `vec.map` (which
+/// `split-structs` turns into the field vectors themselves). Runs at phase
+/// `gen`, and from `split-structs` for struct values. `None` for a
+/// malformed region.
 pub fn lower(b: &mut Builder, st: &OpState, scan: bool) -> Repl {
     let (&v, &ne) = (st.operands.first()?, st.operands.get(1)?);
     let t = b.ctx.ty(v).elem()?.clone();
     let &r = st.regions.first()?;
-    let term = combiner_terminator(b.ctx, r)?;
-    let n = crate::vec::len(b, v);
-    let zero = crate::arith::const_int(b, 0, &Type::Index);
-    let one = crate::arith::const_int(b, 1, &Type::Index);
-    let leaves = t.named_leaves();
-    let outs: Vec<ValueId> = match scan {
-        true => leaves
-            .iter()
-            .map(|(_, lt)| crate::arr::alloc(b, n, lt.clone()))
-            .collect(),
-        false => Vec::new(),
-    };
-    let acc = crate::scf::build_for(b, zero, n, one, &[ne], |b, i, accs| {
-        let x = crate::vec::get_in_bounds(b, v, i);
-        let c = inline_combiner(b, r, term, accs[0], x);
-        for ((path, lt), &o) in leaves.iter().zip(&outs) {
-            let f = field_at(b, c, path, lt);
-            crate::arr::store_in_bounds(b, o, i, f);
-        }
-        vec![c]
-    });
-    // Marks the loop as this op's left fold (for the GPU lowering's count
-    // of loops left on the host, `passes::gpu`).
-    if let Some(lp) = b.ctx.def_op(acc[0]) {
-        let name = if scan { "vec.scan" } else { "vec.reduce" };
-        b.ctx
-            .set_attr(lp, SEQUENTIAL_ATTR, ir::Attribute::Str(name.to_string()));
-    }
+    let (res, outs) = chunked::lower(b, v, ne, r, scan)?;
     if !scan {
-        return Some(smallvec![acc[0]]);
+        return Some(smallvec![res]);
     }
+    let leaves = t.named_leaves();
     let vecs: Vec<ValueId> = outs.iter().map(|&o| crate::arr::to_vec(b, o)).collect();
     if t.as_struct().is_none() {
         return Some(smallvec![vecs[0]]);
@@ -247,7 +256,7 @@ pub fn lower(b: &mut Builder, st: &OpState, scan: bool) -> Repl {
 
 /// The leaf field of `c` at `path` (`.a.b`; empty: `c` itself), of type
 /// `lt`, through `struct.get`s.
-fn field_at(b: &mut Builder, c: ValueId, path: &str, lt: &Type) -> ValueId {
+pub(crate) fn field_at(b: &mut Builder, c: ValueId, path: &str, lt: &Type) -> ValueId {
     let names: Vec<&str> = path.split('.').filter(|p| !p.is_empty()).collect();
     let mut cur = c;
     for (k, name) in names.iter().enumerate() {

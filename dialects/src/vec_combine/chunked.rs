@@ -1,0 +1,372 @@
+//! The fold order of a user-defined operator, and its lowering (issue 42,
+//! items 1 and 10): chunks fixed by the length alone, each folded from the
+//! neutral element, then combined left to right. The interpreter
+//! ([`super::interp`]) and every lowering follow the same order, so results
+//! (and the first fault) never depend on threads, placement or backend.
+//!
+//! For a vector `v` of length `n` and operator `⊕` with neutral `ne`:
+//! - chunk size `cs = max(GRAIN, n / MAX_CHUNKS + 1)`, chunk count
+//!   `nc = max(1, ceil(n / cs))`; chunk `c` covers `[c*cs, min(n, c*cs+cs))`;
+//! - partial `P[c]` is the left fold of chunk `c` from `ne`;
+//! - `reduce` is `((P[0] ⊕ P[1]) ⊕ P[2]) ⊕ ...`, so a vector of at most
+//!   `GRAIN` elements gets exactly the left fold from `ne`;
+//! - `scan` computes `P[0..nc-1)` first, then the offsets `off[0] = ne`,
+//!   `off[1] = P[0]`, `off[c+1] = off[c] ⊕ P[c]`, then each chunk's
+//!   inclusive left fold from its offset (chunk 0: the left fold from `ne`).
+//!
+//! Where the contract holds (associative, `ne` neutral) this is the left
+//! fold. The faults come in that order too: the partials by chunk, then the
+//! combination of partials, then (scan) the chunk folds.
+//!
+//! Lowering: at the top level of host code (only `scf` control flow
+//! around it) the chunk loops are `scf.forall`s run on every core, with the
+//! partials in arrays, one per leaf field of `T`. Elsewhere (in a loop
+//! body, a `vec.map`, a kernel) they are sequential `scf.for`s: with a
+//! combiner that cannot fault, the partials are combined as they come,
+//! carried by the chunk loop (no arrays; the order of the `⊕`s is the
+//! same); with one that can, through arrays as above, so that the faults
+//! keep their order.
+
+use ir::clone::{clone_op_into, ValueMap};
+use ir::{Builder, Context, OpId, RegionId, Type, ValueId};
+
+use super::{combiner_terminator, SEQUENTIAL_ATTR};
+use crate::arith::{build_binop, build_cmpi, const_int};
+use crate::{arr, scf, structs, vec};
+
+/// Fewest elements per chunk: vectors up to this length are one chunk.
+pub const GRAIN: i64 = 4096;
+/// Most chunks of one fold.
+pub const MAX_CHUNKS: i64 = 256;
+
+/// `(cs, nc)`: the chunk size and chunk count for length `n` (see the
+/// module documentation). `n` must not be negative.
+pub fn chunking(n: i64) -> (i64, i64) {
+    let cs = GRAIN.max(n / MAX_CHUNKS + 1);
+    let nc = (n / cs + i64::from(n % cs != 0)).max(1);
+    (cs, nc)
+}
+
+/// `[lo, hi)` of chunk `c` for length `n`.
+pub fn chunk_range(n: i64, c: i64) -> (i64, i64) {
+    let (cs, _) = chunking(n);
+    let lo = c * cs;
+    (lo, n.min(lo + cs))
+}
+
+/// The combiner region of a `vec.reduce`/`vec.scan` being lowered.
+struct Combiner {
+    region: RegionId,
+    term: OpId,
+    /// The element type `T`.
+    ty: Type,
+}
+
+impl Combiner {
+    /// Clones the combiner at the insertion point with arguments `acc` and
+    /// `x`; returns the yielded value.
+    fn apply(&self, b: &mut Builder, acc: ValueId, x: ValueId) -> ValueId {
+        let blk = b.ctx.region_block(self.region);
+        let args = b.ctx.block_args(blk).to_vec();
+        let mut map = ValueMap::default();
+        map.insert(args[0], acc);
+        map.insert(args[1], x);
+        for op in b.ctx.block_ops(blk) {
+            if op != self.term {
+                clone_op_into(b, op, &mut map);
+            }
+        }
+        let y = b.ctx.operand(self.term, 0);
+        map.get(&y).copied().unwrap_or(y)
+    }
+
+    /// Whether no op of the combiner can fault: `arith` ops other than
+    /// divisions and remainders, and record construction and access.
+    fn fault_free(&self, ctx: &Context) -> bool {
+        let blk = ctx.region_block(self.region);
+        ctx.block_ops(blk).into_iter().all(|op| {
+            let name = ctx.op_name(op);
+            op == self.term
+                || (ctx.regions(op).is_empty()
+                    && ((name.starts_with("arith.") && !name.contains("div") && !name.contains("rem"))
+                        || name == "struct.new"
+                        || name == "struct.get"))
+        })
+    }
+}
+
+/// Arrays of `T` values, one per leaf field.
+struct Slots {
+    arrs: Vec<ValueId>,
+    leaves: Vec<(String, Type)>,
+}
+
+impl Slots {
+    fn alloc(b: &mut Builder, n: ValueId, ty: &Type) -> Slots {
+        let leaves = ty.named_leaves();
+        let arrs = leaves
+            .iter()
+            .map(|(_, lt)| arr::alloc(b, n, lt.clone()))
+            .collect();
+        Slots { arrs, leaves }
+    }
+    fn store(&self, b: &mut Builder, i: ValueId, x: ValueId) {
+        for ((path, lt), &a) in self.leaves.iter().zip(&self.arrs) {
+            let f = super::field_at(b, x, path, lt);
+            arr::store_in_bounds(b, a, i, f);
+        }
+    }
+    fn load(&self, b: &mut Builder, i: ValueId, ty: &Type) -> ValueId {
+        let mut arrs = self.arrs.iter();
+        structs::build_fields(b, ty, &mut |b, _| {
+            arrs.next().map(|&a| arr::load_in_bounds(b, a, i))
+        })
+        .expect("one array per leaf")
+    }
+}
+
+/// The chunking as IR values.
+struct Chunks {
+    n: ValueId,
+    cs: ValueId,
+    nc: ValueId,
+    zero: ValueId,
+    one: ValueId,
+}
+
+impl Chunks {
+    fn build(b: &mut Builder, n: ValueId) -> Chunks {
+        let ix = Type::Index;
+        let zero = const_int(b, 0, &ix);
+        let one = const_int(b, 1, &ix);
+        let grain = const_int(b, GRAIN, &ix);
+        let maxc = const_int(b, MAX_CHUNKS, &ix);
+        let q = build_binop(b, "arith.divsi", n, maxc);
+        let q1 = build_binop(b, "arith.addi", q, one);
+        let cs = build_binop(b, "arith.maxi", grain, q1);
+        let nc = build_binop(b, "arith.ceildivsi", n, cs);
+        let nc = build_binop(b, "arith.maxi", nc, one);
+        Chunks {
+            n,
+            cs,
+            nc,
+            zero,
+            one,
+        }
+    }
+
+    /// The left fold of chunk `c` from `start`; `each(b, j, acc)` runs
+    /// after each step (the scan's store).
+    fn fold(
+        &self,
+        b: &mut Builder,
+        v: ValueId,
+        comb: &Combiner,
+        c: ValueId,
+        start: ValueId,
+        each: &mut dyn FnMut(&mut Builder, ValueId, ValueId),
+    ) -> ValueId {
+        let lo = build_binop(b, "arith.muli", c, self.cs);
+        let end = build_binop(b, "arith.addi", lo, self.cs);
+        let hi = build_binop(b, "arith.mini", self.n, end);
+        let acc = scf::build_for(b, lo, hi, self.one, &[start], |b, j, accs| {
+            let x = vec::get_in_bounds(b, v, j);
+            let y = comb.apply(b, accs[0], x);
+            each(b, j, y);
+            vec![y]
+        });
+        acc[0]
+    }
+}
+
+/// Builds a loop over chunks `[0, count)`: an `scf.forall` when
+/// `parallel`, else an `scf.for` carrying `carried`. `body(b, c, carried)`
+/// returns the next carried values. Returns the final carried values.
+fn chunk_loop(
+    b: &mut Builder,
+    ch: &Chunks,
+    count: ValueId,
+    parallel: bool,
+    carried: &[ValueId],
+    what: &str,
+    body: impl FnOnce(&mut Builder, ValueId, &[ValueId]) -> Vec<ValueId>,
+) -> Vec<ValueId> {
+    let attrs = vec![(
+        SEQUENTIAL_ATTR.to_string(),
+        ir::Attribute::Str(what.to_string()),
+    )];
+    if parallel {
+        let region = b.build_region(&[Type::Index], |b, args| {
+            body(b, args[0], &[]);
+            scf::build_yield(b, &[]);
+        });
+        b.op_with_regions("scf.forall", &[count], &[], attrs, &[region]);
+        return Vec::new();
+    }
+    let types: Vec<Type> = carried.iter().map(|&v| b.ctx.ty(v).clone()).collect();
+    let mut arg_types = vec![Type::Index];
+    arg_types.extend(types.iter().cloned());
+    let region = b.build_region(&arg_types, |b, args| {
+        let next = body(b, args[0], &args[1..]);
+        scf::build_yield(b, &next);
+    });
+    let mut operands = vec![ch.zero, count, ch.one];
+    operands.extend_from_slice(carried);
+    b.op_with_regions("scf.for", &operands, &types, attrs, &[region])
+        .to_vec()
+}
+
+/// Whether the insertion point is top-level host code: only `scf` control
+/// flow between it and a function that is not a GPU kernel.
+fn top_level(b: &Builder) -> bool {
+    let ctx = &*b.ctx;
+    let mut p = ctx.block_parent_op(b.insertion_point().0);
+    while let Some(q) = p {
+        match ctx.op_name(q) {
+            "scf.for" | "scf.while" | "scf.if" | "scf.execute_region" | "scf.index_switch" => {}
+            "func.func" => return !crate::gpu::is_kernel(ctx, q),
+            _ => return false,
+        }
+        p = ctx.parent_op(q);
+    }
+    false
+}
+
+/// Lowers `vec.reduce`/`vec.scan` (`scan`) of `v` from `ne` with combiner
+/// region `r` (see the module documentation). Returns the result and, for a
+/// scan, the output arrays (one per leaf field of `T`); `None` for a
+/// malformed region.
+pub(super) fn lower(
+    b: &mut Builder,
+    v: ValueId,
+    ne: ValueId,
+    r: RegionId,
+    scan: bool,
+) -> Option<(ValueId, Vec<ValueId>)> {
+    let ty = b.ctx.ty(v).elem()?.clone();
+    let term = combiner_terminator(b.ctx, r)?;
+    let comb = Combiner {
+        region: r,
+        term,
+        ty,
+    };
+    let n = vec::len(b, v);
+    let ch = Chunks::build(b, n);
+    let parallel = top_level(b);
+    let what = if scan { "vec.scan" } else { "vec.reduce" };
+    if !parallel && comb.fault_free(b.ctx) {
+        return Some(carried(b, &ch, v, ne, &comb, scan, what));
+    }
+    Some(if scan {
+        scan_by_arrays(b, &ch, v, ne, &comb, parallel, what)
+    } else {
+        (reduce_by_arrays(b, &ch, v, ne, &comb, parallel, what), Vec::new())
+    })
+}
+
+/// The reduce: partials into arrays by chunk, then their left fold.
+fn reduce_by_arrays(
+    b: &mut Builder,
+    ch: &Chunks,
+    v: ValueId,
+    ne: ValueId,
+    comb: &Combiner,
+    parallel: bool,
+    what: &str,
+) -> ValueId {
+    let ty = comb.ty.clone();
+    let parts = Slots::alloc(b, ch.nc, &ty);
+    chunk_loop(b, ch, ch.nc, parallel, &[], what, |b, c, _| {
+        let p = ch.fold(b, v, comb, c, ne, &mut |_, _, _| {});
+        parts.store(b, c, p);
+        Vec::new()
+    });
+    let first = parts.load(b, ch.zero, &ty);
+    let acc = scf::build_for(b, ch.one, ch.nc, ch.one, &[first], |b, k, accs| {
+        let p = parts.load(b, k, &ty);
+        vec![comb.apply(b, accs[0], p)]
+    });
+    acc[0]
+}
+
+/// The scan: partials of all chunks but the last, their offsets, then each
+/// chunk's fold from its offset into the output arrays.
+fn scan_by_arrays(
+    b: &mut Builder,
+    ch: &Chunks,
+    v: ValueId,
+    ne: ValueId,
+    comb: &Combiner,
+    parallel: bool,
+    what: &str,
+) -> (ValueId, Vec<ValueId>) {
+    let ty = comb.ty.clone();
+    let outs = Slots::alloc(b, ch.n, &ty);
+    // nc slots; the last partial is never computed (nor read but as the
+    // unused offset of chunk 0 when nc == 1).
+    let parts = Slots::alloc(b, ch.nc, &ty);
+    let offs = Slots::alloc(b, ch.nc, &ty);
+    let last = build_binop(b, "arith.subi", ch.nc, ch.one);
+    chunk_loop(b, ch, last, parallel, &[], what, |b, c, _| {
+        let p = ch.fold(b, v, comb, c, ne, &mut |_, _, _| {});
+        parts.store(b, c, p);
+        Vec::new()
+    });
+    let first = parts.load(b, ch.zero, &ty);
+    let acc = scf::build_for(b, ch.one, last, ch.one, &[first], |b, k, accs| {
+        offs.store(b, k, accs[0]);
+        let p = parts.load(b, k, &ty);
+        vec![comb.apply(b, accs[0], p)]
+    });
+    offs.store(b, last, acc[0]);
+    chunk_loop(b, ch, ch.nc, parallel, &[], what, |b, c, _| {
+        let is_first = build_cmpi(b, "eq", c, ch.zero);
+        let off = offs.load(b, c, &ty);
+        let start = b.op1("arith.select", &[is_first, ne, off], ty.clone(), vec![]);
+        ch.fold(b, v, comb, c, start, &mut |b, j, y| outs.store(b, j, y));
+        Vec::new()
+    });
+    (acc[0], outs.arrs)
+}
+
+/// The sequential form for a combiner that cannot fault: the chunk loop
+/// carries the combination of the partials so far (reduce) or the next
+/// chunk's offset (scan). The `⊕`s are the same as in the array forms.
+fn carried(
+    b: &mut Builder,
+    ch: &Chunks,
+    v: ValueId,
+    ne: ValueId,
+    comb: &Combiner,
+    scan: bool,
+    what: &str,
+) -> (ValueId, Vec<ValueId>) {
+    let ty = comb.ty.clone();
+    let outs = scan.then(|| Slots::alloc(b, ch.n, &ty));
+    let res = chunk_loop(b, ch, ch.nc, false, &[ne], what, |b, c, accs| {
+        let acc = accs[0];
+        let is_first = build_cmpi(b, "eq", c, ch.zero);
+        let Some(outs) = &outs else {
+            let p = ch.fold(b, v, comb, c, ne, &mut |_, _, _| {});
+            let both = comb.apply(b, acc, p);
+            return vec![b.op1("arith.select", &[is_first, p, both], ty.clone(), vec![])];
+        };
+        // `acc` is this chunk's offset (ne for chunk 0).
+        ch.fold(b, v, comb, c, acc, &mut |b, j, y| outs.store(b, j, y));
+        let next = build_binop(b, "arith.addi", c, ch.one);
+        let more = build_cmpi(b, "slt", next, ch.nc);
+        scf::build_if(
+            b,
+            more,
+            &[ty.clone()],
+            |b| {
+                let p = ch.fold(b, v, comb, c, ne, &mut |_, _, _| {});
+                let both = comb.apply(b, acc, p);
+                vec![b.op1("arith.select", &[is_first, p, both], ty.clone(), vec![])]
+            },
+            |_| vec![acc],
+        )
+        .to_vec()
+    });
+    (res[0], outs.map_or_else(Vec::new, |o| o.arrs))
+}
