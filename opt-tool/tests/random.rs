@@ -2732,7 +2732,8 @@ impl Gen {
     /// `vec.reduce` or `vec.scan` with a user-defined operator (a combiner
     /// region, issue 42): `c = (a op1 b) op2 (b op3 k)` for random float
     /// ops, not associative in general, so every configuration must give
-    /// the left fold exactly.
+    /// the fold in the order of `dialects::vec_combine::chunked` exactly
+    /// (also over a vector of several chunks).
     fn combiner(&mut self, d: String) {
         let Some(v) = self.any(Ty::VF64) else { return };
         let Some(ne) = self.any(Ty::F64) else { return };
@@ -2746,7 +2747,18 @@ impl Gen {
         let region = format!(
             "({{\n  ^bb0({d}a: f64, {d}b: f64):\n    {d}k = \"arith.constant\"() {{value = {k} : f64}} : () -> f64\n    {d}x = \"arith.{o1}\"({d}a, {d}b) : (f64, f64) -> f64\n    {d}y = \"arith.{o3}\"({d}b, {d}k) : (f64, f64) -> f64\n    {d}c = \"arith.{o2}\"({d}x, {d}y) : (f64, f64) -> f64\n    \"vec.yield\"({d}c) : (f64) -> ()\n  }})"
         );
-        if self.rng.chance(30) {
+        if self.rng.chance(25) {
+            // Over a vector of several chunks (vec_combine's chunks of 4096):
+            // the reduce, or the scan's last element.
+            let base = self.rng.pick(&["4100", "8200", "12300"]);
+            let long = format!("  {d}ln = \"vec.len\"({v}) : (vec<f64>) -> index\n  {d}lm = \"arith.constant\"() {{value = 37 : index}} : () -> index\n  {d}lt = \"arith.muli\"({d}ln, {d}lm) : (index, index) -> index\n  {d}lb = \"arith.constant\"() {{value = {base} : index}} : () -> index\n  {d}lN = \"arith.addi\"({d}lt, {d}lb) : (index, index) -> index\n  {d}lio = \"vec.iota\"({d}lN) : (index) -> vec<index>\n  {d}L = \"vec.map\"({d}lio) ({{\n  ^bb0({d}le: index):\n    {d}l8 = \"arith.constant\"() {{value = 8 : index}} : () -> index\n    {d}lr = \"arith.remsi\"({d}le, {d}l8) : (index, index) -> index\n    {d}li = \"arith.index_cast\"({d}lr) : (index) -> i64\n    {d}lf = \"arith.sitofp\"({d}li) : (i64) -> f64\n    {d}lq = \"arith.constant\"() {{value = 0.25 : f64}} : () -> f64\n    {d}ly = \"arith.mulf\"({d}lf, {d}lq) : (f64, f64) -> f64\n    \"vec.yield\"({d}ly) : (f64) -> ()\n  }}) : (vec<index>) -> vec<f64>\n");
+            let t = if self.rng.chance(50) {
+                format!("  // combiner\n  // long combiner\n{long}  {d} = \"vec.reduce\"({d}L, {ne}) {region} : (vec<f64>, f64) -> f64\n")
+            } else {
+                format!("  // combiner\n  // long combiner\n{long}  {d}s = \"vec.scan\"({d}L, {ne}) {region} : (vec<f64>, f64) -> vec<f64>\n  {d}l1 = \"arith.constant\"() {{value = 1 : index}} : () -> index\n  {d}lk = \"arith.subi\"({d}lN, {d}l1) : (index, index) -> index\n  {d} = \"vec.get\"({d}s, {d}lk) : (vec<f64>, index) -> f64\n")
+            };
+            self.push(d, Ty::F64, t, &[&v, &ne]);
+        } else if self.rng.chance(30) {
             let t = format!("  // combiner\n  {d} = \"vec.reduce\"({v}, {ne}) {region} : (vec<f64>, f64) -> f64\n");
             self.push(d, Ty::F64, t, &[&v, &ne]);
         } else if self.rng.chance(50) {
@@ -3451,6 +3463,7 @@ const FORMS: &[(&str, &str, u64)] = &[
     ("\"vec.insert\"", "inserts", 80),
     ("// combiner", "user-defined reduce and scan operators", 80),
     ("// hist combiner", "histograms with a combiner", 80),
+    ("// long combiner", "user-defined reduce and scan over several chunks", 80),
     ("// nested", "nested arrays", 80),
 ];
 
