@@ -3463,7 +3463,11 @@ const FORMS: &[(&str, &str, u64)] = &[
     ("\"vec.insert\"", "inserts", 80),
     ("// combiner", "user-defined reduce and scan operators", 80),
     ("// hist combiner", "histograms with a combiner", 80),
-    ("// long combiner", "user-defined reduce and scan over several chunks", 80),
+    (
+        "// long combiner",
+        "user-defined reduce and scan over several chunks",
+        80,
+    ),
     ("// nested", "nested arrays", 80),
 ];
 

@@ -86,9 +86,19 @@ fn eligible(ctx: &Context, op: OpId, opts: &ParallelOptions) -> bool {
     top_level(ctx, op)
         && gen::lower::lowerable(ctx, op)
         && gen::try_generators(ctx, op).is_ok_and(|g| !g.is_empty())
-        && scf::constant_int(ctx, gen::size(ctx, op)).is_none_or(|n| n >= opts.grain)
+        && scf::constant_int(ctx, gen::size(ctx, op)).is_none_or(|n| n >= grain_of(ctx, op, opts))
         && iterations_independent(ctx, op)
         && !gen::running::reads_own_generators(ctx, op)
+}
+
+/// The fewest indices per chunk of loop `op`: 1 for the loop of a
+/// user-defined operator's partials (each iteration a whole chunk,
+/// `dialects::vec_combine::chunked::CHUNKS_ATTR`), else the option.
+fn grain_of(ctx: &Context, op: OpId, opts: &ParallelOptions) -> i64 {
+    match ctx.attr(op, dialects::vec_combine::chunked::CHUNKS_ATTR) {
+        Some(_) => 1,
+        None => opts.grain,
+    }
 }
 
 /// No parallel loop around `op` (a `gen.loop` that may itself be
@@ -194,7 +204,8 @@ fn decompose_loop(ctx: &mut Context, op: OpId, opts: &ParallelOptions) {
     let (c0, c1) = (index(&mut b, 0), index(&mut b, 1));
     gen::lower::check_size(&mut b, n, c0);
     // Chunking (a function of n only).
-    let (grain, maxc) = (index(&mut b, opts.grain), index(&mut b, opts.max_chunks));
+    let g = grain_of(b.ctx, op, opts);
+    let (grain, maxc) = (index(&mut b, g), index(&mut b, opts.max_chunks));
     let q = bin(&mut b, "arith.divsi", n, maxc);
     let q1 = bin(&mut b, "arith.addi", q, c1);
     let cs = bin(&mut b, "arith.maxi", grain, q1);

@@ -18,21 +18,29 @@
 //! fold. The faults come in that order too: the partials by chunk, then the
 //! combination of partials, then (scan) the chunk folds.
 //!
-//! Lowering: at the top level of host code (only `scf` control flow
-//! around it) the chunk loops are `scf.forall`s run on every core, with the
-//! partials in arrays, one per leaf field of `T`. Elsewhere (in a loop
-//! body, a `vec.map`, a kernel) they are sequential `scf.for`s: with a
-//! combiner that cannot fault, the partials are combined as they come,
-//! carried by the chunk loop (no arrays; the order of the `⊕`s is the
-//! same); with one that can, through arrays as above, so that the faults
-//! keep their order.
+//! Lowering: the partials are a `gen.loop` over the chunks collecting each
+//! chunk's fold ([`partials`], marked [`CHUNKS_ATTR`]), which the parallel
+//! decomposition runs on every core and the GPU lowering as a kernel; their
+//! fold is a short sequential loop. A scan's second pass over the chunks
+//! stores into arrays, one per leaf field of `T`: an `scf.forall` at the
+//! top level of host code (only `scf` control flow around it), else a
+//! sequential `scf.for`. Elsewhere than the top level (in a loop body, a
+//! `vec.map`, a kernel), a combiner that cannot fault skips the partials'
+//! loop: one sequential chunk loop carries the combination of the partials
+//! so far (reduce) or the next chunk's offset (scan). The `⊕`s are the same;
+//! only where the combiner can fault must the partials all come first.
 
 use ir::clone::{clone_op_into, ValueMap};
 use ir::{Builder, Context, OpId, RegionId, Type, ValueId};
 
 use super::{combiner_terminator, SEQUENTIAL_ATTR};
 use crate::arith::{build_binop, build_cmpi, const_int};
-use crate::{arr, scf, structs, vec};
+use crate::{arr, gen, scf, structs, vec};
+
+/// The unit attribute of the `gen.loop` of a fold's partials: each
+/// iteration folds a whole chunk, so the parallel decomposition
+/// (`passes::parallel`) takes iterations one by one (grain 1).
+pub const CHUNKS_ATTR: &str = "l0.chunks";
 
 /// Fewest elements per chunk: vectors up to this length are one chunk.
 pub const GRAIN: i64 = 4096;
@@ -88,7 +96,9 @@ impl Combiner {
             let name = ctx.op_name(op);
             op == self.term
                 || (ctx.regions(op).is_empty()
-                    && ((name.starts_with("arith.") && !name.contains("div") && !name.contains("rem"))
+                    && ((name.starts_with("arith.")
+                        && !name.contains("div")
+                        && !name.contains("rem"))
                         || name == "struct.new"
                         || name == "struct.get"))
         })
@@ -258,40 +268,56 @@ pub(super) fn lower(
         return Some(carried(b, &ch, v, ne, &comb, scan, what));
     }
     Some(if scan {
-        scan_by_arrays(b, &ch, v, ne, &comb, parallel, what)
+        scan_by_partials(b, &ch, v, ne, &comb, parallel, what)
     } else {
-        (reduce_by_arrays(b, &ch, v, ne, &comb, parallel, what), Vec::new())
+        (reduce_by_partials(b, &ch, v, ne, &comb), Vec::new())
     })
 }
 
-/// The reduce: partials into arrays by chunk, then their left fold.
-fn reduce_by_arrays(
+/// The partials of chunks `[0, count)`: a `gen.loop` over the chunks whose
+/// iterations each fold one chunk and emit the fold to a collect, marked
+/// [`CHUNKS_ATTR`]. It runs where loops run: on every core (the parallel
+/// decomposition takes each iteration as a unit), or as a GPU kernel with a
+/// thread per chunk.
+fn partials(
     b: &mut Builder,
     ch: &Chunks,
     v: ValueId,
     ne: ValueId,
     comb: &Combiner,
-    parallel: bool,
-    what: &str,
+    count: ValueId,
 ) -> ValueId {
-    let ty = comb.ty.clone();
-    let parts = Slots::alloc(b, ch.nc, &ty);
-    chunk_loop(b, ch, ch.nc, parallel, &[], what, |b, c, _| {
+    let g = gen::Generator::collect(comb.ty.clone());
+    let parts = gen::build_loop(b, count, &[], &[g], |b, c, hs| {
         let p = ch.fold(b, v, comb, c, ne, &mut |_, _, _| {});
-        parts.store(b, c, p);
-        Vec::new()
-    });
-    let first = parts.load(b, ch.zero, &ty);
+        gen::emit(b, hs[0], p);
+    })[0];
+    if let Some(lp) = b.ctx.def_op(parts) {
+        b.ctx.set_attr(lp, CHUNKS_ATTR, ir::Attribute::Unit);
+    }
+    parts
+}
+
+/// The reduce: the partials of all chunks, then their left fold.
+fn reduce_by_partials(
+    b: &mut Builder,
+    ch: &Chunks,
+    v: ValueId,
+    ne: ValueId,
+    comb: &Combiner,
+) -> ValueId {
+    let parts = partials(b, ch, v, ne, comb, ch.nc);
+    let first = vec::get_in_bounds(b, parts, ch.zero);
     let acc = scf::build_for(b, ch.one, ch.nc, ch.one, &[first], |b, k, accs| {
-        let p = parts.load(b, k, &ty);
+        let p = vec::get_in_bounds(b, parts, k);
         vec![comb.apply(b, accs[0], p)]
     });
     acc[0]
 }
 
-/// The scan: partials of all chunks but the last, their offsets, then each
-/// chunk's fold from its offset into the output arrays.
-fn scan_by_arrays(
+/// The scan: the partials of all chunks but the last, their offsets, then
+/// each chunk's fold from its offset into the output arrays.
+fn scan_by_partials(
     b: &mut Builder,
     ch: &Chunks,
     v: ValueId,
@@ -302,20 +328,21 @@ fn scan_by_arrays(
 ) -> (ValueId, Vec<ValueId>) {
     let ty = comb.ty.clone();
     let outs = Slots::alloc(b, ch.n, &ty);
-    // nc slots; the last partial is never computed (nor read but as the
-    // unused offset of chunk 0 when nc == 1).
-    let parts = Slots::alloc(b, ch.nc, &ty);
     let offs = Slots::alloc(b, ch.nc, &ty);
     let last = build_binop(b, "arith.subi", ch.nc, ch.one);
-    chunk_loop(b, ch, last, parallel, &[], what, |b, c, _| {
-        let p = ch.fold(b, v, comb, c, ne, &mut |_, _, _| {});
-        parts.store(b, c, p);
-        Vec::new()
-    });
-    let first = parts.load(b, ch.zero, &ty);
+    let parts = partials(b, ch, v, ne, comb, last);
+    // off[1] = P[0] when there are two chunks or more.
+    let more = build_cmpi(b, "sgt", last, ch.zero);
+    let first = scf::build_if(
+        b,
+        more,
+        &[ty.clone()],
+        |b| vec![vec::get_in_bounds(b, parts, ch.zero)],
+        |_| vec![ne],
+    )[0];
     let acc = scf::build_for(b, ch.one, last, ch.one, &[first], |b, k, accs| {
         offs.store(b, k, accs[0]);
-        let p = parts.load(b, k, &ty);
+        let p = vec::get_in_bounds(b, parts, k);
         vec![comb.apply(b, accs[0], p)]
     });
     offs.store(b, last, acc[0]);

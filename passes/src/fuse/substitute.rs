@@ -125,8 +125,8 @@ fn runs_once(ctx: &Context, l: OpId, p: OpId) -> bool {
     }
 }
 
-/// Whether `scf.for` `l` runs over one chunk of the index of loop `cl` (an
-/// `scf.forall`, or an `scf.for` of constant positive step), so that its
+/// Whether `scf.for` `l` runs over one chunk of the index of loop `cl` (a
+/// `gen.loop`, an `scf.forall`, or an `scf.for` of constant positive step), so that its
 /// runs see disjoint indices: `l` runs from `lo = c * cs` to
 /// `min(x, lo + cs)` by a positive constant step, where `c` is `cl`'s index
 /// and `cs` a positive constant or `max(positive constant, y)` (the chunk
@@ -134,6 +134,7 @@ fn runs_once(ctx: &Context, l: OpId, p: OpId) -> bool {
 fn chunk_of(ctx: &Context, l: OpId, cl: OpId) -> bool {
     let positive = |v: ValueId| crate::code_motion::constant(ctx, v).is_some_and(|k| k > 0);
     let stepped = ctx.is(cl, "scf.forall")
+        || ctx.is(cl, "gen.loop")
         || (ctx.is(cl, "scf.for") && ctx.try_operand(cl, 2).is_some_and(positive));
     if !stepped || !ctx.is(l, "scf.for") || !ctx.try_operand(l, 2).is_some_and(positive) {
         return false;
@@ -151,9 +152,11 @@ fn chunk_of(ctx: &Context, l: OpId, cl: OpId) -> bool {
     }) else {
         return false;
     };
-    let cs_positive = positive(cs)
-        || two(cs, "arith.maxi").is_some_and(|(x, y)| positive(x) || positive(y));
-    let end = |v: ValueId| two(v, "arith.addi").is_some_and(|(x, y)| (x, y) == (lo, cs) || (x, y) == (cs, lo));
+    let cs_positive =
+        positive(cs) || two(cs, "arith.maxi").is_some_and(|(x, y)| positive(x) || positive(y));
+    let end = |v: ValueId| {
+        two(v, "arith.addi").is_some_and(|(x, y)| (x, y) == (lo, cs) || (x, y) == (cs, lo))
+    };
     let bounded = two(ctx.operand(l, 1), "arith.mini").is_some_and(|(x, y)| end(x) || end(y));
     cs_positive && bounded
 }

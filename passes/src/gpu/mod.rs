@@ -238,7 +238,7 @@ impl Walk<'_> {
                 ir::remarks::emit(
                     "gpu",
                     ctx.loc(op),
-                    format!("'{what}' with a combiner region left on the host: its chunk loop runs on the host (no kernel runs a user-defined operator yet)"),
+                    format!("'{what}' with a combiner region: a loop over its chunks left on the host (no kernel runs it yet)"),
                 );
                 self.host += 1;
             }
