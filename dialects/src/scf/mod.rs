@@ -21,6 +21,10 @@
 //!   (no results): the body runs once for each `c` in `[0, n)`, the
 //!   iterations independent, each writing only memory the others do not
 //!   touch (`forall_op`).
+//! - `scf.parallel (%i...) = (lbs) to (ubs) step (steps) init (inits)`
+//!   with `scf.reduce(%x) : T {^bb0(%a: T, %b: T): ... scf.reduce.return}`
+//!   in its body: MLIR's parallel loop nest with reductions, folded in
+//!   lexicographic order (`parallel_op`).
 //! - `scf.assert(%c) {msg = "..."}`: an effect; a run-time fault with `msg`
 //!   at the op's location when `%c` is false.
 //!
@@ -72,6 +76,7 @@ mod execute_region_op;
 mod for_op;
 mod forall_op;
 mod if_op;
+pub mod parallel_op;
 mod switch_op;
 mod terminators;
 mod while_op;
@@ -196,8 +201,6 @@ fn fmt_types(ts: &[Type]) -> String {
     format!("({})", parts.join(", "))
 }
 
-/// Appends an `scf.yield` without operands to the last block of `region`
-/// unless it already ends in one (MLIR's implicit terminator).
 /// Prints ` -> (T, ...)` when `op` has results (custom forms).
 fn print_result_types(p: &mut ir::printer::Printer, op: OpId) {
     let ctx = p.ctx();
@@ -218,6 +221,8 @@ fn parse_result_types(cp: &mut CustomParser) -> Result<Vec<Type>, ir::ast::Synta
     }
 }
 
+/// Appends an `scf.yield` without operands to the last block of `region`
+/// unless it already ends in one (MLIR's implicit terminator).
 fn ensure_yield(region: &mut AstRegion) {
     if region.lazy_end.is_some() {
         // Not read yet: the IR builder appends the yield when it builds it.
@@ -456,6 +461,44 @@ pub fn register(r: &mut Registry) {
         .verify(while_op::verify)
         .interpret(while_op::interpret)
         .custom_form(while_op::print, while_op::parse),
+    );
+    r.register(
+        OpSpec::new(
+            "scf.parallel",
+            "a loop nest whose iterations are independent, with reductions (MLIR's)",
+        )
+        .operands(Arity::AtLeast(3))
+        .results(Arity::AtLeast(0))
+        .regions(Arity::Exactly(1))
+        .traits(Traits::RECURSIVELY_PURE | Traits::REGIONS_NEED_TERMINATOR)
+        .verify(parallel_op::verify)
+        .rewrite(parallel_op::fold_zero_trip)
+        .rewrite(parallel_op::remove_single_iterations)
+        .lowering("gen", parallel_op::lower)
+        .interpret(parallel_op::interpret)
+        .generic_attrs(parallel_op::generic_attrs, parallel_op::parse_generic_attrs)
+        .custom_form(parallel_op::print, parallel_op::parse),
+    );
+    r.register(
+        OpSpec::new(
+            "scf.reduce",
+            "feeds a value to the reduction of its scf.parallel (by its position)",
+        )
+        .operands(Arity::Exactly(1))
+        .regions(Arity::Exactly(1))
+        // Not pure: it has no result, but its value feeds the parallel's.
+        .traits(Traits::REGIONS_NEED_TERMINATOR)
+        .verify(parallel_op::verify_reduce)
+        .interpret(parallel_op::interpret_reduce)
+        .custom_form(parallel_op::print_reduce, parallel_op::parse_reduce),
+    );
+    r.register(
+        OpSpec::new("scf.reduce.return", "ends the region of scf.reduce")
+            .operands(Arity::Exactly(1))
+            .traits(Traits::TERMINATOR | Traits::PURE)
+            .verify(parallel_op::verify_reduce_return)
+            .interpret(crate::func::interp_terminator)
+            .custom_form(crate::func::print_terminator, crate::func::parse_terminator),
     );
     r.register(
         OpSpec::new(

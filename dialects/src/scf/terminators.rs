@@ -33,7 +33,7 @@ fn check_types(what: &str, got: &[Type], want: &[Type], parent: &str) -> Result<
 pub(super) fn verify_yield(ctx: &Context, op: OpId) -> Result<(), String> {
     let Some((p, region)) = parent_and_region(ctx, op) else {
         return Err(
-            "expects parent op to be one of 'scf.if, scf.index_switch, scf.for, scf.forall, scf.while, scf.execute_region'".into(),
+            "expects parent op to be one of 'scf.if, scf.index_switch, scf.for, scf.forall, scf.parallel, scf.while, scf.execute_region'".into(),
         );
     };
     let got = types_of(ctx, ctx.operands(op));
@@ -66,6 +66,7 @@ pub(super) fn verify_yield(ctx: &Context, op: OpId) -> Result<(), String> {
                 "scf.forall result types"
             },
         ),
+        "scf.parallel" => check_types("operand", &got, &[], "scf.parallel (no values)"),
         "scf.while" if region == 1 => check_types(
             "operand",
             &got,
@@ -76,7 +77,7 @@ pub(super) fn verify_yield(ctx: &Context, op: OpId) -> Result<(), String> {
             Err("the 'before' region of 'scf.while' must end with 'scf.condition'".into())
         }
         other => Err(format!(
-            "expects parent op to be one of 'scf.if, scf.index_switch, scf.for, scf.forall, scf.while, scf.execute_region', but got '{other}'"
+            "expects parent op to be one of 'scf.if, scf.index_switch, scf.for, scf.forall, scf.parallel, scf.while, scf.execute_region', but got '{other}'"
         )),
     }
 }

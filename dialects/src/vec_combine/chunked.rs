@@ -336,7 +336,7 @@ fn scan_by_partials(
     let first = scf::build_if(
         b,
         more,
-        &[ty.clone()],
+        std::slice::from_ref(&ty),
         |b| vec![vec::get_in_bounds(b, parts, ch.zero)],
         |_| vec![ne],
     )[0];
@@ -385,7 +385,7 @@ fn carried(
         scf::build_if(
             b,
             more,
-            &[ty.clone()],
+            std::slice::from_ref(&ty),
             |b| {
                 let p = ch.fold(b, v, comb, c, ne, &mut |_, _, _| {});
                 let both = comb.apply(b, acc, p);
