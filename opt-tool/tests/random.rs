@@ -476,7 +476,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(60);
+        let r = self.rng.below(61);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -724,6 +724,7 @@ impl Gen {
             56 => self.slices_and_updates(d),
             57 => self.combiner(d),
             58 => self.nested(d),
+            59 => self.parallel(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -2729,6 +2730,79 @@ impl Gen {
         self.push(d, Ty::VF64, t, &refs);
     }
 
+    /// `scf.parallel` (issue 45) over `[0, len(v))` by 1 or 2, and maybe a
+    /// second dimension (empty, of one iteration, or several), with a float
+    /// reduction by a random operator that is not associative in general,
+    /// and maybe an integer one (`3a + b`, wrapping): every configuration
+    /// must fold in lexicographic order.
+    fn parallel(&mut self, d: String) {
+        let Some(v) = self.any(Ty::VF64) else { return };
+        let Some(s) = self.any(Ty::F64) else { return };
+        let op = *self.rng.pick(&["addf", "subf", "maxf", "minf", "mulf"]);
+        let step = *self.rng.pick(&["1", "1", "2"]);
+        let two = self.rng.chance(60);
+        let (lb2, ub2, s2) =
+            *self
+                .rng
+                .pick(&[(0, 3, 1), (1, 6, 2), (2, 2, 1), (0, 1, 1), (4, 5, 3)]);
+        let int = self.rng.chance(50);
+        let mut t = format!(
+            "  // parallel\n  {d}n = vec.len {v} : vec<f64>\n  {d}c0 = arith.constant 0 : index\n  {d}st = arith.constant {step} : index\n"
+        );
+        let (ivs, lbs, ubs, steps) = if two {
+            t.push_str(&format!(
+                "  {d}l2 = arith.constant {lb2} : index\n  {d}u2 = arith.constant {ub2} : index\n  {d}s2 = arith.constant {s2} : index\n"
+            ));
+            (
+                format!("{d}i, {d}j"),
+                format!("{d}c0, {d}l2"),
+                format!("{d}n, {d}u2"),
+                format!("{d}st, {d}s2"),
+            )
+        } else {
+            (
+                format!("{d}i"),
+                format!("{d}c0"),
+                format!("{d}n"),
+                format!("{d}st"),
+            )
+        };
+        let (res, inits, types) = if int {
+            t.push_str(&format!("  {d}k0 = arith.constant 1 : i64\n"));
+            (format!("{d}p, {d}q"), format!("{s}, {d}k0"), "(f64, i64)")
+        } else {
+            (format!("{d}p"), s.clone(), "f64")
+        };
+        t.push_str(&format!(
+            "  {res} = scf.parallel ({ivs}) = ({lbs}) to ({ubs}) step ({steps}) init ({inits}) -> {types} {{\n    {d}e = vec.get {v}, {d}i : vec<f64>\n"
+        ));
+        let x = if two {
+            t.push_str(&format!(
+                "    {d}ji = arith.index_cast {d}j : index to i64\n    {d}jf = arith.sitofp {d}ji : i64 to f64\n    {d}x = arith.addf {d}e, {d}jf : f64\n"
+            ));
+            format!("{d}x")
+        } else {
+            format!("{d}e")
+        };
+        t.push_str(&format!(
+            "    scf.reduce({x}) : f64 {{\n    ^bb0({d}a: f64, {d}b: f64):\n      {d}r = arith.{op} {d}a, {d}b : f64\n      scf.reduce.return {d}r : f64\n    }}\n"
+        ));
+        if int {
+            t.push_str(&format!(
+                "    {d}ii = arith.index_cast {d}i : index to i64\n    scf.reduce({d}ii) : i64 {{\n    ^bb0({d}ia: i64, {d}ib: i64):\n      {d}i3 = arith.constant 3 : i64\n      {d}im = arith.muli {d}ia, {d}i3 : i64\n      {d}ir = arith.addi {d}im, {d}ib : i64\n      scf.reduce.return {d}ir : i64\n    }}\n"
+            ));
+        }
+        t.push_str("  }\n");
+        if int {
+            t.push_str(&format!(
+                "  {d}qf = arith.sitofp {d}q : i64 to f64\n  {d} = arith.addf {d}p, {d}qf : f64\n"
+            ));
+        } else {
+            t.push_str(&format!("  {d} = arith.addf {d}p, %half : f64\n"));
+        }
+        self.push(d, Ty::F64, t, &[&v, &s]);
+    }
+
     /// `vec.reduce` or `vec.scan` with a user-defined operator (a combiner
     /// region, issue 42): `c = (a op1 b) op2 (b op3 k)` for random float
     /// ops, not associative in general, so every configuration must give
@@ -3469,6 +3543,7 @@ const FORMS: &[(&str, &str, u64)] = &[
         80,
     ),
     ("// nested", "nested arrays", 80),
+    ("// parallel", "scf.parallel with reductions", 80),
 ];
 
 /// What a run of the generator produced (for the assertions that it covers
