@@ -295,9 +295,10 @@ struct Cli {
     timing: bool,
     /// Print optimization remarks of these passes to stderr (as LLVM's
     /// `-Rpass-missed`): `fuse` (each producer loop not fused into a
-    /// consumer, and why), `gpu` (each loop left on the host by
+    /// consumer, and why), `lower` (each top-level loop that `lower` leaves
+    /// on one thread, and why), `gpu` (each loop left on the host by
     /// `lower{target=gpu}`, and why).
-    #[arg(long, value_name = "PASSES", value_delimiter = ',', value_parser = ["fuse", "gpu"])]
+    #[arg(long, value_name = "PASSES", value_delimiter = ',', value_parser = ["fuse", "lower", "gpu"])]
     remarks: Vec<String>,
     /// Floating-point contraction (clang's flag): `off` rounds every
     /// operation, as the interpreter does; `fast` lets native code and PTX

@@ -75,6 +75,9 @@ pub fn decompose(ctx: &mut Context, opts: &ParallelOptions) -> u64 {
         .into_iter()
         .filter(|&op| ctx.is(op, gen::LOOP) && eligible(ctx, op, opts))
         .collect();
+    if ir::remarks::enabled("lower") {
+        remark_sequential(ctx, opts);
+    }
     for &op in &loops {
         decompose_loop(ctx, op, opts);
     }
@@ -83,12 +86,47 @@ pub fn decompose(ctx: &mut Context, opts: &ParallelOptions) -> u64 {
 
 /// Whether `op` (a `gen.loop`) is decomposed.
 fn eligible(ctx: &Context, op: OpId, opts: &ParallelOptions) -> bool {
-    top_level(ctx, op)
-        && gen::lower::lowerable(ctx, op)
-        && gen::try_generators(ctx, op).is_ok_and(|g| !g.is_empty())
-        && scf::constant_int(ctx, gen::size(ctx, op)).is_none_or(|n| n >= grain_of(ctx, op, opts))
-        && iterations_independent(ctx, op)
-        && !gen::running::reads_own_generators(ctx, op)
+    top_level(ctx, op) && why_sequential(ctx, op, opts).is_none()
+}
+
+/// Why top-level loop `op` stays on one thread, or `None` when it is
+/// decomposed.
+fn why_sequential(ctx: &Context, op: OpId, opts: &ParallelOptions) -> Option<String> {
+    if !gen::lower::lowerable(ctx, op) {
+        return Some("the arr lowering does not accept it".into());
+    }
+    if !gen::try_generators(ctx, op).is_ok_and(|g| !g.is_empty()) {
+        return Some("it has no generator".into());
+    }
+    let grain = grain_of(ctx, op, opts);
+    if let Some(n) = scf::constant_int(ctx, gen::size(ctx, op)).filter(|&n| n < grain) {
+        return Some(format!("its size {n} is below the grain {grain}"));
+    }
+    if !iterations_independent(ctx, op) {
+        return Some(
+            "its body writes memory allocated outside it, or calls a function that may".into(),
+        );
+    }
+    if gen::running::reads_own_generators(ctx, op) {
+        return Some("its body reads a running fold of its own generators (gen.running)".into());
+    }
+    None
+}
+
+/// `--remarks=lower`: each top-level loop left on one thread, and why.
+fn remark_sequential(ctx: &Context, opts: &ParallelOptions) {
+    for op in ctx.walk_all() {
+        if !ctx.is(op, gen::LOOP) || !top_level(ctx, op) {
+            continue;
+        }
+        if let Some(why) = why_sequential(ctx, op, opts) {
+            ir::remarks::emit(
+                "lower",
+                ctx.loc(op),
+                format!("loop runs on one thread: {why}"),
+            );
+        }
+    }
 }
 
 /// The fewest indices per chunk of loop `op`: 1 for the loop of a
