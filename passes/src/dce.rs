@@ -12,7 +12,8 @@
 //! have faulted (out of bounds) goes with it: a pass may turn a fault into a
 //! result, never a result into a fault.
 //!
-//! An unused `arr.to_vec` or `arr.len` goes like a pure op.
+//! An unused `arr.to_vec`, `arr.len` or `arr.load {in_bounds}` goes like a
+//! pure op.
 //!
 //! A store (`arr.store`, `var.set`) into a local allocation (one that never
 //! escapes, [`crate::alias::Aliases::is_local`]) is dead when no op that
@@ -169,12 +170,14 @@ fn dead_stores(ctx: &mut Context) -> u64 {
     erased
 }
 
-/// An unused `arr.to_vec` or `arr.len`: it only reads its buffer (and
-/// `to_vec` allocates the vector it returns), and cannot fault, so it goes
-/// like a pure op (MLIR's rule for ops with only read and allocate
-/// effects); the buffer may then be write-only.
+/// An unused `arr.to_vec`, `arr.len` or `arr.load {in_bounds}`: it only
+/// reads its buffer (and `to_vec` allocates the vector it returns), and
+/// cannot fault, so it goes like a pure op (MLIR's rule for ops with only
+/// read and allocate effects); the buffer may then be write-only.
 fn unused_read(ctx: &Context, op: OpId) -> bool {
-    (ctx.is(op, "arr.to_vec") || ctx.is(op, "arr.len"))
+    (ctx.is(op, "arr.to_vec")
+        || ctx.is(op, "arr.len")
+        || (ctx.is(op, "arr.load") && ctx.attr(op, "in_bounds").is_some()))
         && ctx.results(op).iter().all(|&r| ctx.unused(r))
 }
 
