@@ -147,6 +147,15 @@ fn row_of_cols(ctx: &Context, v: ValueId, size: ValueId) -> bool {
         .is_some_and(|c| ctx.operand(c, 0) == ctx.operand(r, 0))
 }
 
+/// The results of the `vec.len(v)` ops.
+fn lens_of(ctx: &Context, v: ValueId) -> Vec<ValueId> {
+    ctx.uses(v)
+        .iter()
+        .filter(|u| ctx.is(u.op, "vec.len"))
+        .map(|u| ctx.result(u.op, 0))
+        .collect()
+}
+
 /// Whether read `op` (`vec.get(v, i)`) is at the index of another read
 /// proved in bounds, `vec.get(w, i) {in_bounds}`, that dominates it, where
 /// `vec.len(w)` and `vec.len(v)` are equal by the asserts that hold at `op`
@@ -157,14 +166,7 @@ fn twin_read(ctx: &Context, asserts: &[(OpId, ValueId, ValueId)], op: OpId) -> b
     let Some(blk) = ctx.op(op).parent else {
         return false;
     };
-    let lens = |x: ValueId| -> Vec<ValueId> {
-        ctx.uses(x)
-            .iter()
-            .filter(|u| ctx.is(u.op, "vec.len"))
-            .map(|u| ctx.result(u.op, 0))
-            .collect()
-    };
-    let mine = lens(v);
+    let mine = lens_of(ctx, v);
     let twins: Vec<ValueId> = ctx
         .uses(i)
         .iter()
@@ -185,7 +187,7 @@ fn twin_read(ctx: &Context, asserts: &[(OpId, ValueId, ValueId)], op: OpId) -> b
     }
     let rep = equal_at(ctx, asserts, op);
     twins.iter().any(|&w| {
-        lens(w)
+        lens_of(ctx, w)
             .iter()
             .any(|&l| mine.iter().any(|&m| find(&rep, l) == find(&rep, m)))
     })
@@ -216,12 +218,7 @@ pub fn mark_in_bounds(ctx: &mut Context) -> u64 {
         // Another `vec.len(v)` equal to the size at this read (the
         // dominating asserts are gathered once per read).
         let same_len = || {
-            let lens: Vec<ValueId> = ctx
-                .uses(v)
-                .iter()
-                .filter(|u| ctx.is(u.op, "vec.len"))
-                .map(|u| ctx.result(u.op, 0))
-                .collect();
+            let lens = lens_of(ctx, v);
             if lens.contains(&size) {
                 return true;
             }

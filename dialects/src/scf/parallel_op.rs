@@ -37,7 +37,7 @@
 use smallvec::SmallVec;
 
 use ir::ast::SyntaxError;
-use ir::clone::{clone_op_into, ValueMap};
+use ir::clone::{clone_block_into, clone_op_into, ValueMap};
 use ir::custom::{CustomParser, ParsedOp, ParsedRegion};
 use ir::interp::{Interp, RtValue, RunError, Stop};
 use ir::printer::Printer;
@@ -270,16 +270,11 @@ fn apply(b: &mut Builder, r: RegionId, acc: ValueId, x: ValueId, outer: &ValueMa
     let mut map = outer.clone();
     map.insert(args[0], acc);
     map.insert(args[1], x);
-    let mut out = acc;
-    for op in b.ctx.block_ops(blk) {
-        if b.ctx.is(op, REDUCE_RETURN) {
-            let y = b.ctx.operand(op, 0);
-            out = map.get(&y).copied().unwrap_or(y);
-        } else {
-            clone_op_into(b, op, &mut map);
-        }
-    }
-    out
+    // The verifier guarantees the final `scf.reduce.return` of one value.
+    clone_block_into(b, blk, &mut map)
+        .first()
+        .copied()
+        .unwrap_or(acc)
 }
 
 /// The lowering (phase `gen`): a nest of `scf.for`s, the outermost for

@@ -30,7 +30,7 @@
 //! so far (reduce) or the next chunk's offset (scan). The `⊕`s are the same;
 //! only where the combiner can fault must the partials all come first.
 
-use ir::clone::{clone_op_into, ValueMap};
+use ir::clone::{clone_block_into, ValueMap};
 use ir::{Builder, Context, OpId, RegionId, Type, ValueId};
 
 use super::{combiner_terminator, SEQUENTIAL_ATTR};
@@ -79,13 +79,7 @@ impl Combiner {
         let mut map = ValueMap::default();
         map.insert(args[0], acc);
         map.insert(args[1], x);
-        for op in b.ctx.block_ops(blk) {
-            if op != self.term {
-                clone_op_into(b, op, &mut map);
-            }
-        }
-        let y = b.ctx.operand(self.term, 0);
-        map.get(&y).copied().unwrap_or(y)
+        clone_block_into(b, blk, &mut map)[0]
     }
 
     /// Whether no op of the combiner can fault: `arith` ops other than
