@@ -121,6 +121,7 @@ impl Pass for Lower {
                         "gpu-forwarded-copies",
                         crate::gpu::forward_device_copies(ctx),
                     );
+                    stats.add("gpu-reused-copies", crate::gpu::reuse_device_copies(ctx));
                     stats.add(
                         "gpu-hoisted-copies",
                         crate::gpu::hoist_invariant_copies(ctx),

@@ -102,7 +102,7 @@ pub(super) fn plan(ctx: &Context, l: OpId) -> Result<FlatPlan, String> {
         return Err("not a flatMap of scalars".into());
     }
     let mut captures = Vec::new();
-    super::body_ok(ctx, l, l, &mut captures, None, true)?;
+    super::body_ok(ctx, l, l, &mut captures, &[], true)?;
     Ok(FlatPlan { parts, captures })
 }
 

@@ -46,15 +46,18 @@
 //! reduction: per-thread partials, warp shuffles, shared memory across
 //! warps, then a second kernel over the per-block partials).
 
+mod chunks;
 mod emits;
 mod flat;
 mod kernel;
 mod resident;
+mod reuse;
 mod running;
 mod scan;
 mod update;
 
 pub use resident::{forward_device_copies, hoist_invariant_copies, keep_on_device};
+pub use reuse::reuse_device_copies;
 
 use std::collections::{HashMap, HashSet};
 
@@ -234,11 +237,20 @@ impl Walk<'_> {
             if let Some(what) = ctx
                 .attr(op, dialects::vec_combine::SEQUENTIAL_ATTR)
                 .and_then(|a| a.as_str())
+                .map(str::to_string)
             {
+                let why = match chunks::plan(ctx, op) {
+                    Some(Ok(p)) => {
+                        self.kernels += chunks::offload(ctx, f, op, &p, self.opts, &mut self.seq);
+                        continue;
+                    }
+                    Some(Err(why)) => why,
+                    None => "it carries the fold from chunk to chunk".into(),
+                };
                 ir::remarks::emit(
                     "gpu",
                     ctx.loc(op),
-                    format!("'{what}' with a combiner region: a loop over its chunks left on the host (no kernel runs it yet)"),
+                    format!("'{what}' with a combiner region: a loop over its chunks left on the host ({why})"),
                 );
                 self.host += 1;
             }
@@ -402,8 +414,9 @@ fn roles(ctx: &Context, l: OpId) -> Result<Vec<Role>, String> {
 
 /// Whether every op nested in `l` can run in a kernel thread (`Err`: the
 /// first that cannot, and why), and the values from outside `l` that they
-/// read. `own` is an array from outside that the body may load and store
-/// (an indexed update's destination, [`update`]); it is not a capture.
+/// read. `own` holds arrays from outside that the body may load and store
+/// (an indexed update's destination, [`update`]; a chunked scan's arrays,
+/// [`chunks`]); they are not captures.
 /// With `flat`, loops nested in `outer` may feed `outer`'s generators (a
 /// flatMap, [`flat`]).
 fn body_ok(
@@ -411,13 +424,13 @@ fn body_ok(
     outer: OpId,
     l: OpId,
     captures: &mut Vec<ValueId>,
-    own: Option<ValueId>,
+    own: &[ValueId],
     flat: bool,
 ) -> Result<(), String> {
     for op in ctx.walk_nested(l) {
         let name = ctx.op_name(op);
         let ok = name.starts_with("arith.")
-            || (matches!(name, "arr.load" | "arr.store") && Some(ctx.operand(op, 0)) == own)
+            || (matches!(name, "arr.load" | "arr.store") && own.contains(&ctx.operand(op, 0)))
             || matches!(
                 name,
                 "scf.if"
@@ -475,7 +488,7 @@ fn body_ok(
             let inside = ctx
                 .value_block(v)
                 .is_some_and(|b| ctx.block_in_op(b, outer));
-            if inside || captures.contains(&v) || Some(v) == own {
+            if inside || captures.contains(&v) || own.contains(&v) {
                 continue;
             }
             let t = ctx.ty(v);
@@ -512,7 +525,7 @@ fn body_ok(
 fn plan(ctx: &Context, l: OpId) -> Result<Plan, String> {
     let roles = roles(ctx, l)?;
     let mut captures = Vec::new();
-    body_ok(ctx, l, l, &mut captures, None, false)?;
+    body_ok(ctx, l, l, &mut captures, &[], false)?;
     let running = running::generators(ctx, l, &roles).ok_or_else(|| {
         "its body reads a scan's running value in a way the scan kernels do not provide".to_string()
     })?;

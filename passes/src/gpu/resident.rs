@@ -84,18 +84,18 @@ struct Carried {
     back: (OpId, OpId, OpId),
 }
 
-fn top(ctx: &Context, op: OpId, body: ir::BlockId) -> bool {
+pub(super) fn top(ctx: &Context, op: OpId, body: ir::BlockId) -> bool {
     ctx.op(op).parent == Some(body)
 }
 
 /// The op named `name` at the top of `body` that defines `v`.
-fn def_at_top(ctx: &Context, v: ValueId, name: &str, body: ir::BlockId) -> Option<OpId> {
+pub(super) fn def_at_top(ctx: &Context, v: ValueId, name: &str, body: ir::BlockId) -> Option<OpId> {
     ctx.def_op(v)
         .filter(|&o| ctx.is(o, name) && top(ctx, o, body))
 }
 
 /// Whether `size` is `vec.len %v`.
-fn is_len_of(ctx: &Context, size: ValueId, v: ValueId) -> bool {
+pub(super) fn is_len_of(ctx: &Context, size: ValueId, v: ValueId) -> bool {
     ctx.def_op_named(size, "vec.len")
         .is_some_and(|l| ctx.operand(l, 0) == v)
 }
@@ -126,7 +126,7 @@ fn host_copy(
 /// The single `gpu.dealloc` of device buffer `d` at the top of `body`, when
 /// every other use of `d` is a launch operand (one whose kernel only reads
 /// it, when `read_only`) or one of `allowed` (op, operand index) pairs.
-fn only_launched(
+pub(super) fn only_launched(
     ctx: &Context,
     d: ValueId,
     body: ir::BlockId,

@@ -155,7 +155,7 @@ fn check(
         }
     };
     let mut captures = Vec::new();
-    super::body_ok(ctx, l, l, &mut captures, Some(a), false)?;
+    super::body_ok(ctx, l, l, &mut captures, &[a], false)?;
     Ok(UpdatePlan { a, how, captures })
 }
 

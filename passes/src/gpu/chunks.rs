@@ -1,0 +1,159 @@
+//! The second pass of a chunked scan in a kernel (issue 41, item 3; issue
+//! 42, item 10): a thread per chunk.
+//!
+//! A `vec.scan` with a combiner region lowers (`dialects::vec_combine::
+//! chunked`) to the partials of its chunks (a `gen.loop`, a kernel like any
+//! other), their offsets (a short host loop over at most 256 partials), and
+//! a second pass at the top level of host code: an `scf.forall` over the
+//! chunks, marked `l0.left_fold`, whose iteration `c` folds chunk `c` from
+//! its offset and stores each running value. Its body loads the offsets'
+//! arrays and stores the output arrays (one per leaf field of the element
+//! type), both allocated on the host by the lowering. Chunk `c` stores only
+//! the elements of its own range `[c*cs, min(n, c*cs+cs))`, so the
+//! iterations are independent, as the `scf.forall` says: the CPU runs them
+//! on every core, and here a kernel thread runs each.
+//!
+//! The kernel `@f_kN(nc, captures..., loaded..., stored...)` is a
+//! grid-stride loop over the chunks whose body is the `scf.forall`'s. On
+//! the host the offsets' arrays are copied to the device before the launch
+//! and the outputs back after it. The outputs are not copied to the device
+//! first: the chunks cover `[0, n)`, so every element is stored.
+
+use ir::clone::ValueMap;
+use ir::{Builder, Context, OpId, Type, ValueId};
+
+use dialects::vec_combine::SEQUENTIAL_ATTR;
+use dialects::{arr, gpu};
+
+use super::kernel::{copy_per_index, finish, mat_reads_to_arr, new_kernel, prologue, vec_reads_to_arr};
+use super::{captures_to_device, dalloc, host_start, kernel_captures, kernel_name, GpuOptions, HostStart};
+
+/// A chunk loop a kernel runs.
+pub(super) struct ChunkPlan {
+    /// Host arrays the body only loads (the offsets).
+    loaded: Vec<ValueId>,
+    /// Host arrays the body only stores (the outputs).
+    stored: Vec<ValueId>,
+    /// Values from outside the loop that its body reads.
+    captures: Vec<ValueId>,
+}
+
+/// Whether `l` is a chunked scan's second pass (`None`: it is not), and
+/// then how a kernel runs it or why none does (the text of a
+/// `--remarks=gpu` remark).
+pub(super) fn plan(ctx: &Context, l: OpId) -> Option<Result<ChunkPlan, String>> {
+    if !ctx.is(l, "scf.forall")
+        || ctx.attr(l, SEQUENTIAL_ATTR).is_none()
+        || ctx.operands(l).len() != 1
+        || !ctx.results(l).is_empty()
+    {
+        return None;
+    }
+    Some(check(ctx, l))
+}
+
+fn check(ctx: &Context, l: OpId) -> Result<ChunkPlan, String> {
+    let mut loaded = Vec::new();
+    let mut stored = Vec::new();
+    for op in ctx.walk_nested(l) {
+        let store = ctx.is(op, "arr.store");
+        if !(store || ctx.is(op, "arr.load")) {
+            continue;
+        }
+        let a = ctx.operand(op, 0);
+        let outside = !ctx.value_block(a).is_some_and(|b| ctx.block_in_op(b, l));
+        let fresh = ctx.def_op(a).is_some_and(|d| ctx.is(d, "arr.alloc"));
+        if !(outside && fresh) {
+            return Err("its body reads or writes an array other than its own offsets and outputs".into());
+        }
+        let elem = ctx.ty(a).elem().cloned().unwrap_or(Type::Index);
+        if !super::scalar(&elem) {
+            return Err(format!(
+                "its arrays hold '{elem}' elements (kernels store scalars of 32 and 64 bits, and i1)"
+            ));
+        }
+        let (mine, other) = if store {
+            (&mut stored, &loaded)
+        } else {
+            (&mut loaded, &stored)
+        };
+        if other.contains(&a) {
+            return Err("its body loads an array that it stores".into());
+        }
+        if !mine.contains(&a) {
+            mine.push(a);
+        }
+    }
+    let own: Vec<ValueId> = loaded.iter().chain(&stored).copied().collect();
+    let mut captures = Vec::new();
+    super::body_ok(ctx, l, l, &mut captures, &own, false)?;
+    Ok(ChunkPlan {
+        loaded,
+        stored,
+        captures,
+    })
+}
+
+/// Replaces chunk loop `l` (in host function `f`) by a kernel and its
+/// launch; returns the kernels built (1).
+pub(super) fn offload(
+    ctx: &mut Context,
+    f: OpId,
+    l: OpId,
+    p: &ChunkPlan,
+    opts: &GpuOptions,
+    seq: &mut u32,
+) -> u64 {
+    let n = ctx.operand(l, 0);
+    let own: Vec<ValueId> = p.loaded.iter().chain(&p.stored).copied().collect();
+    let (caps, cap_types, mats) = kernel_captures(ctx, l, &p.captures);
+    let name = kernel_name(ctx, f, seq);
+
+    let mut params = vec![Type::Index];
+    params.extend(cap_types);
+    params.extend(own.iter().map(|&a| ctx.ty(a).clone()));
+    let (k, kb) = new_kernel(ctx, f, l, &name, &params);
+    let args = ctx.block_args(kb).to_vec();
+    let mut map = ValueMap::new();
+    for (&v, &a) in caps.iter().chain(&own).zip(&args[1..]) {
+        map.insert(v, a);
+    }
+    let body = ctx.op_block(l, 0);
+    let ops = ctx.block_ops(body);
+    let iv = ctx.block_args(body)[0];
+    let mut b = Builder::at_end(ctx, kb);
+    b.loc = b.ctx.loc(l);
+    let t = prologue(&mut b);
+    copy_per_index(&mut b, &t, args[0], &ops, &[iv], &mut map, |_, _| {});
+    finish(&mut b);
+    vec_reads_to_arr(ctx, k);
+    mat_reads_to_arr(ctx, k, &mats);
+
+    let mut b = Builder::before(ctx, l);
+    let HostStart { blk, grid, .. } = host_start(&mut b, n, opts);
+    let mut dev = Vec::new();
+    let mut launch = vec![n];
+    captures_to_device(&mut b, &caps, &mut dev, &mut launch);
+    let mut device_of = Vec::new();
+    for &a in &own {
+        let elem = b.ctx.ty(a).elem().cloned().expect("an array");
+        let len = arr::len(&mut b, a);
+        let d = dalloc(&mut b, &mut dev, len, elem);
+        if p.loaded.contains(&a) {
+            gpu::memcpy(&mut b, d, a);
+        }
+        launch.push(d);
+        device_of.push((a, d));
+    }
+    gpu::launch_func(&mut b, &name, grid, blk, &launch);
+    for &(a, d) in &device_of {
+        if p.stored.contains(&a) {
+            gpu::memcpy(&mut b, a, d);
+        }
+    }
+    for d in dev {
+        gpu::dealloc(&mut b, d);
+    }
+    ctx.erase_op(l);
+    1
+}

@@ -1,0 +1,78 @@
+//! One device copy of a host vector per block (issue 41, item 3: data stays
+//! on the device). Offloading builds each loop's launch on its own, so two
+//! kernels that read the same vector (a scan's partials and its second
+//! pass, a map and a reduce of one input) each copy it to the device.
+
+use ir::{Context, OpId, Type, ValueId};
+
+use super::resident::{def_at_top, is_len_of, only_launched, top};
+
+/// Where a block copies host vector `%v` into a fresh device buffer `%d1`
+/// and later again into `%d2` (`%d = gpu.alloc (vec.len %v)`, `gpu.memcpy
+/// %d, %v`), and launches only read either buffer (their kernels load from
+/// the parameter and nothing else; checked), the second copy goes: `%d2`'s
+/// launches read `%d1`, which is freed at the later of the two frees. A
+/// `vec` never changes, so both buffers hold the same elements. Returns the
+/// copies removed (statistic `gpu-reused-copies`).
+pub fn reuse_device_copies(ctx: &mut Context) -> u64 {
+    let copies: Vec<OpId> = ctx
+        .walk_all()
+        .into_iter()
+        .filter(|&op| ctx.is(op, "gpu.memcpy"))
+        .collect();
+    let mut n = 0;
+    for c in copies {
+        if ctx.alive(c) && reuse(ctx, c) {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// A copy `gpu.memcpy %d, %v` of vector `%v` into a fresh read-only device
+/// buffer of `%v`'s length at the top of `block`: `(alloc, free)` of `%d`.
+fn read_only_copy(ctx: &Context, copy: OpId, block: ir::BlockId) -> Option<(OpId, OpId)> {
+    let (d, v) = (ctx.operand(copy, 0), ctx.operand(copy, 1));
+    if !matches!(ctx.ty(v), Type::Vec(_)) || !top(ctx, copy, block) {
+        return None;
+    }
+    let alloc = def_at_top(ctx, d, "gpu.alloc", block)?;
+    if !is_len_of(ctx, ctx.operand(alloc, 0), v) || ctx.uses(d).iter().any(|u| !top(ctx, u.op, block)) {
+        return None;
+    }
+    let free = only_launched(ctx, d, block, &[(copy, 0)], true)?;
+    Some((alloc, free))
+}
+
+/// [`reuse_device_copies`] for one later copy `copy2`.
+fn reuse(ctx: &mut Context, copy2: OpId) -> bool {
+    let Some(block) = ctx.op(copy2).parent else {
+        return false;
+    };
+    let Some((alloc2, free2)) = read_only_copy(ctx, copy2, block) else {
+        return false;
+    };
+    let v = ctx.operand(copy2, 1);
+    let first = ctx.uses(v).iter().map(|u| u.op).find(|&c| {
+        c != copy2
+            && ctx.is(c, "gpu.memcpy")
+            && ctx.operand(c, 1) == v
+            && top(ctx, c, block)
+            && ctx.is_before_in_block(c, copy2)
+            && read_only_copy(ctx, c, block).is_some()
+    });
+    let Some(copy1) = first else {
+        return false;
+    };
+    let (_, free1) = read_only_copy(ctx, copy1, block).expect("checked");
+    let (d1, d2): (ValueId, ValueId) = (ctx.operand(copy1, 0), ctx.operand(copy2, 0));
+    ctx.erase_op(copy2);
+    ctx.replace_all_uses(d2, d1);
+    ctx.erase_op(alloc2);
+    if ctx.is_before_in_block(free1, free2) {
+        ctx.erase_op(free1);
+    } else {
+        ctx.erase_op(free2);
+    }
+    true
+}
