@@ -25,8 +25,12 @@ use ir::{Builder, Context, OpId, Type, ValueId};
 use dialects::vec_combine::SEQUENTIAL_ATTR;
 use dialects::{arr, gpu};
 
-use super::kernel::{copy_per_index, finish, mat_reads_to_arr, new_kernel, prologue, vec_reads_to_arr};
-use super::{captures_to_device, dalloc, host_start, kernel_captures, kernel_name, GpuOptions, HostStart};
+use super::kernel::{
+    copy_per_index, finish, mat_reads_to_arr, new_kernel, prologue, vec_reads_to_arr,
+};
+use super::{
+    captures_to_device, dalloc, host_start, kernel_captures, kernel_name, GpuOptions, HostStart,
+};
 
 /// A chunk loop a kernel runs.
 pub(super) struct ChunkPlan {
@@ -64,7 +68,9 @@ fn check(ctx: &Context, l: OpId) -> Result<ChunkPlan, String> {
         let outside = !ctx.value_block(a).is_some_and(|b| ctx.block_in_op(b, l));
         let fresh = ctx.def_op(a).is_some_and(|d| ctx.is(d, "arr.alloc"));
         if !(outside && fresh) {
-            return Err("its body reads or writes an array other than its own offsets and outputs".into());
+            return Err(
+                "its body reads or writes an array other than its own offsets and outputs".into(),
+            );
         }
         let elem = ctx.ty(a).elem().cloned().unwrap_or(Type::Index);
         if !super::scalar(&elem) {

@@ -293,8 +293,11 @@ pub(super) fn vec_reads_to_arr(ctx: &mut Context, k: OpId) {
 pub(super) fn mat_reads_to_arr(ctx: &mut Context, k: OpId, mats: &[usize]) {
     let params = ctx.block_args(ctx.op_block(k, 0)).to_vec();
     for op in ctx.walk_nested(k) {
+        if !ctx.alive(op) {
+            continue;
+        }
         let name = ctx.op_name(op);
-        if !matches!(name, "mat.get" | "mat.rows" | "mat.cols") {
+        if !matches!(name, "mat.get" | "mat.rows" | "mat.cols" | "mat.row") {
             continue;
         }
         let m = ctx.operand(op, 0);
@@ -302,6 +305,10 @@ pub(super) fn mat_reads_to_arr(ctx: &mut Context, k: OpId, mats: &[usize]) {
             continue;
         };
         let (rows, cols) = (params[2 + c], params[3 + c]);
+        if name == "mat.row" {
+            row_reads_to_arr(ctx, op, rows, cols);
+            continue;
+        }
         let new = match name {
             "mat.rows" => rows,
             "mat.cols" => cols,
@@ -333,6 +340,46 @@ pub(super) fn mat_reads_to_arr(ctx: &mut Context, k: OpId, mats: &[usize]) {
         };
         ctx.replace_op(op, &[new]);
     }
+}
+
+/// Rewrites `%r = mat.row %m, %i` (plain or `{transposed}`) of a matrix
+/// that became a device buffer with `rows` and `cols` (see
+/// [`mat_reads_to_arr`]): the row index is checked as the op checks it
+/// (unless it is marked `in_bounds`), `vec.len %r` becomes the row's length
+/// and `vec.get %r, %k` a load at `i * cols + k` (`k * cols + i` for a
+/// column) after a check of `k` against that length (unless marked
+/// `in_bounds`). The caller made sure nothing else reads `%r`
+/// (`super::row_of_capture`).
+fn row_reads_to_arr(ctx: &mut Context, op: OpId, rows: ValueId, cols: ValueId) {
+    let t = dialects::mat::row_is_transposed(ctx, op);
+    let (m, i) = (ctx.operand(op, 0), ctx.operand(op, 1));
+    let (lr, len) = if t { (cols, rows) } else { (rows, cols) };
+    if ctx.attr(op, "in_bounds").is_none() {
+        let mut b = Builder::before(ctx, op);
+        let ok = cmpi(&mut b, "ult", i, lr);
+        dialects::scf::build_assert(&mut b, ok, "row index out of bounds in mat.row");
+    }
+    let row = ctx.result(op, 0);
+    let reads: Vec<OpId> = ctx.uses(row).iter().map(|u| u.op).collect();
+    for r in reads {
+        let new = if ctx.is(r, "vec.len") {
+            len
+        } else {
+            let k = ctx.operand(r, 1);
+            let checked = ctx.attr(r, "in_bounds").is_none();
+            let mut b = Builder::before(ctx, r);
+            if checked {
+                let ok = cmpi(&mut b, "ult", k, len);
+                dialects::scf::build_assert(&mut b, ok, "index out of bounds in vec.get");
+            }
+            let (r0, c0) = if t { (k, i) } else { (i, k) };
+            let base = binop(&mut b, "arith.muli", r0, cols);
+            let at = binop(&mut b, "arith.addi", base, c0);
+            arr::load_in_bounds(&mut b, m, at)
+        };
+        ctx.replace_op(r, &[new]);
+    }
+    ctx.erase_op(op);
 }
 
 /// Builds the main kernel of loop `l` (in host function `f`).

@@ -444,9 +444,11 @@ fn body_ok(
             || (matches!(
                 name,
                 "vec.get" | "vec.len" | "mat.get" | "mat.rows" | "mat.cols"
-            ) && !ctx
+            ) && (!ctx
                 .value_block(ctx.operand(op, 0))
-                .is_some_and(|b| ctx.block_in_op(b, outer)))
+                .is_some_and(|b| ctx.block_in_op(b, outer))
+                || row_of_capture(ctx, outer, ctx.operand(op, 0))))
+            || (name == "mat.row" && row_of_capture(ctx, outer, ctx.result(op, 0)))
             || (matches!(name, "gen.emit" | "gen.running")
                 && gen::handle_owner(ctx, ctx.operand(op, 0))
                     .is_some_and(|o| o == l || ctx.is_ancestor(outer, o)))
@@ -505,7 +507,7 @@ fn body_ok(
     let reads_only = captures.iter().all(|&v| {
         let reads: &[&str] = match ctx.ty(v) {
             Type::Vec(_) => &["vec.get", "vec.len"],
-            Type::Mat(_) => &["mat.get", "mat.rows", "mat.cols"],
+            Type::Mat(_) => &["mat.get", "mat.rows", "mat.cols", "mat.row"],
             _ => return true,
         };
         ctx.uses(v).iter().all(|u| {
@@ -518,6 +520,23 @@ fn body_ok(
     } else {
         Err("its body uses a vector or matrix from outside other than by reading elements and sizes".into())
     }
+}
+
+/// Whether `v` is a row (or, `{transposed}`, a column) of a matrix from
+/// outside `outer`, `mat.row %m, %i`, that only `vec.get` and `vec.len`
+/// read: in a kernel these become reads of the matrix's device buffer at
+/// computed indices ([`kernel::mat_reads_to_arr`]), and no row is built.
+fn row_of_capture(ctx: &Context, outer: OpId, v: ValueId) -> bool {
+    let Some(row) = ctx.def_op_named(v, "mat.row") else {
+        return false;
+    };
+    let m = ctx.operand(row, 0);
+    !ctx.value_block(m)
+        .is_some_and(|b| ctx.block_in_op(b, outer))
+        && ctx
+            .uses(v)
+            .iter()
+            .all(|u| u.index == 0 && matches!(ctx.op_name(u.op), "vec.get" | "vec.len"))
 }
 
 /// How loop `l` becomes kernels, or why it stays on the host (the text of

@@ -37,7 +37,9 @@ fn read_only_copy(ctx: &Context, copy: OpId, block: ir::BlockId) -> Option<(OpId
         return None;
     }
     let alloc = def_at_top(ctx, d, "gpu.alloc", block)?;
-    if !is_len_of(ctx, ctx.operand(alloc, 0), v) || ctx.uses(d).iter().any(|u| !top(ctx, u.op, block)) {
+    if !is_len_of(ctx, ctx.operand(alloc, 0), v)
+        || ctx.uses(d).iter().any(|u| !top(ctx, u.op, block))
+    {
         return None;
     }
     let free = only_launched(ctx, d, block, &[(copy, 0)], true)?;
