@@ -23,6 +23,12 @@ pub struct PrintOptions {
     /// default `math.sqrt` (IR-SPEC §1: the math ops print with MLIR's
     /// `math` dialect names; both spellings parse).
     pub l0_names: bool,
+    /// Print each op's location after it, as MLIR's
+    /// `--mlir-print-debuginfo` does: `loc("file":line:col)`, the op's own
+    /// MLIR location clause where its text had one (see
+    /// [`crate::diag::mlir_location`]), else its position in the text it
+    /// was parsed from; `loc(unknown)` without a source.
+    pub debuginfo: bool,
 }
 
 /// A printed name, 4 bytes: a context's interned [`Name`] (a value's source
@@ -56,6 +62,9 @@ pub struct Printer<'a> {
     sink_error: Option<std::io::Error>,
     /// The last character handed to the sink.
     flushed_last: Option<char>,
+    /// For [`PrintOptions::debuginfo`]: the offsets where the source's
+    /// lines start, and whether it holds any `loc(` clause (computed once).
+    lines: Option<(Vec<usize>, bool)>,
 }
 
 fn valid_name(s: &str) -> bool {
@@ -100,6 +109,7 @@ impl<'a> Printer<'a> {
             sink: None,
             sink_error: None,
             flushed_last: None,
+            lines: None,
         }
     }
     /// A printer that hands its text to `sink` in pieces as it goes, so the
@@ -440,6 +450,53 @@ impl<'a> Printer<'a> {
         if isolated {
             self.scopes.pop();
         }
+        if self.opts.debuginfo {
+            self.location(op);
+        }
+    }
+
+    /// Writes ` loc(...)` for `op` (see [`PrintOptions::debuginfo`]).
+    fn location(&mut self, op: OpId) {
+        let ctx = self.ctx;
+        let (Some(at), Some(src)) = (ctx.loc(op).offset(), ctx.source.as_deref()) else {
+            self.out.push_str(" loc(unknown)");
+            return;
+        };
+        let text = src.text.as_str();
+        let (starts, has_loc) = self.lines.get_or_insert_with(|| {
+            let mut v = vec![0];
+            v.extend(
+                text.bytes()
+                    .enumerate()
+                    .filter(|&(_, c)| c == b'\n')
+                    .map(|(i, _)| i + 1),
+            );
+            (v, text.contains("loc("))
+        });
+        let clause = if *has_loc {
+            crate::diag::mlir_location(text, at)
+        } else {
+            None
+        };
+        let (file, line, col) = match clause.as_deref().and_then(split_location) {
+            Some((f, l, c)) => (f.to_string(), l, c),
+            None => {
+                let at = at.min(text.len());
+                let line = starts.partition_point(|&s| s <= at);
+                let start = starts[line.max(1) - 1];
+                let col = text
+                    .get(start..at)
+                    .map_or(at - start, |t| t.chars().count())
+                    + 1;
+                let name = if src.name == "-" {
+                    "<stdin>"
+                } else {
+                    &src.name
+                };
+                (name.to_string(), line.max(1), col)
+            }
+        };
+        let _ = write!(self.out, " loc({}:{line}:{col})", Attribute::Str(file));
     }
 
     /// The name `op` is printed under (see [`PrintOptions::l0_names`]).
@@ -544,4 +601,12 @@ impl fmt::Debug for Context {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&print_module(self, PrintOptions::default()))
     }
+}
+
+/// `file:line:col` split into its parts (the file may hold colons).
+fn split_location(s: &str) -> Option<(&str, usize, usize)> {
+    let mut it = s.rsplitn(3, ':');
+    let col = it.next()?.parse().ok()?;
+    let line = it.next()?.parse().ok()?;
+    Some((it.next()?, line, col))
 }

@@ -235,6 +235,11 @@ struct Cli {
     /// `arith.abs`, ...). Both names are always parsed.
     #[arg(long, conflicts_with = "print_mlir_names")]
     print_l0_names: bool,
+    /// Print each op's location after it, `loc("file":line:col)`: its MLIR
+    /// location clause where the input had one, else its place in the input
+    /// (MLIR's flag of the same name).
+    #[arg(long)]
+    mlir_print_debuginfo: bool,
     /// Accept ops (in the generic form) that no dialect registered, as
     /// opaque ops with unknown effects (MLIR's flag of the same name).
     #[arg(long)]
@@ -873,6 +878,7 @@ impl Cli {
         PrintOptions {
             generic: self.print_generic,
             l0_names: self.print_l0_names,
+            debuginfo: self.mlir_print_debuginfo,
         }
     }
 }

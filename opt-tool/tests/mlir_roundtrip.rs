@@ -2,7 +2,8 @@
 //! uses only the dialects L0 shares with MLIR (builtin, func, arith, scf) and
 //! MLIR's types, L0's output, in the custom form and in the generic form, is
 //! read by `mlir-opt-16`, and `mlir-opt`'s own output of it is read back by
-//! `l0-opt`. L0 prints with `--print-mlir-names` (`math.sqrt` for
+//! `l0-opt`; so is the custom form with each op's location
+//! (`--mlir-print-debuginfo`), and mlir-opt's located answer. L0 prints with `--print-mlir-names` (`math.sqrt` for
 //! `arith.sqrt`). A second test compares canonicalize and cse with
 //! mlir-opt-16 on the same corpus: ops left, and results in the interpreter.
 //!
@@ -137,8 +138,30 @@ fn mlir_opt_reads_l0_output_and_l0_reads_it_back() {
                 continue;
             }
         };
-        for (form, text) in [("custom", &custom), ("generic", &generic)] {
-            match pipe(&mlir, &["--split-input-file"], text) {
+        // With each op's location (`--mlir-print-debuginfo`); mlir-opt's
+        // answer then has them too (aliases `#loc = loc(...)` at the end,
+        // block arguments' locations).
+        let located = match pipe(
+            &l0,
+            &["-", "--split-input-file", "--mlir-print-debuginfo"],
+            &custom,
+        ) {
+            Ok(g) => g,
+            Err(e) => {
+                failures.push(format!("{rel}: l0-opt does not read its own output:\n{e}"));
+                continue;
+            }
+        };
+        for (form, text) in [
+            ("custom", &custom),
+            ("generic", &generic),
+            ("debuginfo", &located),
+        ] {
+            let mut mlir_args = vec!["--split-input-file"];
+            if form == "debuginfo" {
+                mlir_args.push("--mlir-print-debuginfo");
+            }
+            match pipe(&mlir, &mlir_args, text) {
                 Err(e) => failures.push(format!(
                     "{rel} ({form} form): mlir-opt rejects L0's output:\n{e}\n--- L0's output:\n{text}"
                 )),
