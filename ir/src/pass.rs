@@ -42,6 +42,10 @@ pub struct PassOptions {
     /// The lowering phases of the tool's dialect registry (from
     /// [`PassRegistry::phases`]), for options that name a phase.
     pub phases: Vec<&'static str>,
+    /// The code generator the pipeline's output goes to, where the tool
+    /// knows it (`"llvm"` or `"cranelift"`; from [`PassRegistry::codegen`]),
+    /// for defaults tuned to it (`lower`'s `split`).
+    pub codegen: Option<&'static str>,
 }
 
 impl PassOptions {
@@ -98,6 +102,10 @@ pub struct PassRegistry {
     /// The lowering phases of the dialects the passes will run on, handed
     /// to each pass's options ([`PassOptions::phases`]); empty when unknown.
     pub phases: Vec<&'static str>,
+    /// The code generator the pipeline feeds, handed to each pass's options
+    /// ([`PassOptions::codegen`]); `None` when unknown (the interpreter, or
+    /// IR printed).
+    pub codegen: Option<&'static str>,
 }
 
 impl PassRegistry {
@@ -128,6 +136,7 @@ impl PassRegistry {
         let mut out = Vec::new();
         for (name, mut opts) in parse_pipeline(text)? {
             opts.phases = self.phases.clone();
+            opts.codegen = self.codegen;
             let info = self
                 .get(&name)
                 .ok_or_else(|| format!("unknown pass '{name}' (see --list-passes)"))?;

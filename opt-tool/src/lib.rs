@@ -165,6 +165,23 @@ impl Cli {
             contract: self.fp_contract == FpContract::Fast,
         }
     }
+    /// The code generator that the pipeline's output goes to, where this
+    /// run generates code (`--run` on a native backend, `--emit` of native
+    /// code or PTX): passes tune defaults to it ([`ir::pass::PassOptions::codegen`]).
+    pub fn codegen(&self) -> Option<&'static str> {
+        if self.run.is_some() {
+            return match self.backend() {
+                Backend::Interp => None,
+                Backend::Cranelift => Some("cranelift"),
+                Backend::Llvm => Some("llvm"),
+            };
+        }
+        match self.emit {
+            Emit::Ir | Emit::Dot => None,
+            Emit::Obj if self.backend == Some(Backend::Cranelift) => Some("cranelift"),
+            Emit::Llvm | Emit::Asm | Emit::Obj | Emit::Ptx => Some("llvm"),
+        }
+    }
     /// The backend of `--run`.
     pub fn backend(&self) -> Backend {
         let default = match self.target {
@@ -692,10 +709,9 @@ fn process_inner(
     let parse_time = t0.elapsed();
     let parse_rss = if cli.timing { peak_rss_kib() } else { None };
 
-    let passes = tool()
-        .pass_registry(ctx.registry())
-        .parse_pipeline(pipeline)
-        .map_err(Failure::Usage)?;
+    let mut registry = tool().pass_registry(ctx.registry());
+    registry.codegen = cli.codegen();
+    let passes = registry.parse_pipeline(pipeline).map_err(Failure::Usage)?;
     if cli.fp_contract == FpContract::Fast {
         passes::fp_contract::mark(&mut ctx);
     }

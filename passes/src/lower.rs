@@ -210,11 +210,25 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
     }
     Ok(Box::new(Lower {
         until,
-        split: opts.get_usize("split", 4)?,
+        split: opts.get_usize("split", default_split(opts.codegen))?,
         gpu,
         parallel: on.then_some(parallel),
         version,
     }))
+}
+
+/// The default of option `split` for code generator `codegen`: 4 for
+/// Cranelift, which does not vectorize and pairs the lanes of split
+/// reductions itself; 1 for LLVM, whose loop vectorizer reassociates a
+/// `reassoc` reduction on its own and does worse on one split into
+/// interleaved lanes (strided loads and shuffles: `benches/matmul.sh`).
+/// 4 when unknown.
+pub fn default_split(codegen: Option<&str>) -> usize {
+    if codegen == Some("llvm") {
+        1
+    } else {
+        4
+    }
 }
 
 /// Registration record.
@@ -227,7 +241,7 @@ pub fn info() -> PassInfo {
             ("until", "last phase to apply (e.g. gen)"),
             (
                 "split",
-                "accumulators per reduction before the arr phase (default 4; 1 = off)",
+                "accumulators per reduction before the arr phase (default 4, 1 when the output goes to --backend=llvm; 1 = off)",
             ),
             (
                 "target",
