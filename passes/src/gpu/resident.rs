@@ -458,8 +458,10 @@ fn rewrite(ctx: &mut Context, f: OpId, k: usize, c: Carried) -> OpId {
 /// involved is in one block; launches reading `%d` only read it, and
 /// launches using `%o` after the copy out only read it (the kernels
 /// load from the parameter and nothing else); `%d`'s size is `vec.len %v`.
-/// When `%v` has no other use left, the host copy goes too. Returns the
-/// copies removed (statistic `gpu-forwarded-copies`).
+/// The same holds for a matrix `mat.from %v, %r, %c` copied into a buffer
+/// of `%r * %c` entries (a transposed copy that a kernel made, read by the
+/// next kernel). When `%v` has no other use left, the host copy goes too.
+/// Returns the copies removed (statistic `gpu-forwarded-copies`).
 pub fn forward_device_copies(ctx: &mut Context) -> u64 {
     let copies: Vec<OpId> = ctx
         .walk_all()
@@ -480,7 +482,13 @@ fn forward(ctx: &mut Context, copy_in: OpId) -> bool {
     let Some(block) = ctx.op(copy_in).parent else {
         return false;
     };
-    let (d, v) = (ctx.operand(copy_in, 0), ctx.operand(copy_in, 1));
+    let (d, src) = (ctx.operand(copy_in, 0), ctx.operand(copy_in, 1));
+    // A matrix `%m = mat.from %v, %r, %c` made of such a vector (a
+    // transposed copy that a kernel built): its entries are %v's.
+    let from = ctx
+        .def_op_named(src, "mat.from")
+        .filter(|&m| top(ctx, m, block));
+    let v = from.map_or(src, |m| ctx.operand(m, 0));
     // %v = arr.to_vec %h; %h = arr.alloc; gpu.memcpy %h, %o.
     let Some(((h_alloc, copy_out, to_vec), o)) = host_copy(ctx, v, block) else {
         return false;
@@ -494,8 +502,17 @@ fn forward(ctx: &mut Context, copy_in: OpId) -> bool {
     let Some(d_alloc) = def_at_top(ctx, d, "gpu.alloc", block) else {
         return false;
     };
+    // Its size: %v's length, or for a matrix `%r * %c` (which `mat.from`
+    // checked to be %v's length).
     let size = ctx.operand(d_alloc, 0);
-    if !is_len_of(ctx, size, v) {
+    let product = from.is_some_and(|m| {
+        let (r, c) = (ctx.operand(m, 1), ctx.operand(m, 2));
+        ctx.def_op_named(size, "arith.muli").is_some_and(|p| {
+            let xs = ctx.operands(p);
+            (xs[0], xs[1]) == (r, c) || (xs[0], xs[1]) == (c, r)
+        })
+    });
+    if !(is_len_of(ctx, size, v) || product) {
         return false;
     }
     let d_uses = ctx.uses(d);
@@ -542,8 +559,14 @@ fn forward(ctx: &mut Context, copy_in: OpId) -> bool {
             ctx.erase_op(f);
         }
     }
-    // The host copy, when nothing else reads it (vec.len ops of %v first:
-    // the one that sized %d may now be unused).
+    // The matrix, when nothing else reads it; then the host copy, when
+    // nothing else reads it (vec.len ops of %v first: the one that sized
+    // %d may now be unused).
+    if let Some(m) = from {
+        if ctx.uses(src).is_empty() {
+            ctx.erase_op(m);
+        }
+    }
     let len_uses: Vec<OpId> = ctx
         .uses(v)
         .iter()
