@@ -1,4 +1,4 @@
-//! One device copy of a host vector per block (issue 41, item 3: data stays
+//! One device copy of a host vector or matrix per block (issue 41, item 3: data stays
 //! on the device). Offloading builds each loop's launch on its own, so two
 //! kernels that read the same vector (a scan's partials and its second
 //! pass, a map and a reduce of one input) each copy it to the device.
@@ -9,10 +9,11 @@ use super::resident::{def_at_top, is_len_of, only_launched, top};
 
 /// Where a block copies host vector `%v` into a fresh device buffer `%d1`
 /// and later again into `%d2` (`%d = gpu.alloc (vec.len %v)`, `gpu.memcpy
-/// %d, %v`), and launches only read either buffer (their kernels load from
-/// the parameter and nothing else; checked), the second copy goes: `%d2`'s
-/// launches read `%d1`, which is freed at the later of the two frees. A
-/// `vec` never changes, so both buffers hold the same elements. Returns the
+/// %d, %v`; for a matrix, a buffer of `rows * cols` entries), and launches
+/// only read either buffer (their kernels load from the parameter and
+/// nothing else; checked), the second copy goes: `%d2`'s launches read
+/// `%d1`, which is freed at the later of the two frees. A `vec` or `mat`
+/// never changes, so both buffers hold the same elements. Returns the
 /// copies removed (statistic `gpu-reused-copies`).
 pub fn reuse_device_copies(ctx: &mut Context) -> u64 {
     let copies: Vec<OpId> = ctx
@@ -33,17 +34,33 @@ pub fn reuse_device_copies(ctx: &mut Context) -> u64 {
 /// buffer of `%v`'s length at the top of `block`: `(alloc, free)` of `%d`.
 fn read_only_copy(ctx: &Context, copy: OpId, block: ir::BlockId) -> Option<(OpId, OpId)> {
     let (d, v) = (ctx.operand(copy, 0), ctx.operand(copy, 1));
-    if !matches!(ctx.ty(v), Type::Vec(_)) || !top(ctx, copy, block) {
+    if !matches!(ctx.ty(v), Type::Vec(_) | Type::Mat(_)) || !top(ctx, copy, block) {
         return None;
     }
     let alloc = def_at_top(ctx, d, "gpu.alloc", block)?;
-    if !is_len_of(ctx, ctx.operand(alloc, 0), v)
+    if !sized_as(ctx, ctx.operand(alloc, 0), v)
         || ctx.uses(d).iter().any(|u| !top(ctx, u.op, block))
     {
         return None;
     }
     let free = only_launched(ctx, d, block, &[(copy, 0)], true)?;
     Some((alloc, free))
+}
+
+/// Whether `size` is the element count of `v`: `vec.len %v`, or for a
+/// matrix `mat.rows %v * mat.cols %v` (either order).
+fn sized_as(ctx: &Context, size: ValueId, v: ValueId) -> bool {
+    if is_len_of(ctx, size, v) {
+        return true;
+    }
+    let of = |x: ValueId, name: &str| {
+        ctx.def_op_named(x, name)
+            .is_some_and(|d| ctx.operand(d, 0) == v)
+    };
+    ctx.def_op_named(size, "arith.muli").is_some_and(|p| {
+        let (a, b) = (ctx.operand(p, 0), ctx.operand(p, 1));
+        (of(a, "mat.rows") && of(b, "mat.cols")) || (of(a, "mat.cols") && of(b, "mat.rows"))
+    })
 }
 
 /// [`reuse_device_copies`] for one later copy `copy2`.
