@@ -502,17 +502,27 @@ fn forward(ctx: &mut Context, copy_in: OpId) -> bool {
     let Some(d_alloc) = def_at_top(ctx, d, "gpu.alloc", block) else {
         return false;
     };
-    // Its size: %v's length, or for a matrix `%r * %c` (which `mat.from`
-    // checked to be %v's length).
+    // Its size: %v's length, or for a matrix `%r * %c`. The matrix's own
+    // shape check (`%r * %c` is %v's length) must hold by construction:
+    // the host copy %h was allocated with `%r * %c` elements too. Else
+    // the check, which the forwarding would leave without a use, could
+    // fault and must stay.
     let size = ctx.operand(d_alloc, 0);
-    let product = from.is_some_and(|m| {
+    let product_of = |x: ValueId, m: OpId| {
         let (r, c) = (ctx.operand(m, 1), ctx.operand(m, 2));
-        ctx.def_op_named(size, "arith.muli").is_some_and(|p| {
+        ctx.def_op_named(x, "arith.muli").is_some_and(|p| {
             let xs = ctx.operands(p);
             (xs[0], xs[1]) == (r, c) || (xs[0], xs[1]) == (c, r)
         })
-    });
-    if !(is_len_of(ctx, size, v) || product) {
+    };
+    let sized = match from {
+        None => is_len_of(ctx, size, v),
+        Some(m) => {
+            product_of(ctx.operand(h_alloc, 0), m)
+                && (product_of(size, m) || size == ctx.operand(h_alloc, 0))
+        }
+    };
+    if !sized {
         return false;
     }
     let d_uses = ctx.uses(d);
