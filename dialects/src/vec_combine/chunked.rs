@@ -181,6 +181,35 @@ impl Chunks {
         });
         acc[0]
     }
+
+    /// Two left folds of chunk `c` in one loop, one from `start` (with
+    /// `each` after each step, as in [`Chunks::fold`]) and one from `ne`:
+    /// the chunk is read once for both. Their `⊕`s are the same as two
+    /// separate folds; only the interleaving of two independent chains of
+    /// pure ops differs (for a combiner that cannot fault). Returns both.
+    #[allow(clippy::too_many_arguments)]
+    fn fold_twice(
+        &self,
+        b: &mut Builder,
+        v: ValueId,
+        comb: &Combiner,
+        c: ValueId,
+        start: ValueId,
+        ne: ValueId,
+        each: &mut dyn FnMut(&mut Builder, ValueId, ValueId),
+    ) -> (ValueId, ValueId) {
+        let lo = build_binop(b, "arith.muli", c, self.cs);
+        let end = build_binop(b, "arith.addi", lo, self.cs);
+        let hi = build_binop(b, "arith.mini", self.n, end);
+        let accs = scf::build_for(b, lo, hi, self.one, &[start, ne], |b, j, accs| {
+            let x = vec::get_in_bounds(b, v, j);
+            let y = comb.apply(b, accs[0], x);
+            each(b, j, y);
+            let p = comb.apply(b, accs[1], x);
+            vec![y, p]
+        });
+        (accs[0], accs[1])
+    }
 }
 
 /// Builds a loop over chunks `[0, count)`: an `scf.forall` when
@@ -372,8 +401,9 @@ fn carried(
             let both = comb.apply(b, acc, p);
             return vec![b.op1("arith.select", &[is_first, p, both], ty.clone(), vec![])];
         };
-        // `acc` is this chunk's offset (ne for chunk 0).
-        ch.fold(b, v, comb, c, acc, &mut |b, j, y| outs.store(b, j, y));
+        // `acc` is this chunk's offset (ne for chunk 0). Before the last
+        // chunk, the chunk's partial (its fold from `ne`, for the next
+        // offset) comes from the same loop: the chunk is read once.
         let next = build_binop(b, "arith.addi", c, ch.one);
         let more = build_cmpi(b, "slt", next, ch.nc);
         scf::build_if(
@@ -381,11 +411,15 @@ fn carried(
             more,
             std::slice::from_ref(&ty),
             |b| {
-                let p = ch.fold(b, v, comb, c, ne, &mut |_, _, _| {});
+                let store = &mut |b: &mut Builder, j, y| outs.store(b, j, y);
+                let (_, p) = ch.fold_twice(b, v, comb, c, acc, ne, store);
                 let both = comb.apply(b, acc, p);
                 vec![b.op1("arith.select", &[is_first, p, both], ty.clone(), vec![])]
             },
-            |_| vec![acc],
+            |b| {
+                ch.fold(b, v, comb, c, acc, &mut |b, j, y| outs.store(b, j, y));
+                vec![acc]
+            },
         )
         .to_vec()
     });
