@@ -12,8 +12,9 @@
 //! `[0, len(dest))` are ignored (as in Futhark), `len(is) != len(vs)` is a
 //! fault (`size mismatch in vec.scatter` / `vec.hist`), and updates apply in
 //! the order of `j`: where indices repeat, the largest `j` wins a scatter,
-//! and a histogram bin folds its values left to right (so the result is the
-//! same on every backend and thread count). `hist` takes the `kind`s of
+//! and a histogram bin folds its values in order of `j`, grouped as
+//! [`crate::vec_combine::hist`] says where no atomic computes the operator
+//! exactly (so the result is the same on every backend and thread count). `hist` takes the `kind`s of
 //! `vec.reduce` on numeric elements; `scatter` and `insert` take any scalar
 //! element type. `insert` faults when `i` is out of bounds.
 //!
@@ -22,8 +23,9 @@
 //! `insert` at phase `arr`): a copy of `dest` into a buffer
 //! (`arr.from_vec`; a `vec.fill` destination is a fresh `arr.alloc`
 //! instead, filled only when its value is not the zero), a sequential `scf.for` over `j` that stores (or
-//! combines) where the index is in range, then `arr.to_vec`. `insert`
-//! copies and stores once. The copy is only in the IR: where `dest` is an
+//! combines) where the index is in range, then `arr.to_vec` (a chunked
+//! histogram: [`crate::vec_combine::hist::lower`]'s loops instead of the
+//! `scf.for`). `insert` copies and stores once. The copy is only in the IR: where `dest` is an
 //! owned vector at its last use, the native backends' `arr.from_vec` takes
 //! its buffer instead (`codegen::ownership::movable_into_array`), so a loop
 //! of updates to one vector is O(1) per update.
@@ -35,6 +37,7 @@ use ir::spec::{OpState, Registry};
 use ir::{Builder, Context, OpId, Type, ValueId};
 
 use crate::vec::{as_vec, vec_value, BinOp};
+use crate::vec_combine::hist::{self, HistOp};
 
 type Vals = smallvec::SmallVec<[RtValue; 2]>;
 type Repl = Option<smallvec::SmallVec<[ValueId; 2]>>;
@@ -158,19 +161,9 @@ fn interp_scatter(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunE
 }
 
 fn interp_hist(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
-    let ctx = it.ctx;
-    if crate::vec_combine::has_combiner(ctx, op) {
-        return crate::vec_combine::interp_hist(it, op, a);
-    }
-    let k = crate::vec::kind_of(ctx, op)?;
-    let t = ctx
-        .ty(ctx.operand(op, 2))
-        .elem()
-        .cloned()
-        .unwrap_or(Type::F64);
-    apply(it, op, a, "vec.hist", |old, v| {
-        crate::vec::binop(ctx, op, k, &t, old, v)
-    })
+    let hop =
+        HistOp::of(it.ctx, op).ok_or_else(|| RunError::at(it.ctx, op, "malformed 'vec.hist'"))?;
+    hist::interp(it, op, a, &hop)
 }
 
 fn interp_insert(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
@@ -310,16 +303,38 @@ fn lower_scatter(b: &mut Builder, st: &OpState) -> Repl {
 }
 
 fn lower_hist(b: &mut Builder, st: &OpState) -> Repl {
-    if let Some(&r) = st.regions.first() {
+    let hop = if let Some(&r) = st.regions.first() {
         let term = crate::vec_combine::combiner_terminator(b.ctx, r)?;
-        return lower_update(b, st, Update::Region(r, term), "vec.hist");
+        HistOp::Region(r, term)
+    } else {
+        let k = st
+            .attrs
+            .iter()
+            .find(|(n, _)| n == "kind")
+            .and_then(|(_, a)| BinOp::from_kind_attr(a))?;
+        HistOp::Kind(k, b.ctx.ty(*st.operands.first()?).elem()?.clone())
+    };
+    if hop.chunked(b.ctx) {
+        return lower_chunked(b, st, &hop);
     }
-    let k = st
-        .attrs
-        .iter()
-        .find(|(n, _)| n == "kind")
-        .and_then(|(_, a)| BinOp::from_kind_attr(a))?;
-    lower_update(b, st, Update::Kind(k), "vec.hist")
+    match hop {
+        HistOp::Region(r, term) => lower_update(b, st, Update::Region(r, term), "vec.hist"),
+        HistOp::Kind(k, _) => lower_update(b, st, Update::Kind(k), "vec.hist"),
+    }
+}
+
+/// The chunked lowering of a histogram ([`hist::lower`]).
+fn lower_chunked(b: &mut Builder, st: &OpState, hop: &HistOp) -> Repl {
+    let (&dest, &is, &vs) = (
+        st.operands.first()?,
+        st.operands.get(1)?,
+        st.operands.get(2)?,
+    );
+    let t = b.ctx.ty(dest).elem()?.clone();
+    let m = crate::vec::checked_len(b, &[is, vs], "size mismatch in vec.hist");
+    let (a, n) = start_buffer(b, dest);
+    hist::lower(b, hop, &t, is, vs, m, a, n);
+    Some(smallvec![crate::arr::to_vec(b, a)])
 }
 
 fn lower_insert(b: &mut Builder, st: &OpState) -> Repl {

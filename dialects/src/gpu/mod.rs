@@ -246,6 +246,24 @@ fn verify_workgroup_alloc(ctx: &Context, op: OpId) -> Result<(), String> {
     arr_elem(ctx, ctx.result(op, 0), "result").map(|_| ())
 }
 
+/// The `gpu.atomic_rmw` kind that computes the `arith` op `name` on `t`
+/// exactly in every order of the updates (`"add"`, `"min"`, `"max"`), if
+/// any: integer addition (wrapping), minimum and maximum on `i32`, `i64`
+/// and `index`, which are associative and commutative exactly. A float
+/// addition is not (its result depends on the order), and no atomic
+/// multiplies.
+pub fn exact_atomic(name: &str, t: &Type) -> Option<&'static str> {
+    if !matches!(t, Type::I32 | Type::I64 | Type::Index) {
+        return None;
+    }
+    match name {
+        "arith.addi" => Some("add"),
+        "arith.mini" | "arith.minsi" => Some("min"),
+        "arith.maxi" | "arith.maxsi" => Some("max"),
+        _ => None,
+    }
+}
+
 fn verify_atomic(ctx: &Context, op: OpId) -> Result<(), String> {
     let t = arr_elem(ctx, ctx.operand(op, 0), "operand #0")?;
     if *ctx.ty(ctx.operand(op, 1)) != Type::Index {

@@ -85,18 +85,23 @@ impl Combiner {
     /// Whether no op of the combiner can fault: `arith` ops other than
     /// divisions and remainders, and record construction and access.
     fn fault_free(&self, ctx: &Context) -> bool {
-        let blk = ctx.region_block(self.region);
-        ctx.block_ops(blk).into_iter().all(|op| {
-            let name = ctx.op_name(op);
-            op == self.term
-                || (ctx.regions(op).is_empty()
-                    && ((name.starts_with("arith.")
-                        && !name.contains("div")
-                        && !name.contains("rem"))
-                        || name == "struct.new"
-                        || name == "struct.get"))
-        })
+        fault_free(ctx, self.region, self.term)
     }
+}
+
+/// Whether no op of combiner region `r` (terminator `term`) can fault:
+/// `arith` ops other than divisions and remainders, and record
+/// construction and access.
+pub(super) fn fault_free(ctx: &Context, r: RegionId, term: OpId) -> bool {
+    let blk = ctx.region_block(r);
+    ctx.block_ops(blk).into_iter().all(|op| {
+        let name = ctx.op_name(op);
+        op == term
+            || (ctx.regions(op).is_empty()
+                && ((name.starts_with("arith.") && !name.contains("div") && !name.contains("rem"))
+                    || name == "struct.new"
+                    || name == "struct.get"))
+    })
 }
 
 /// Arrays of `T` values, one per leaf field.
@@ -130,16 +135,16 @@ impl Slots {
 }
 
 /// The chunking as IR values.
-struct Chunks {
-    n: ValueId,
-    cs: ValueId,
-    nc: ValueId,
-    zero: ValueId,
-    one: ValueId,
+pub(super) struct Chunks {
+    pub(super) n: ValueId,
+    pub(super) cs: ValueId,
+    pub(super) nc: ValueId,
+    pub(super) zero: ValueId,
+    pub(super) one: ValueId,
 }
 
 impl Chunks {
-    fn build(b: &mut Builder, n: ValueId) -> Chunks {
+    pub(super) fn build(b: &mut Builder, n: ValueId) -> Chunks {
         let ix = Type::Index;
         let zero = const_int(b, 0, &ix);
         let one = const_int(b, 1, &ix);
@@ -215,7 +220,7 @@ impl Chunks {
 /// Builds a loop over chunks `[0, count)`: an `scf.forall` when
 /// `parallel`, else an `scf.for` carrying `carried`. `body(b, c, carried)`
 /// returns the next carried values. Returns the final carried values.
-fn chunk_loop(
+pub(super) fn chunk_loop(
     b: &mut Builder,
     ch: &Chunks,
     count: ValueId,
@@ -251,7 +256,7 @@ fn chunk_loop(
 
 /// Whether the insertion point is top-level host code: only `scf` control
 /// flow between it and a function that is not a GPU kernel.
-fn top_level(b: &Builder) -> bool {
+pub(super) fn top_level(b: &Builder) -> bool {
     let ctx = &*b.ctx;
     let mut p = ctx.block_parent_op(b.insertion_point().0);
     while let Some(q) = p {

@@ -29,6 +29,7 @@
 //! generators with combiner regions.
 
 pub mod chunked;
+pub mod hist;
 
 use smallvec::{smallvec, SmallVec};
 
@@ -39,8 +40,10 @@ type Vals = SmallVec<[RtValue; 2]>;
 type Repl = Option<SmallVec<[ValueId; 2]>>;
 
 /// The attribute that marks the chunk loops (`scf.forall` or `scf.for`) a
-/// combiner's reduce or scan lowers to (its value: the op's name), which no
-/// kernel runs.
+/// combiner's reduce or scan, or a chunked histogram ([`hist`]), lowers to
+/// (its value: the op's name). An `scf.forall` so marked at the top level of
+/// host code writes each array element from one iteration only, which
+/// `passes::gpu::chunks` relies on to run it in a kernel.
 pub const SEQUENTIAL_ATTR: &str = "l0.left_fold";
 
 /// Whether `op` (a `vec.reduce` or `vec.scan`) has a combiner region.
@@ -128,42 +131,6 @@ pub(crate) fn verify_region(ctx: &Context, op: OpId, t: &Type) -> Result<(), Str
         ));
     }
     Ok(())
-}
-
-/// Interprets `vec.hist` with a combiner: for each `j` in order with
-/// `is[j]` in range, `dest[is[j]] = op(dest[is[j]], vs[j])` on a copy of
-/// `dest` (as the `kind` form, [`crate::vec_scatter`]).
-pub fn interp_hist(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
-    let ctx = it.ctx;
-    let mut out = crate::vec::as_vec(ctx, op, &a[0])?.as_ref().clone();
-    let is = crate::vec::as_vec(ctx, op, &a[1])?.clone();
-    let vs = crate::vec::as_vec(ctx, op, &a[2])?.clone();
-    if is.len() != vs.len() {
-        return Err(RunError::at(
-            ctx,
-            op,
-            format!(
-                "size mismatch in vec.hist: {} indices and {} values",
-                is.len(),
-                vs.len()
-            ),
-        ));
-    }
-    let r = ctx.regions(op)[0];
-    for (i, v) in is.iter().zip(vs.iter()) {
-        let i = i
-            .as_int()
-            .ok_or_else(|| RunError::at(ctx, op, "expected an index"))?;
-        let Some(k) = usize::try_from(i).ok().filter(|&k| k < out.len()) else {
-            continue;
-        };
-        let ys = it.run_region(r, &[out[k].clone(), v.clone()])?;
-        out[k] = ys
-            .into_iter()
-            .next()
-            .ok_or_else(|| RunError::at(ctx, op, "the combiner yielded no value"))?;
-    }
-    Ok(smallvec![crate::vec::vec_value(out)])
 }
 
 /// Interprets the combiner form in the order of [`chunked`]: the partials

@@ -34,9 +34,11 @@ use super::{
 
 /// A chunk loop a kernel runs.
 pub(super) struct ChunkPlan {
-    /// Host arrays the body only loads (the offsets).
+    /// Host arrays the body loads (a scan's offsets; a histogram's
+    /// destination and tables): copied to the device before the launch.
     loaded: Vec<ValueId>,
-    /// Host arrays the body only stores (the outputs).
+    /// Host arrays the body stores (a scan's outputs; a histogram's
+    /// destination and tables): copied back after it.
     stored: Vec<ValueId>,
     /// Values from outside the loop that its body reads.
     captures: Vec<ValueId>,
@@ -66,10 +68,13 @@ fn check(ctx: &Context, l: OpId) -> Result<ChunkPlan, String> {
         }
         let a = ctx.operand(op, 0);
         let outside = !ctx.value_block(a).is_some_and(|b| ctx.block_in_op(b, l));
-        let fresh = ctx.def_op(a).is_some_and(|d| ctx.is(d, "arr.alloc"));
+        let fresh = ctx
+            .def_op(a)
+            .is_some_and(|d| ctx.is(d, "arr.alloc") || ctx.is(d, "arr.from_vec"));
         if !(outside && fresh) {
             return Err(
-                "its body reads or writes an array other than its own offsets and outputs".into(),
+                "its body reads or writes an array other than its own offsets, tables and outputs"
+                    .into(),
             );
         }
         let elem = ctx.ty(a).elem().cloned().unwrap_or(Type::Index);
@@ -78,19 +83,13 @@ fn check(ctx: &Context, l: OpId) -> Result<ChunkPlan, String> {
                 "its arrays hold '{elem}' elements (kernels store scalars of 32 and 64 bits, and i1)"
             ));
         }
-        let (mine, other) = if store {
-            (&mut stored, &loaded)
-        } else {
-            (&mut loaded, &stored)
-        };
-        if other.contains(&a) {
-            return Err("its body loads an array that it stores".into());
-        }
+        let mine = if store { &mut stored } else { &mut loaded };
         if !mine.contains(&a) {
             mine.push(a);
         }
     }
-    let own: Vec<ValueId> = loaded.iter().chain(&stored).copied().collect();
+    let mut own: Vec<ValueId> = loaded.clone();
+    own.extend(stored.iter().filter(|a| !loaded.contains(a)));
     let mut captures = Vec::new();
     super::body_ok(ctx, l, l, &mut captures, &own, false)?;
     Ok(ChunkPlan {
@@ -111,7 +110,8 @@ pub(super) fn offload(
     seq: &mut u32,
 ) -> u64 {
     let n = ctx.operand(l, 0);
-    let own: Vec<ValueId> = p.loaded.iter().chain(&p.stored).copied().collect();
+    let mut own: Vec<ValueId> = p.loaded.clone();
+    own.extend(p.stored.iter().filter(|a| !p.loaded.contains(a)));
     let (caps, cap_types, mats) = kernel_captures(ctx, l, &p.captures);
     let name = kernel_name(ctx, f, seq);
 

@@ -250,7 +250,10 @@ impl Walk<'_> {
                 ir::remarks::emit(
                     "gpu",
                     ctx.loc(op),
-                    format!("'{what}' with a combiner region: a loop over its chunks left on the host ({why})"),
+                    format!(
+                        "{}: a loop over its chunks left on the host ({why})",
+                        chunk_loop_what(&what)
+                    ),
                 );
                 self.host += 1;
             }
@@ -306,6 +309,15 @@ impl Walk<'_> {
                 crate::inline::inline_call(ctx, c, f);
             }
         }
+    }
+}
+
+/// How a remark names the op of a chunk loop marked with `what`.
+fn chunk_loop_what(what: &str) -> String {
+    if what == "vec.hist" {
+        format!("'{what}'")
+    } else {
+        format!("'{what}' with a combiner region")
     }
 }
 

@@ -59,19 +59,6 @@ pub(super) struct UpdatePlan {
     captures: Vec<ValueId>,
 }
 
-/// The atomic kind that computes `name` exactly on `t`, if any.
-fn atomic_kind(name: &str, t: &Type) -> Option<&'static str> {
-    if !matches!(t, Type::I32 | Type::I64 | Type::Index) {
-        return None;
-    }
-    match name {
-        "arith.addi" => Some("add"),
-        "arith.mini" | "arith.minsi" => Some("min"),
-        "arith.maxi" | "arith.maxsi" => Some("max"),
-        _ => None,
-    }
-}
-
 /// Whether `l` is an indexed update loop (`None`: it is not), and then how
 /// kernels run it or why none does (the text of a `--remarks=gpu` remark).
 pub(super) fn plan(ctx: &Context, l: OpId) -> Option<Result<UpdatePlan, String>> {
@@ -134,7 +121,7 @@ fn check(
                 let same_place =
                     ctx.operand(*ld, 1) == i && ctx.op(*ld).parent == ctx.op(store).parent;
                 (reads_old && single && same_place)
-                    .then(|| atomic_kind(ctx.op_name(c), &elem))
+                    .then(|| dialects::gpu::exact_atomic(ctx.op_name(c), &elem))
                     .flatten()
             });
             match kind {
