@@ -54,6 +54,7 @@ mod resident;
 mod reuse;
 mod running;
 mod scan;
+mod split_scans;
 mod update;
 
 pub use resident::{forward_device_copies, hoist_invariant_copies, keep_on_device};
@@ -185,6 +186,7 @@ pub fn outline(ctx: &mut Context, opts: &GpuOptions) -> (u64, u64) {
         host: 0,
     };
     for f in funcs {
+        split_scans::split_all(ctx, f);
         w.seq = 0;
         let body = ctx.op_block(f, 0);
         w.block(ctx, f, body);
