@@ -84,7 +84,7 @@ pub struct Aliases {
 pub fn accessed_only(ctx: &Context, op: OpId, i: usize) -> bool {
     match ctx.op_name(op) {
         "arr.load" | "arr.len" | "arr.to_vec" | "arr.free" | "arr.push" | "var.get"
-        | "gpu.dealloc" | "gpu.atomic_rmw" => i == 0,
+        | "gpu.dealloc" | "gpu.atomic_rmw" | "gpu.atomic_cas" => i == 0,
         "arr.store" | "arr.find_or_insert" | "var.set" => i == 0,
         "gpu.memcpy" => true,
         _ => false,
@@ -298,7 +298,7 @@ impl Effects {
             "gen.emit" | "gen.running" | "scf.assert" => {}
             "arr.load" | "arr.len" | "arr.to_vec" | "var.get" => self.reads.push(a0()),
             "arr.store" | "var.set" | "arr.free" | "gpu.dealloc" => self.writes.push(a0()),
-            "arr.push" | "arr.find_or_insert" | "gpu.atomic_rmw" => {
+            "arr.push" | "arr.find_or_insert" | "gpu.atomic_rmw" | "gpu.atomic_cas" => {
                 self.reads.push(a0());
                 self.writes.push(a0());
             }

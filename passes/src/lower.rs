@@ -104,6 +104,9 @@ impl Pass for Lower {
             simplify(ctx, stats);
             crate::fuse::remove_dead_generators(ctx, stats);
         }
+        if self.gpu.is_some() {
+            stats.add("gpu-grouped-buckets", crate::gpu::group_buckets(ctx));
+        }
         simplify(ctx, stats);
         let phases = ctx.registry().phases.clone();
         for p in phases {

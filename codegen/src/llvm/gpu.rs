@@ -42,6 +42,7 @@ pub(super) fn device_op(name: &str) -> bool {
                 | "gpu.shuffle"
                 | "gpu.workgroup_alloc"
                 | "gpu.atomic_rmw"
+                | "gpu.atomic_cas"
         )
 }
 
@@ -135,6 +136,21 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
             let p = cx.w.val(format!("bitcast i8* {a} to {tn}*"));
             let old =
                 cx.w.val(format!("atomicrmw {kind} {tn}* {p}, {tn} {x} monotonic"));
+            cx.set(ctx.result(op, 0), &[old]);
+        }
+        "gpu.atomic_cas" => {
+            let h = cx.get1(ops[0]);
+            let (i, cmp, x) = (cx.get1(ops[1]), cx.get1(ops[2]), cx.get1(ops[3]));
+            let e = elem_of(ctx.ty(ops[0]));
+            let t = e.scalar.ok_or_else(|| cx.unsupported(op))?;
+            let data = arr_checked(cx, op, &h, &i);
+            let a = cx.w.elem_addr(&data, &i, e.size, e.scalar);
+            let tn = t.name();
+            let p = cx.w.val(format!("bitcast i8* {a} to {tn}*"));
+            let pair = cx.w.val(format!(
+                "cmpxchg {tn}* {p}, {tn} {cmp}, {tn} {x} monotonic monotonic"
+            ));
+            let old = cx.w.val(format!("extractvalue {{ {tn}, i1 }} {pair}, 0"));
             cx.set(ctx.result(op, 0), &[old]);
         }
         _ => return Err(cx.unsupported(op)),

@@ -11,6 +11,7 @@
 //! | `gpu.shuffle(x, offset, width) {mode}` | `T, i32, i32 -> T, i1` | `down`: lane `l + offset`, `xor`: lane `l ^ offset`, `idx`: lane `offset`, within segments of `width` lanes of a warp of 32; the `i1` says whether that lane exists (else `x` itself comes back) |
 //! | `gpu.workgroup_alloc {size}` | `-> arr<T>` | one zeroed buffer of `size` elements per block (shared memory) |
 //! | `gpu.atomic_rmw(a, i, x) {kind}` | `arr<T>, index, T -> T` | `a[i] = kind(a[i], x)` atomically, returns the old value (`add`, `min`, `max`) |
+//! | `gpu.atomic_cas(a, i, cmp, x)` | `arr<T>, index, T, T -> T` | atomically: `old = a[i]`; `a[i] = x` where `old == cmp`; returns `old` (integer `T`: `i32`, `i64`, `index`; LLVM's `cmpxchg`) |
 //!
 //! On the host:
 //!
@@ -288,6 +289,24 @@ fn verify_atomic(ctx: &Context, op: OpId) -> Result<(), String> {
     }
 }
 
+fn verify_cas(ctx: &Context, op: OpId) -> Result<(), String> {
+    let t = arr_elem(ctx, ctx.operand(op, 0), "operand #0")?;
+    if *ctx.ty(ctx.operand(op, 1)) != Type::Index {
+        return Err("operand #1 must be 'index'".into());
+    }
+    if !matches!(t, Type::I32 | Type::I64 | Type::Index) {
+        return Err(format!(
+            "compares and swaps 'i32', 'i64' or 'index' elements, not '{t}'"
+        ));
+    }
+    for v in [ctx.operand(op, 2), ctx.operand(op, 3), ctx.result(op, 0)] {
+        if *ctx.ty(v) != t {
+            return Err(format!("compared, new and old values must be '{t}'"));
+        }
+    }
+    Ok(())
+}
+
 fn not_in_kernel(ctx: &Context, op: OpId) -> Result<(), String> {
     if enclosing_kernel(ctx, op).is_some() {
         return Err("is a host op and cannot stand in a kernel".into());
@@ -445,6 +464,16 @@ pub fn register(r: &mut Registry) {
             .infer(crate::util::infer_elem)
             .verify(verify_atomic)
             .interpret(sim::interp_atomic),
+    );
+    r.register(
+        OpSpec::new("gpu.atomic_cas", "atomic compare-and-swap of one element")
+            .operands(Arity::Exactly(4))
+            .results(Arity::Exactly(1))
+            .traits(effect)
+            .assembly_format("operands attr-dict : type(first)")
+            .infer(crate::util::infer_elem)
+            .verify(verify_cas)
+            .interpret(sim::interp_cas),
     );
     r.register(
         OpSpec::new(

@@ -158,6 +158,19 @@ pub(super) fn interp_atomic(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res 
     Ok(smallvec![old])
 }
 
+pub(super) fn interp_cas(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
+    let ctx = it.ctx;
+    let mut a = buffer(ctx, op, &args[0])?
+        .try_borrow_mut()
+        .map_err(|_| RunError::at(ctx, op, "array is already borrowed"))?;
+    let i = index(ctx, op, &args[1], a.len())?;
+    let old = a[i].clone();
+    if old.as_int().is_some() && old.as_int() == args[2].as_int() {
+        a[i] = args[3].clone();
+    }
+    Ok(smallvec![old])
+}
+
 pub(super) fn interp_alloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
     let n = as_size(it.ctx, op, &args[0])?;
     if let Some(d) = device(it) {

@@ -27,7 +27,7 @@
 //! canonicalization run inside the fused bodies.
 
 mod bucket;
-mod loops;
+pub(crate) mod loops;
 mod sizes;
 mod substitute;
 

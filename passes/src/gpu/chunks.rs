@@ -62,8 +62,9 @@ fn check(ctx: &Context, l: OpId) -> Result<ChunkPlan, String> {
     let mut loaded = Vec::new();
     let mut stored = Vec::new();
     for op in ctx.walk_nested(l) {
+        let atomic = ctx.is(op, "gpu.atomic_rmw") || ctx.is(op, "gpu.atomic_cas");
         let store = ctx.is(op, "arr.store");
-        if !(store || ctx.is(op, "arr.load")) {
+        if !(store || atomic || ctx.is(op, "arr.load")) {
             continue;
         }
         let a = ctx.operand(op, 0);
@@ -83,9 +84,11 @@ fn check(ctx: &Context, l: OpId) -> Result<ChunkPlan, String> {
                 "its arrays hold '{elem}' elements (kernels store scalars of 32 and 64 bits, and i1)"
             ));
         }
-        let mine = if store { &mut stored } else { &mut loaded };
-        if !mine.contains(&a) {
-            mine.push(a);
+        if (store || atomic) && !stored.contains(&a) {
+            stored.push(a);
+        }
+        if !store && !loaded.contains(&a) {
+            loaded.push(a);
         }
     }
     let mut own: Vec<ValueId> = loaded.clone();

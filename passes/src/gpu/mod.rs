@@ -46,6 +46,7 @@
 //! reduction: per-thread partials, warp shuffles, shared memory across
 //! warps, then a second kernel over the per-block partials).
 
+mod buckets;
 mod chunks;
 mod emits;
 mod flat;
@@ -57,6 +58,7 @@ mod scan;
 mod split_scans;
 mod update;
 
+pub use buckets::group_buckets;
 pub use resident::{forward_device_copies, hoist_invariant_copies, keep_on_device};
 pub use reuse::reuse_device_copies;
 
@@ -228,11 +230,23 @@ impl Walk<'_> {
                         self.kernels += flat::offload(ctx, f, op, &p, self.opts, &mut self.seq);
                         continue;
                     }
-                    Err(why) => ir::remarks::emit(
-                        "gpu",
-                        ctx.loc(op),
-                        format!("loop left on the host: {why}"),
-                    ),
+                    Err(why) => {
+                        // A flatMap's own reason says more than the plain
+                        // loop's "fed inside a nested loop".
+                        let why = match flat::plan(ctx, op) {
+                            Err(fw)
+                                if why.contains("flatMap") && fw != "not a flatMap of scalars" =>
+                            {
+                                format!("{why}; as a flatMap: {fw}")
+                            }
+                            _ => why,
+                        };
+                        ir::remarks::emit(
+                            "gpu",
+                            ctx.loc(op),
+                            format!("loop left on the host: {why}"),
+                        )
+                    }
                 }
                 self.host += 1;
             }
@@ -418,7 +432,7 @@ fn roles(ctx: &Context, l: OpId) -> Result<Vec<Role>, String> {
             }
             _ => {
                 return Err(
-                    "it has a bucket generator (grouping by key is not done in kernels)".into(),
+                    "it has a bucket generator of collects, or with keys other than i32, i64 and index (kernels group only buckets of reduces by integer keys)".into(),
                 )
             }
         }
@@ -444,7 +458,10 @@ fn body_ok(
     for op in ctx.walk_nested(l) {
         let name = ctx.op_name(op);
         let ok = name.starts_with("arith.")
-            || (matches!(name, "arr.load" | "arr.store") && own.contains(&ctx.operand(op, 0)))
+            || (matches!(
+                name,
+                "arr.load" | "arr.store" | "gpu.atomic_rmw" | "gpu.atomic_cas"
+            ) && own.contains(&ctx.operand(op, 0)))
             || matches!(
                 name,
                 "scf.if"

@@ -1,0 +1,313 @@
+//! Buckets in kernels (issue 41, item 3: "buckets and histograms"): a
+//! `#gen.bucket<#gen.reduce<m>>` generator with integer keys becomes a
+//! grouping by a hash table on the device and a histogram.
+//!
+//! A bucket's result is the distinct keys in first-seen order and, per key,
+//! the fold of its values from the monoid's identity (IR-SPEC, `gen`). Under
+//! `lower{target=gpu}`, before the phases (`Lower::run`), a loop whose
+//! bucket generator has `i32`, `i64` or `index` keys and scalar values of a
+//! monoid with an identity is rewritten (at any depth of host code):
+//! 1. the bucket becomes two collects, of its keys `ks` and of its values
+//!    `vs`, fed where the bucket was (`gen.emit %h, %k, %v` becomes an
+//!    emit of `%k` and one of `%v`): a loop like any other (a flatMap
+//!    where the emits are conditional);
+//! 2. a hash table of `T = 2c + 1` slots for the `c` pairs (open
+//!    addressing, linear probing): an `scf.forall` over the pairs, marked
+//!    `l0.left_fold = "gen.bucket"`, where pair `j` claims the first slot
+//!    from its key's hash that is free (`gpu.atomic_cas` of `0` to `j + 1`)
+//!    or owned by a pair with its key (owners never change, and the keys
+//!    are read from `ks`, so no thread waits for another), records its slot
+//!    and makes the slot's first pair the smallest `j` (`gpu.atomic_rmw
+//!    max` of `c - j`). It runs as a kernel with a thread per pair
+//!    ([`super::chunks`]); some slot is always free, so each probe ends;
+//! 3. `first[j]`, the first pair with `j`'s key; pair `j` is its key's head
+//!    when `first[j] == j`; the inclusive scan of the heads numbers the keys
+//!    in first-seen order; the heads' keys are the result's keys (a filter),
+//!    `scan[first[j]] - 1` is pair `j`'s key number;
+//! 4. the values: `vec.hist #gen.reduce<m>` of `vs` by key number into the
+//!    identity, one bin per key (atomics for integer `add`/`min`/`max`,
+//!    else [`dialects::vec_combine::hist`]'s chunks: a bin's values in
+//!    order, grouped by the lengths alone).
+//!
+//! Every step is data parallel, and the result does not depend on which
+//! thread wins a slot: the keys' order and numbers come from the smallest
+//! `j`s, the values' grouping from the lengths. A bucket of collects (its
+//! values are vectors) and keys of other types stay a host loop.
+
+use ir::{Attribute, Builder, Context, OpId, Type, ValueId};
+
+use dialects::arith::{build_binop, build_cmpi, const_int};
+use dialects::gen::{self, BucketOf, GenKind, Generator, Monoid};
+use dialects::{arr, gpu, scf, vec};
+
+use crate::fuse::loops::{self, Gen};
+
+/// The value of the marker attribute on a bucket's table loop.
+pub const TABLE_LOOP: &str = "gen.bucket";
+
+/// Rewrites every bucket of reduces with integer keys in host code (see
+/// the module documentation); returns how many.
+pub fn group_buckets(ctx: &mut Context) -> u64 {
+    let loops: Vec<OpId> = ctx
+        .walk_all()
+        .into_iter()
+        .filter(|&op| ctx.is(op, gen::LOOP))
+        .filter(|&op| !in_kernel(ctx, op))
+        .collect();
+    let mut n = 0;
+    for l in loops {
+        let mut cur = l;
+        while let Some(p) = groupable(ctx, cur) {
+            cur = rewrite(ctx, cur, p);
+            n += 1;
+        }
+    }
+    n
+}
+
+fn in_kernel(ctx: &Context, op: OpId) -> bool {
+    let mut p = ctx.parent_op(op);
+    while let Some(q) = p {
+        if ctx.is(q, "func.func") {
+            return gpu::is_kernel(ctx, q);
+        }
+        p = ctx.parent_op(q);
+    }
+    false
+}
+
+/// The position of a bucket generator of `l` to rewrite, if any.
+fn groupable(ctx: &Context, l: OpId) -> Option<usize> {
+    let gens = gen::try_generators(ctx, l).ok()?;
+    let handles = gen::handles(ctx, l);
+    gens.iter().zip(handles).position(|(g, &h)| {
+        let GenKind::Bucket(BucketOf::Reduce(m)) = g.kind else {
+            return false;
+        };
+        let key_ok = matches!(g.key.as_ref(), Some(Type::I32 | Type::I64 | Type::Index));
+        let elem_ok =
+            super::scalar(&g.elem) && Monoid::supports(&g.elem) && m.identity(&g.elem).is_some();
+        let only_emits = ctx
+            .uses(h)
+            .iter()
+            .all(|u| u.index == 0 && ctx.is(u.op, gen::EMIT) && ctx.operands(u.op).len() == 3);
+        key_ok && elem_ok && only_emits
+    })
+}
+
+/// Rewrites bucket generator `p` of loop `l`; returns the new loop.
+fn rewrite(ctx: &mut Context, l: OpId, p: usize) -> OpId {
+    let g = gen::generators(ctx, l)[p].clone();
+    let GenKind::Bucket(BucketOf::Reduce(m)) = g.kind else {
+        unreachable!("checked by groupable")
+    };
+    let kt = g.key.clone().expect("a bucket has a key type");
+    let vt = g.elem.clone();
+    let view = loops::view(ctx, l).expect("a well-formed loop");
+    let body = view.body;
+    let hk = gen::handles(ctx, l)[p];
+    let hv = ctx.add_block_arg(body, Generator::collect(vt.clone()).handle_type(), None);
+    ctx.set_type(hk, Generator::collect(kt.clone()).handle_type());
+    for e in gen::emits_to(ctx, hk) {
+        let (k, v) = (ctx.operand(e, 1), ctx.operand(e, 2));
+        ctx.set_operands(e, &[hk, k]);
+        let mut b = Builder::before(ctx, e);
+        b.loc = b.ctx.loc(e);
+        gen::emit(&mut b, hv, v);
+    }
+    let collect = GenKind::Collect.attr();
+    let mut gens = Vec::new();
+    for (k, og) in view.gens.iter().enumerate() {
+        if k != p {
+            gens.push(og.clone());
+            continue;
+        }
+        gens.push(Gen {
+            attr: collect.clone(),
+            kind: "collect".into(),
+            handle: hk,
+            init: None,
+            results: smallvec::smallvec![og.results[0]],
+        });
+        gens.push(Gen {
+            attr: collect.clone(),
+            kind: "collect".into(),
+            handle: hv,
+            init: None,
+            results: smallvec::smallvec![og.results[1]],
+        });
+    }
+    let ops = loops::body_ops(ctx, body);
+    let nl = loops::build_loop(ctx, l, view.size, &gens, &[view.index], &ops);
+    // build_loop moved the old results' uses to the new loop's.
+    let offs = gen::result_offsets(&gen::generators(ctx, nl));
+    let ks = ctx.result(nl, offs[p]);
+    let vs = ctx.result(nl, offs[p + 1]);
+    let users: Vec<(OpId, u32, bool)> = ctx
+        .uses(ks)
+        .iter()
+        .map(|u| (u.op, u.index, true))
+        .chain(ctx.uses(vs).iter().map(|u| (u.op, u.index, false)))
+        .collect();
+    ctx.erase_op(l);
+
+    let (uk, red) = group(ctx, nl, ks, vs, &kt, &vt, m);
+    for (op, index, is_key) in users {
+        ctx.set_operand(op, index as usize, if is_key { uk } else { red });
+    }
+    nl
+}
+
+/// Builds steps 2-4 after loop `l` for its collected keys `ks` and values
+/// `vs`; returns the distinct keys and their folds.
+fn group(
+    ctx: &mut Context,
+    l: OpId,
+    ks: ValueId,
+    vs: ValueId,
+    kt: &Type,
+    vt: &Type,
+    m: Monoid,
+) -> (ValueId, ValueId) {
+    let blk = ctx.op(l).parent.expect("a loop in a block");
+    let ops = ctx.block_ops(blk);
+    let next = ops
+        .iter()
+        .position(|&o| o == l)
+        .and_then(|k| ops.get(k + 1));
+    let mut b = match next {
+        Some(&op) => Builder::before(ctx, op),
+        None => Builder::at_end(ctx, blk),
+    };
+    b.loc = b.ctx.loc(l);
+    let b = &mut b;
+    let ix = Type::Index;
+    let zero = const_int(b, 0, &ix);
+    let one = const_int(b, 1, &ix);
+    let c = vec::len(b, ks);
+    let two = const_int(b, 2, &ix);
+    let c2 = build_binop(b, "arith.muli", c, two);
+    let t = build_binop(b, "arith.addi", c2, one);
+    let owner = arr::alloc(b, t, ix.clone());
+    let first = arr::alloc(b, t, ix.clone());
+    let slot_of = arr::alloc(b, c, ix.clone());
+    let region = b.build_region(std::slice::from_ref(&ix), |b, args| {
+        let j = args[0];
+        let k = vec::get_in_bounds(b, ks, j);
+        let hk = if *kt == Type::Index {
+            k
+        } else {
+            b.op1("arith.index_cast", &[k], Type::Index, vec![])
+        };
+        // A multiplicative hash (Knuth), its high bits folded down.
+        let mul = const_int(b, 0x9E37_79B9_7F4A_7C15_u64 as i64, &ix);
+        let x = build_binop(b, "arith.muli", hk, mul);
+        let sh = const_int(b, 29, &ix);
+        let hi = build_binop(b, "arith.shrui", x, sh);
+        let x = build_binop(b, "arith.xori", x, hi);
+        let h0 = build_binop(b, "arith.remui", x, t);
+        let jp1 = build_binop(b, "arith.addi", j, one);
+        let slot = scf::build_while(
+            b,
+            &[h0],
+            std::slice::from_ref(&ix),
+            |b, hs| {
+                let h = hs[0];
+                let st = b.state(
+                    "gpu.atomic_cas",
+                    &[owner, h, zero, jp1],
+                    &[Type::Index],
+                    vec![],
+                );
+                let cas = b.create_raw(st);
+                let prev = b.ctx.result(cas, 0);
+                let free = build_cmpi(b, "eq", prev, zero);
+                let pm1 = build_binop(b, "arith.subi", prev, one);
+                let who = b.op1("arith.select", &[free, j, pm1], Type::Index, vec![]);
+                let other = vec::get_in_bounds(b, ks, who);
+                let differs = build_cmpi(b, "ne", other, k);
+                (differs, vec![h])
+            },
+            |b, hs| {
+                let h1 = build_binop(b, "arith.addi", hs[0], one);
+                let end = build_cmpi(b, "eq", h1, t);
+                vec![b.op1("arith.select", &[end, zero, h1], Type::Index, vec![])]
+            },
+        )[0];
+        arr::store_in_bounds(b, slot_of, j, slot);
+        let enc = build_binop(b, "arith.subi", c, j);
+        let st = b.state(
+            "gpu.atomic_rmw",
+            &[first, slot, enc],
+            &[Type::Index],
+            vec![("kind".to_string(), Attribute::Str("max".into()))],
+        );
+        b.create_raw(st);
+        scf::build_yield(b, &[]);
+    });
+    b.op_with_regions(
+        "scf.forall",
+        &[c],
+        &[],
+        vec![(
+            dialects::vec_combine::SEQUENTIAL_ATTR.to_string(),
+            Attribute::Str(TABLE_LOOP.into()),
+        )],
+        &[region],
+    );
+    let slot_v = arr::to_vec(b, slot_of);
+    let first_v = arr::to_vec(b, first);
+    let collect_ix = Generator::collect(ix.clone());
+    // first[j]: the smallest pair with j's key.
+    let fj = gen::build_loop(b, c, &[], std::slice::from_ref(&collect_ix), |b, j, hs| {
+        let s = vec::get_in_bounds(b, slot_v, j);
+        let e = vec::get_in_bounds(b, first_v, s);
+        let f = build_binop(b, "arith.subi", c, e);
+        gen::emit(b, hs[0], f);
+    })[0];
+    // The running count of heads: a key's number plus one.
+    let scan = Generator::scan(Monoid::Add, ix.clone());
+    let num = gen::build_loop(b, c, &[zero], &[scan], |b, j, hs| {
+        let f = vec::get_in_bounds(b, fj, j);
+        let head = build_cmpi(b, "eq", f, j);
+        let h = b.op1("arith.select", &[head, one, zero], Type::Index, vec![]);
+        gen::emit(b, hs[0], h);
+    })[0];
+    let uk = gen::build_loop(b, c, &[], &[Generator::collect(kt.clone())], |b, j, hs| {
+        let f = vec::get_in_bounds(b, fj, j);
+        let head = build_cmpi(b, "eq", f, j);
+        scf::build_if(
+            b,
+            head,
+            &[],
+            |b| {
+                let k = vec::get_in_bounds(b, ks, j);
+                gen::emit(b, hs[0], k);
+                vec![]
+            },
+            |_| vec![],
+        );
+    })[0];
+    let gid = gen::build_loop(b, c, &[], &[collect_ix], |b, j, hs| {
+        let f = vec::get_in_bounds(b, fj, j);
+        let n = vec::get_in_bounds(b, num, f);
+        let g = build_binop(b, "arith.subi", n, one);
+        gen::emit(b, hs[0], g);
+    })[0];
+    let u = vec::len(b, uk);
+    let id = m.identity(vt).expect("checked by groupable");
+    let idv = b.op1(
+        "arith.constant",
+        &[],
+        vt.clone(),
+        vec![("value".to_string(), id)],
+    );
+    let dest = b.op1("vec.fill", &[u, idv], Type::vec(vt.clone()), vec![]);
+    let red = b.op1(
+        "vec.hist",
+        &[dest, gid, vs],
+        Type::vec(vt.clone()),
+        vec![("kind".to_string(), GenKind::Reduce(m).attr())],
+    );
+    (uk, red)
+}
