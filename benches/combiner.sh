@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # User-defined reduce and scan operators (issue 42): an argmin over records,
 # a linear recurrence as a scan of pairs, and a 256-bin histogram
-# (vec.hist) of 10^7 indices (benches/combiner/programs.ir),
+# (vec.hist) of 10^7 indices, and of 10^7 weights (a float sum per bin:
+# chunked, so it runs on every core) (benches/combiner/programs.ir),
 # compiled with --pass=fuse,lower on Cranelift and LLVM, against the
 # hand-written C loops of benches/c/combiner.c, in one run (medians of
 # --bench=REPS; one thread and all threads).
@@ -76,6 +77,7 @@ c_out=$("$D/combiner" "$D/a.npy" "$D/b.npy" "$REPS")
 c_arg=$(sed -n 's/^argmin_median_ns=//p' <<<"$c_out")
 c_lin=$(sed -n 's/^linrec_median_ns=//p' <<<"$c_out")
 c_hist=$(sed -n 's/^hist_median_ns=//p' <<<"$c_out")
+c_fhist=$(sed -n 's/^fhist_median_ns=//p' <<<"$c_out")
 P=benches/combiner/programs.ir
 t() { # function backend threads args...
   local f=$1 b=$2 th=$3; shift 3
@@ -85,11 +87,12 @@ t() { # function backend threads args...
 echo "N=$N, median of $REPS calls, ms (ratio to C, one thread)"
 printf "%-8s %-10s %8s %14s %14s\n" program backend "C" "L0 1 thread" "L0 all"
 for b in cranelift llvm; do
-  for f in argmin linrec hist; do
+  for f in argmin linrec hist fhist; do
     case $f in
       argmin) args=(--arg=@"$D/a.npy"); c=$c_arg ;;
       linrec) args=(--arg=@"$D/a.npy" --arg=@"$D/b.npy"); c=$c_lin ;;
       hist) args=(--arg=@"$D/idx.npy"); c=$c_hist ;;
+      fhist) args=(--arg=@"$D/idx.npy" --arg=@"$D/a.npy"); c=$c_fhist ;;
     esac
     one=$(t "$f" "$b" 1 "${args[@]}")
     all=$(t "$f" "$b" "$(nproc)" "${args[@]}")
@@ -97,6 +100,7 @@ for b in cranelift llvm; do
   done
 done
 # The results agree with C's.
-echo "C: $(grep -E '^(argmin|linrec_last|hist_bin0)=' <<<"$c_out" | tr '\n' ' ')"
+echo "C: $(grep -E '^(argmin|linrec_last|hist_bin0|fhist_bin0)=' <<<"$c_out" | tr '\n' ' ')"
 echo "L0 argmin: $("$L0_OPT" "$P" --pass=fuse,lower --run=argmin --arg=@"$D/a.npy" --backend=llvm | tr '\n' ' ')"
 echo "L0 hist bin 0: $("$L0_OPT" "$P" --pass=fuse,lower --run=hist --arg=@"$D/idx.npy" --backend=llvm | sed 's/^\[\([0-9]*\),.*/\1/')"
+echo "L0 fhist bin 0: $("$L0_OPT" "$P" --pass=fuse,lower --run=fhist --arg=@"$D/idx.npy" --arg=@"$D/a.npy" --backend=llvm | sed 's/^\[\([0-9.e+-]*\),.*/\1/')"

@@ -2,7 +2,8 @@
  * (the first index of the least value), the linear recurrence
  * x[i] = a[i] * x[i-1] + b[i] (x[-1] = 0), and a 256-bin histogram of the
  * indices (k * 7919) % 256 (as benches/combiner.sh writes them for L0;
- * computed here before timing), each one sequential loop.
+ * computed here before timing), and the same histogram of weights a[i]
+ * (a float sum per bin), each one sequential loop.
  *   gcc -O3 -march=native -o combiner combiner.c -lm
  *   ./combiner x.npy y.npy [reps=11]
  * Prints argmin=<v> <i>, linrec_last=<x[n-1]>, then median_ns= for each. */
@@ -33,6 +34,15 @@ __attribute__((noinline)) static long *hist(const long *is, size_t n) {
     for (size_t k = 0; k < n; k++) {
         long b = is[k];
         if (b >= 0 && b < 256) bins[b] += 1;
+    }
+    return bins;
+}
+
+__attribute__((noinline)) static double *fhist(const long *is, const double *w, size_t n) {
+    double *bins = calloc(256, sizeof *bins);
+    for (size_t k = 0; k < n; k++) {
+        long b = is[k];
+        if (b >= 0 && b < 256) bins[b] += w[k];
     }
     return bins;
 }
@@ -84,5 +94,14 @@ int main(int argc, char **argv) {
         free(bins);
     }
     printf("hist_bin0=%ld\nhist_median_ns=%lld\n", b0, median(t, reps));
+    double f0 = 0;
+    for (int k = 0; k < reps; k++) {
+        long long t0 = now_ns();
+        double *bins = fhist(is, a, n);
+        t[k] = now_ns() - t0;
+        f0 = bins[0];
+        free(bins);
+    }
+    printf("fhist_bin0=%.17g\nfhist_median_ns=%lld\n", f0, median(t, reps));
     return 0;
 }

@@ -46,6 +46,7 @@
 //! reduction: per-thread partials, warp shuffles, shared memory across
 //! warps, then a second kernel over the per-block partials).
 
+mod arrays;
 mod buckets;
 mod chunks;
 mod emits;
@@ -574,11 +575,17 @@ fn row_of_capture(ctx: &Context, outer: OpId, v: ValueId) -> bool {
 /// a `--remarks=gpu` remark).
 fn plan(ctx: &Context, l: OpId) -> Result<Plan, String> {
     let roles = roles(ctx, l)?;
+    let own = arrays::own_arrays(ctx, l)?;
     let mut captures = Vec::new();
-    body_ok(ctx, l, l, &mut captures, &[], false)?;
+    body_ok(ctx, l, l, &mut captures, &own, false)?;
     let running = running::generators(ctx, l, &roles).ok_or_else(|| {
         "its body reads a scan's running value in a way the scan kernels do not provide".to_string()
     })?;
+    if !own.is_empty() && !running.is_empty() {
+        return Err("its body loads or stores arrays, and its scan is read back (the running kernels run the body twice)".into());
+    }
+    // The arrays are captured: device buffers in the kernels.
+    captures.extend(own);
     Ok(Plan {
         roles,
         running,
@@ -721,6 +728,12 @@ fn captures_to_device(
                 gpu::memcpy(b, d, v);
                 args.push(d);
             }
+            Type::Arr(e) => {
+                let len = arr::len(b, v);
+                let d = dalloc(b, dev, len, (*e).clone());
+                gpu::memcpy(b, d, v);
+                args.push(d);
+            }
             _ => args.push(v),
         }
     }
@@ -793,6 +806,7 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
     let mut dev: Vec<ValueId> = Vec::new();
     let mut args = vec![n];
     captures_to_device(&mut b, &caps, &mut dev, &mut args);
+    let args_of_caps = args[1..].to_vec();
     let mut hb = Vec::new();
     for r in &p.roles {
         let mut h = HostBufs {
@@ -947,6 +961,12 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
                 };
                 results.push(v);
             }
+        }
+    }
+    // Arrays the body stored into come back (`arrays`).
+    for (&v, &d) in caps.iter().zip(&args_of_caps) {
+        if matches!(b.ctx.ty(v), Type::Arr(_)) && arrays::stores_into(b.ctx, l, v) {
+            gpu::memcpy(&mut b, v, d);
         }
     }
     for d in dev {

@@ -642,6 +642,10 @@ fn hoist(ctx: &mut Context, copy: OpId) -> bool {
         return false;
     }
     let (d, v) = (ctx.operand(copy, 0), ctx.operand(copy, 1));
+    // Only values are invariant: a host array may change inside the loop.
+    if !matches!(ctx.ty(v), Type::Vec(_) | Type::Mat(_)) {
+        return false;
+    }
     let outside =
         |ctx: &Context, x: ValueId| !ctx.value_block(x).is_some_and(|b| ctx.block_in_op(b, l));
     if !outside(ctx, v) {
