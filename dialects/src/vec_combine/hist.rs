@@ -11,9 +11,11 @@
 //!   partial tables below hold at most [`TABLE_BUDGET`] elements;
 //! - chunk 0 folds its updates into `dest`'s bins left to right;
 //! - chunk `c >= 1` folds its updates into row `c - 1` of a private table
-//!   (`n` values and `n` flags per row): a bin's first update in the chunk
-//!   is stored as is, later ones are `⊕`-ed onto it;
-//! - then each bin folds the rows where its flag is set, in row order:
+//!   of `n` values: a `kind` starts the row at its exact identity (`-0.0`
+//!   for a float sum: `id ⊕ x` is `x` bit for bit); a combiner region has
+//!   none, so a row of flags marks the bins the chunk saw, a bin's first
+//!   update is stored as is and later ones are `⊕`-ed onto it;
+//! - then each bin folds its rows (where flagged) in row order:
 //!   `dest[b] ⊕ row0[b] ⊕ row1[b] ⊕ ...`.
 //!
 //! The chunk loop and the combination are loops whose iterations are
@@ -100,6 +102,22 @@ impl HistOp {
                 clone_block_into(b, blk, &mut map)[0]
             }
         }
+    }
+
+    /// An exact identity of a `kind` (`-0.0` for a float sum), as a
+    /// constant at the insertion point; `None` for a combiner region.
+    fn exact_identity(&self, b: &mut Builder) -> Option<ValueId> {
+        let HistOp::Kind(k, t) = self else {
+            return None;
+        };
+        let m = crate::gen::Monoid::from_name(k.name())?;
+        let id = crate::gen::lower::exact_identity(m, t)?;
+        Some(b.op1(
+            "arith.constant",
+            &[],
+            t.clone(),
+            vec![("value".to_string(), id)],
+        ))
     }
 
     /// `acc ⊕ x` in the interpreter.
@@ -229,54 +247,77 @@ pub fn lower(
     let rows = build_binop(b, "arith.subi", nc, one);
     let size = build_binop(b, "arith.muli", rows, n);
     let part = arr::alloc(b, size, t.clone());
-    let seen = arr::alloc(b, size, Type::I1);
+    // With an exact identity a row starts as identities and needs no flags
+    // (`id ⊕ x == x` bit for bit); a combiner region keeps flags instead.
+    let id = hop.exact_identity(b);
+    let seen = id.is_none().then(|| arr::alloc(b, size, Type::I1));
     let parallel = top_level(b);
+    // The updates of chunk `c` from `lo` to `hi`, `update(b, i, x)` each.
+    let updates =
+        |b: &mut Builder, lo, hi, update: &mut dyn FnMut(&mut Builder, ValueId, ValueId)| {
+            scf::build_for(b, lo, hi, one, &[], |b, j, _| {
+                let i = vec::get_in_bounds(b, is, j);
+                let ge = build_cmpi(b, "sge", i, zero);
+                let lt = build_cmpi(b, "slt", i, n);
+                let ok = b.op1("arith.andi", &[ge, lt], Type::I1, vec![]);
+                scf::build_if(
+                    b,
+                    ok,
+                    &[],
+                    |b| {
+                        let x = vec::get_in_bounds(b, vs, j);
+                        update(b, i, x);
+                        vec![]
+                    },
+                    |_| vec![],
+                );
+                vec![]
+            });
+        };
     chunk_loop(b, &ch, nc, parallel, &[], "vec.hist", |b, c, _| {
         let lo = build_binop(b, "arith.muli", c, cs);
         let end = build_binop(b, "arith.addi", lo, cs);
         let hi = build_binop(b, "arith.mini", m, end);
-        scf::build_for(b, lo, hi, one, &[], |b, j, _| {
-            let i = vec::get_in_bounds(b, is, j);
-            let ge = build_cmpi(b, "sge", i, zero);
-            let lt = build_cmpi(b, "slt", i, n);
-            let ok = b.op1("arith.andi", &[ge, lt], Type::I1, vec![]);
-            scf::build_if(
-                b,
-                ok,
-                &[],
-                |b| {
-                    let x = vec::get_in_bounds(b, vs, j);
-                    let first = build_cmpi(b, "eq", c, zero);
-                    scf::build_if(
-                        b,
-                        first,
-                        &[],
-                        |b| {
-                            let old = arr::load_in_bounds(b, a, i);
-                            let y = hop.build(b, old, x);
-                            arr::store_in_bounds(b, a, i, y);
-                            vec![]
-                        },
-                        |b| {
-                            let r = build_binop(b, "arith.subi", c, one);
-                            let k = build_binop(b, "arith.muli", r, n);
-                            let k = build_binop(b, "arith.addi", k, i);
-                            let s = arr::load_in_bounds(b, seen, k);
-                            let p = arr::load_in_bounds(b, part, k);
-                            let y = hop.build(b, p, x);
-                            let y = b.op1("arith.select", &[s, y, x], t.clone(), vec![]);
-                            arr::store_in_bounds(b, part, k, y);
-                            let yes = const_int(b, 1, &Type::I1);
-                            arr::store_in_bounds(b, seen, k, yes);
-                            vec![]
-                        },
-                    );
-                    vec![]
-                },
-                |_| vec![],
-            );
-            vec![]
-        });
+        let first = build_cmpi(b, "eq", c, zero);
+        scf::build_if(
+            b,
+            first,
+            &[],
+            |b| {
+                updates(b, lo, hi, &mut |b, i, x| {
+                    let old = arr::load_in_bounds(b, a, i);
+                    let y = hop.build(b, old, x);
+                    arr::store_in_bounds(b, a, i, y);
+                });
+                vec![]
+            },
+            |b| {
+                let r = build_binop(b, "arith.subi", c, one);
+                let base = build_binop(b, "arith.muli", r, n);
+                if let Some(id) = id {
+                    scf::build_for(b, zero, n, one, &[], |b, k, _| {
+                        let k = build_binop(b, "arith.addi", base, k);
+                        arr::store_in_bounds(b, part, k, id);
+                        vec![]
+                    });
+                }
+                updates(b, lo, hi, &mut |b, i, x| {
+                    let k = build_binop(b, "arith.addi", base, i);
+                    let p = arr::load_in_bounds(b, part, k);
+                    let y = hop.build(b, p, x);
+                    let Some(seen) = seen else {
+                        arr::store_in_bounds(b, part, k, y);
+                        return;
+                    };
+                    let s = arr::load_in_bounds(b, seen, k);
+                    let y = b.op1("arith.select", &[s, y, x], t.clone(), vec![]);
+                    arr::store_in_bounds(b, part, k, y);
+                    let yes = const_int(b, 1, &Type::I1);
+                    arr::store_in_bounds(b, seen, k, yes);
+                });
+                vec![]
+            },
+        );
         Vec::new()
     });
     let any = build_cmpi(b, "sgt", rows, zero);
@@ -286,9 +327,12 @@ pub fn lower(
         let acc = scf::build_for(b, zero, rows, one, &[start], |b, r, accs| {
             let k = build_binop(b, "arith.muli", r, n);
             let k = build_binop(b, "arith.addi", k, bin);
-            let s = arr::load_in_bounds(b, seen, k);
             let p = arr::load_in_bounds(b, part, k);
             let y = hop.build(b, accs[0], p);
+            let Some(seen) = seen else {
+                return vec![y];
+            };
+            let s = arr::load_in_bounds(b, seen, k);
             vec![b.op1("arith.select", &[s, y, accs[0]], t.clone(), vec![])]
         });
         arr::store_in_bounds(b, a, bin, acc[0]);
