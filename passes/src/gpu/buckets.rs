@@ -5,8 +5,9 @@
 //! A bucket's result is the distinct keys in first-seen order and, per key,
 //! the fold of its values from the monoid's identity (IR-SPEC, `gen`). Under
 //! `lower{target=gpu}`, before the phases (`Lower::run`), a loop whose
-//! bucket generator has `i32`, `i64` or `index` keys and scalar values of a
-//! monoid with an identity is rewritten (at any depth of host code):
+//! bucket generator has scalar keys (integers, `i1`, or floats compared by
+//! bit pattern) and scalar values of a monoid with an identity is rewritten
+//! (at any depth of host code):
 //! 1. the bucket becomes two collects, of its keys `ks` and of its values
 //!    `vs`, fed where the bucket was (`gen.emit %h, %k, %v` becomes an
 //!    emit of `%k` and one of `%v`): a loop like any other (a flatMap
@@ -32,7 +33,7 @@
 //! Every step is data parallel, and the result does not depend on which
 //! thread wins a slot: the keys' order and numbers come from the smallest
 //! `j`s, the values' grouping from the lengths. A bucket of collects (its
-//! values are vectors) and keys of other types stay a host loop.
+//! values are vectors) stays a host loop.
 
 use ir::{Attribute, Builder, Context, OpId, Type, ValueId};
 
@@ -84,7 +85,10 @@ fn groupable(ctx: &Context, l: OpId) -> Option<usize> {
         let GenKind::Bucket(BucketOf::Reduce(m)) = g.kind else {
             return false;
         };
-        let key_ok = matches!(g.key.as_ref(), Some(Type::I32 | Type::I64 | Type::Index));
+        let key_ok = matches!(
+            g.key.as_ref(),
+            Some(Type::I1 | Type::I32 | Type::I64 | Type::Index | Type::F32 | Type::F64)
+        );
         let elem_ok =
             super::scalar(&g.elem) && Monoid::supports(&g.elem) && m.identity(&g.elem).is_some();
         let only_emits = ctx
@@ -194,11 +198,7 @@ fn group(
     let region = b.build_region(std::slice::from_ref(&ix), |b, args| {
         let j = args[0];
         let k = vec::get_in_bounds(b, ks, j);
-        let hk = if *kt == Type::Index {
-            k
-        } else {
-            b.op1("arith.index_cast", &[k], Type::Index, vec![])
-        };
+        let hk = key_bits(b, k, kt);
         // A multiplicative hash (Knuth), its high bits folded down.
         let mul = const_int(b, 0x9E37_79B9_7F4A_7C15_u64 as i64, &ix);
         let x = build_binop(b, "arith.muli", hk, mul);
@@ -225,7 +225,8 @@ fn group(
                 let pm1 = build_binop(b, "arith.subi", prev, one);
                 let who = b.op1("arith.select", &[free, j, pm1], Type::Index, vec![]);
                 let other = vec::get_in_bounds(b, ks, who);
-                let differs = build_cmpi(b, "ne", other, k);
+                let other = key_bits(b, other, kt);
+                let differs = build_cmpi(b, "ne", other, hk);
                 (differs, vec![h])
             },
             |b, hs| {
@@ -310,4 +311,19 @@ fn group(
         vec![("kind".to_string(), GenKind::Reduce(m).attr())],
     );
     (uk, red)
+}
+
+/// Key `k` of type `kt` as an `index` with the same bits (distinct keys give
+/// distinct values): what the table hashes and compares. Floats compare by
+/// bit pattern, as `arr.find_or_insert` and the interpreter do (`-0.0` and
+/// `0.0` are two keys; a NaN is equal to itself).
+fn key_bits(b: &mut Builder, k: ValueId, kt: &Type) -> ValueId {
+    let int = match kt {
+        Type::Index => return k,
+        Type::F64 => b.op1("arith.bitcast", &[k], Type::I64, vec![]),
+        Type::F32 => b.op1("arith.bitcast", &[k], Type::I32, vec![]),
+        Type::I1 => b.op1("arith.extui", &[k], Type::I64, vec![]),
+        _ => k,
+    };
+    b.op1("arith.index_cast", &[int], Type::Index, vec![])
 }

@@ -433,7 +433,7 @@ fn roles(ctx: &Context, l: OpId) -> Result<Vec<Role>, String> {
             }
             _ => {
                 return Err(
-                    "it has a bucket generator of collects, or with keys other than i32, i64 and index (kernels group only buckets of reduces by integer keys)".into(),
+                    "it has a bucket generator of collects (kernels group only buckets of reduces by scalar keys)".into(),
                 )
             }
         }
