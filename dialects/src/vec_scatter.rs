@@ -121,17 +121,18 @@ fn verify_insert(ctx: &Context, op: OpId) -> Result<(), String> {
 
 // ----- interpreter -------------------------------------------------------
 
-/// Applies `(is[j], vs[j])` in order of `j` to a copy of `dest`, with
-/// `update(old, new)`; out-of-range indices are skipped.
-fn apply(
-    it: &Interp,
+/// A copy of an indexed update's `dest` to update, then its `is` and `vs`.
+pub(crate) type UpdateOperands<'a> = (Vec<RtValue>, &'a [RtValue], &'a [RtValue]);
+
+/// The operands `a` of an indexed update (`dest`, `is`, `vs`) of op `op`
+/// (named `name` in the fault); `is` and `vs` must have equal lengths.
+pub(crate) fn update_operands<'a>(
+    ctx: &ir::Context,
     op: OpId,
-    a: &[RtValue],
+    a: &'a [RtValue],
     name: &str,
-    mut update: impl FnMut(&RtValue, &RtValue) -> Result<RtValue, RunError>,
-) -> Result<Vals, RunError> {
-    let ctx = it.ctx;
-    let mut out = as_vec(ctx, op, &a[0])?.as_ref().clone();
+) -> Result<UpdateOperands<'a>, RunError> {
+    let out = as_vec(ctx, op, &a[0])?.as_ref().clone();
     let is = as_vec(ctx, op, &a[1])?;
     let vs = as_vec(ctx, op, &a[2])?;
     if is.len() != vs.len() {
@@ -145,12 +146,37 @@ fn apply(
             ),
         ));
     }
+    Ok((out, is, vs))
+}
+
+/// Index `i` of an indexed update into `n` elements: its position, or
+/// `None` outside `[0, n)` (ignored).
+pub(crate) fn update_index(
+    ctx: &ir::Context,
+    op: OpId,
+    i: &RtValue,
+    n: usize,
+) -> Result<Option<usize>, RunError> {
+    let i = i
+        .as_int()
+        .ok_or_else(|| RunError::at(ctx, op, "expected an index"))?;
+    Ok(usize::try_from(i).ok().filter(|&k| k < n))
+}
+
+/// Applies `(is[j], vs[j])` in order of `j` to a copy of `dest`, with
+/// `update(old, new)`; out-of-range indices are skipped.
+fn apply(
+    it: &Interp,
+    op: OpId,
+    a: &[RtValue],
+    name: &str,
+    mut update: impl FnMut(&RtValue, &RtValue) -> Result<RtValue, RunError>,
+) -> Result<Vals, RunError> {
+    let ctx = it.ctx;
+    let (mut out, is, vs) = update_operands(ctx, op, a, name)?;
     for (i, v) in is.iter().zip(vs.iter()) {
-        let i = i
-            .as_int()
-            .ok_or_else(|| RunError::at(ctx, op, "expected an index"))?;
-        if let Some(slot) = usize::try_from(i).ok().and_then(|k| out.get_mut(k)) {
-            *slot = update(slot, v)?;
+        if let Some(k) = update_index(ctx, op, i, out.len())? {
+            out[k] = update(&out[k], v)?;
         }
     }
     Ok(smallvec![vec_value(out)])

@@ -163,6 +163,20 @@ impl<'a> Builder<'a> {
             anchors: Vec::new(),
         }
     }
+    /// A builder inserting right after `op` (which must be in a block), with
+    /// `op`'s location.
+    pub fn after(ctx: &'a mut Context, op: OpId) -> Builder<'a> {
+        let loc = ctx.loc(op);
+        let mut b = match ctx.op(op).next {
+            Some(next) => Builder::before(ctx, next),
+            None => {
+                let block = ctx.op(op).parent.expect("op is not in a block");
+                Builder::at_end(ctx, block)
+            }
+        };
+        b.loc = loc;
+        b
+    }
     /// Moves the insertion point to the end of `block`.
     pub fn set_end(&mut self, block: BlockId) {
         self.block = block;

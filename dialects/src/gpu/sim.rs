@@ -139,36 +139,45 @@ pub(super) fn interp_workgroup_alloc(it: &mut Interp, op: OpId, _: &[RtValue]) -
     Ok(smallvec![v])
 }
 
-pub(super) fn interp_atomic(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
-    let ctx = it.ctx;
+/// An atomic op on element `args[1]` of array `args[0]`: `new(old)` is the
+/// value to write (`None`: none); returns the old value.
+fn read_modify_write(
+    ctx: &ir::Context,
+    op: OpId,
+    args: &[RtValue],
+    new: impl FnOnce(&RtValue) -> Result<Option<RtValue>, RunError>,
+) -> Res {
     let mut a = buffer(ctx, op, &args[0])?
         .try_borrow_mut()
         .map_err(|_| RunError::at(ctx, op, "array is already borrowed"))?;
     let i = index(ctx, op, &args[1], a.len())?;
+    let old = a[i].clone();
+    if let Some(x) = new(&old)? {
+        a[i] = x;
+    }
+    Ok(smallvec![old])
+}
+
+pub(super) fn interp_atomic(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
+    let ctx = it.ctx;
     let m = match ctx.attr(op, "kind").and_then(|k| k.as_str()) {
         Some("add") => Monoid::Add,
         Some("min") => Monoid::Min,
         _ => Monoid::Max,
     };
     let ty = ctx.ty(ctx.result(op, 0)).clone();
-    let old = a[i].clone();
-    a[i] = m
-        .apply(&ty, &old, &args[2])
-        .ok_or_else(|| RunError::at(ctx, op, "operands do not match the element type"))?;
-    Ok(smallvec![old])
+    read_modify_write(ctx, op, args, |old| {
+        m.apply(&ty, old, &args[2])
+            .map(Some)
+            .ok_or_else(|| RunError::at(ctx, op, "operands do not match the element type"))
+    })
 }
 
 pub(super) fn interp_cas(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
-    let ctx = it.ctx;
-    let mut a = buffer(ctx, op, &args[0])?
-        .try_borrow_mut()
-        .map_err(|_| RunError::at(ctx, op, "array is already borrowed"))?;
-    let i = index(ctx, op, &args[1], a.len())?;
-    let old = a[i].clone();
-    if old.as_int().is_some() && old.as_int() == args[2].as_int() {
-        a[i] = args[3].clone();
-    }
-    Ok(smallvec![old])
+    read_modify_write(it.ctx, op, args, |old| {
+        let equal = old.as_int().is_some() && old.as_int() == args[2].as_int();
+        Ok(equal.then(|| args[3].clone()))
+    })
 }
 
 pub(super) fn interp_alloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {

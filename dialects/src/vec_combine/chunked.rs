@@ -74,12 +74,7 @@ impl Combiner {
     /// Clones the combiner at the insertion point with arguments `acc` and
     /// `x`; returns the yielded value.
     fn apply(&self, b: &mut Builder, acc: ValueId, x: ValueId) -> ValueId {
-        let blk = b.ctx.region_block(self.region);
-        let args = b.ctx.block_args(blk).to_vec();
-        let mut map = ValueMap::default();
-        map.insert(args[0], acc);
-        map.insert(args[1], x);
-        clone_block_into(b, blk, &mut map)[0]
+        apply_region(b, self.region, acc, x)
     }
 
     /// Whether no op of the combiner can fault: `arith` ops other than
@@ -87,6 +82,17 @@ impl Combiner {
     fn fault_free(&self, ctx: &Context) -> bool {
         fault_free(ctx, self.region, self.term)
     }
+}
+
+/// Clones combiner region `r` at the insertion point with arguments `acc`
+/// and `x`; returns the yielded value.
+pub(super) fn apply_region(b: &mut Builder, r: RegionId, acc: ValueId, x: ValueId) -> ValueId {
+    let blk = b.ctx.region_block(r);
+    let args = b.ctx.block_args(blk).to_vec();
+    let mut map = ValueMap::default();
+    map.insert(args[0], acc);
+    map.insert(args[1], x);
+    clone_block_into(b, blk, &mut map)[0]
 }
 
 /// Whether no op of combiner region `r` (terminator `term`) can fault:

@@ -35,11 +35,10 @@
 
 use smallvec::smallvec;
 
-use ir::clone::{clone_block_into, ValueMap};
 use ir::interp::{Interp, RtValue, RunError};
 use ir::{Builder, Context, OpId, RegionId, Type, ValueId};
 
-use super::chunked::{chunk_loop, chunking, fault_free, top_level, Chunks};
+use super::chunked::{apply_region, chunk_loop, chunking, fault_free, top_level, Chunks};
 use crate::arith::{build_binop, build_cmpi, const_int};
 use crate::vec::BinOp;
 use crate::{arr, scf, vec};
@@ -93,14 +92,7 @@ impl HistOp {
     fn build(&self, b: &mut Builder, acc: ValueId, x: ValueId) -> ValueId {
         match self {
             HistOp::Kind(k, t) => b.op1(k.arith_op(t), &[acc, x], t.clone(), vec![]),
-            HistOp::Region(r, _) => {
-                let blk = b.ctx.region_block(*r);
-                let args = b.ctx.block_args(blk).to_vec();
-                let mut map = ValueMap::default();
-                map.insert(args[0], acc);
-                map.insert(args[1], x);
-                clone_block_into(b, blk, &mut map)[0]
-            }
+            HistOp::Region(r, _) => apply_region(b, *r, acc, x),
         }
     }
 
@@ -112,12 +104,7 @@ impl HistOp {
         };
         let m = crate::gen::Monoid::from_name(k.name())?;
         let id = crate::gen::lower::exact_identity(m, t)?;
-        Some(b.op1(
-            "arith.constant",
-            &[],
-            t.clone(),
-            vec![("value".to_string(), id)],
-        ))
+        Some(b.constant(id, t))
     }
 
     /// `acc ⊕ x` in the interpreter.
@@ -167,27 +154,8 @@ fn one_atomic(ctx: &Context, r: RegionId, term: OpId) -> bool {
 /// A size mismatch of `is` and `vs`, and the combiner's faults.
 pub fn interp(it: &mut Interp, op: OpId, a: &[RtValue], hop: &HistOp) -> Result<Vals, RunError> {
     let ctx = it.ctx;
-    let mut out = vec::as_vec(ctx, op, &a[0])?.as_ref().clone();
-    let is = vec::as_vec(ctx, op, &a[1])?.clone();
-    let vs = vec::as_vec(ctx, op, &a[2])?.clone();
-    if is.len() != vs.len() {
-        return Err(RunError::at(
-            ctx,
-            op,
-            format!(
-                "size mismatch in vec.hist: {} indices and {} values",
-                is.len(),
-                vs.len()
-            ),
-        ));
-    }
+    let (mut out, is, vs) = crate::vec_scatter::update_operands(ctx, op, a, "vec.hist")?;
     let n = out.len();
-    let bin = |j: usize| -> Result<Option<usize>, RunError> {
-        let i = is[j]
-            .as_int()
-            .ok_or_else(|| RunError::at(ctx, op, "expected an index"))?;
-        Ok(usize::try_from(i).ok().filter(|&k| k < n))
-    };
     let m = is.len();
     let (cs, nc) = if hop.chunked(ctx) {
         let (cs, nc) = hist_chunking(m as i64, n as i64);
@@ -197,16 +165,19 @@ pub fn interp(it: &mut Interp, op: OpId, a: &[RtValue], hop: &HistOp) -> Result<
     };
     let mut rows: Vec<Option<RtValue>> = vec![None; (nc - 1) * n];
     for c in 0..nc {
-        for j in c * cs..m.min(c * cs + cs) {
-            let Some(k) = bin(j)? else { continue };
+        let range = c * cs..m.min(c * cs + cs);
+        for (i, x) in is[range.clone()].iter().zip(&vs[range]) {
+            let Some(k) = crate::vec_scatter::update_index(ctx, op, i, n)? else {
+                continue;
+            };
             if c == 0 {
-                out[k] = hop.run(it, op, &out[k], &vs[j])?;
+                out[k] = hop.run(it, op, &out[k], x)?;
                 continue;
             }
             let slot = (c - 1) * n + k;
             rows[slot] = Some(match &rows[slot] {
-                Some(p) => hop.run(it, op, p, &vs[j])?,
-                None => vs[j].clone(),
+                Some(p) => hop.run(it, op, p, x)?,
+                None => x.clone(),
             });
         }
     }

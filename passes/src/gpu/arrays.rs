@@ -36,10 +36,7 @@ pub(super) fn own_arrays(ctx: &Context, l: OpId) -> Result<Vec<ValueId>, String>
         if ctx.value_block(a).is_some_and(|b| ctx.block_in_op(b, l)) {
             continue;
         }
-        let fresh = ctx
-            .def_op(a)
-            .is_some_and(|d| ctx.is(d, "arr.alloc") || ctx.is(d, "arr.from_vec"));
-        if !fresh {
+        if !fresh(ctx, a) {
             return Err("its body loads or stores an array that may alias another (a kernel takes only fresh buffers)".into());
         }
         let elem = ctx.ty(a).elem().cloned();
@@ -66,6 +63,13 @@ pub(super) fn own_arrays(ctx: &Context, l: OpId) -> Result<Vec<ValueId>, String>
         }
     }
     Ok(arrays)
+}
+
+/// Whether array `a` is a buffer of its own (`arr.alloc` or
+/// `arr.from_vec`), which no other array value aliases.
+pub(super) fn fresh(ctx: &Context, a: ValueId) -> bool {
+    ctx.def_op(a)
+        .is_some_and(|d| ctx.is(d, "arr.alloc") || ctx.is(d, "arr.from_vec"))
 }
 
 /// Whether loop `l`'s body stores into array `a`.

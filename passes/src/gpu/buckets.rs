@@ -53,7 +53,7 @@ pub fn group_buckets(ctx: &mut Context) -> u64 {
         .walk_all()
         .into_iter()
         .filter(|&op| ctx.is(op, gen::LOOP))
-        .filter(|&op| !in_kernel(ctx, op))
+        .filter(|&op| gpu::enclosing_kernel(ctx, op).is_none())
         .collect();
     let mut n = 0;
     for l in loops {
@@ -64,17 +64,6 @@ pub fn group_buckets(ctx: &mut Context) -> u64 {
         }
     }
     n
-}
-
-fn in_kernel(ctx: &Context, op: OpId) -> bool {
-    let mut p = ctx.parent_op(op);
-    while let Some(q) = p {
-        if ctx.is(q, "func.func") {
-            return gpu::is_kernel(ctx, q);
-        }
-        p = ctx.parent_op(q);
-    }
-    false
 }
 
 /// The position of a bucket generator of `l` to rewrite, if any.
@@ -115,9 +104,7 @@ fn rewrite(ctx: &mut Context, l: OpId, p: usize) -> OpId {
     for e in gen::emits_to(ctx, hk) {
         let (k, v) = (ctx.operand(e, 1), ctx.operand(e, 2));
         ctx.set_operands(e, &[hk, k]);
-        let mut b = Builder::before(ctx, e);
-        b.loc = b.ctx.loc(e);
-        gen::emit(&mut b, hv, v);
+        gen::emit(&mut Builder::before(ctx, e), hv, v);
     }
     let collect = GenKind::Collect.attr();
     let mut gens = Vec::new();
@@ -173,17 +160,7 @@ fn group(
     vt: &Type,
     m: Monoid,
 ) -> (ValueId, ValueId) {
-    let blk = ctx.op(l).parent.expect("a loop in a block");
-    let ops = ctx.block_ops(blk);
-    let next = ops
-        .iter()
-        .position(|&o| o == l)
-        .and_then(|k| ops.get(k + 1));
-    let mut b = match next {
-        Some(&op) => Builder::before(ctx, op),
-        None => Builder::at_end(ctx, blk),
-    };
-    b.loc = b.ctx.loc(l);
+    let mut b = Builder::after(ctx, l);
     let b = &mut b;
     let ix = Type::Index;
     let zero = const_int(b, 0, &ix);
@@ -297,12 +274,7 @@ fn group(
     })[0];
     let u = vec::len(b, uk);
     let id = m.identity(vt).expect("checked by groupable");
-    let idv = b.op1(
-        "arith.constant",
-        &[],
-        vt.clone(),
-        vec![("value".to_string(), id)],
-    );
+    let idv = b.constant(id, vt);
     let dest = b.op1("vec.fill", &[u, idv], Type::vec(vt.clone()), vec![]);
     let red = b.op1(
         "vec.hist",

@@ -69,10 +69,7 @@ fn check(ctx: &Context, l: OpId) -> Result<ChunkPlan, String> {
         }
         let a = ctx.operand(op, 0);
         let outside = !ctx.value_block(a).is_some_and(|b| ctx.block_in_op(b, l));
-        let fresh = ctx
-            .def_op(a)
-            .is_some_and(|d| ctx.is(d, "arr.alloc") || ctx.is(d, "arr.from_vec"));
-        if !(outside && fresh) {
+        if !(outside && super::arrays::fresh(ctx, a)) {
             return Err(
                 "its body reads or writes an array other than its own offsets, tables and outputs"
                     .into(),
@@ -91,8 +88,7 @@ fn check(ctx: &Context, l: OpId) -> Result<ChunkPlan, String> {
             loaded.push(a);
         }
     }
-    let mut own: Vec<ValueId> = loaded.clone();
-    own.extend(stored.iter().filter(|a| !loaded.contains(a)));
+    let own = own(&loaded, &stored);
     let mut captures = Vec::new();
     super::body_ok(ctx, l, l, &mut captures, &own, false)?;
     Ok(ChunkPlan {
@@ -100,6 +96,14 @@ fn check(ctx: &Context, l: OpId) -> Result<ChunkPlan, String> {
         stored,
         captures,
     })
+}
+
+/// The arrays a chunk loop loads or stores, each once: its kernel's
+/// parameters after the captures.
+fn own(loaded: &[ValueId], stored: &[ValueId]) -> Vec<ValueId> {
+    let mut own = loaded.to_vec();
+    own.extend(stored.iter().filter(|a| !loaded.contains(a)));
+    own
 }
 
 /// Replaces chunk loop `l` (in host function `f`) by a kernel and its
@@ -113,8 +117,7 @@ pub(super) fn offload(
     seq: &mut u32,
 ) -> u64 {
     let n = ctx.operand(l, 0);
-    let mut own: Vec<ValueId> = p.loaded.clone();
-    own.extend(p.stored.iter().filter(|a| !p.loaded.contains(a)));
+    let own = own(&p.loaded, &p.stored);
     let (caps, cap_types, mats) = kernel_captures(ctx, l, &p.captures);
     let name = kernel_name(ctx, f, seq);
 

@@ -221,33 +221,32 @@ impl Walk<'_> {
                     self.inline_calls(ctx, op);
                     emits::hoist_reduce_emits(ctx, op);
                 }
-                match plan(ctx, op) {
+                let why = match plan(ctx, op) {
                     Ok(p) => {
                         self.kernels += offload(ctx, f, op, &p, self.opts, &mut self.seq);
                         continue;
                     }
-                    Err(_) if flat::plan(ctx, op).is_ok() => {
-                        let p = flat::plan(ctx, op).expect("checked");
+                    Err(why) => why,
+                };
+                match flat::plan(ctx, op) {
+                    Ok(p) => {
                         self.kernels += flat::offload(ctx, f, op, &p, self.opts, &mut self.seq);
                         continue;
                     }
-                    Err(why) => {
-                        // A flatMap's own reason says more than the plain
-                        // loop's "fed inside a nested loop".
-                        let why = match flat::plan(ctx, op) {
-                            Err(fw)
-                                if why.contains("flatMap") && fw != "not a flatMap of scalars" =>
-                            {
-                                format!("{why}; as a flatMap: {fw}")
-                            }
-                            _ => why,
-                        };
+                    // A flatMap's own reason says more than the plain loop's
+                    // "fed inside a nested loop".
+                    Err(fw) if why.contains("flatMap") && fw != "not a flatMap of scalars" => {
                         ir::remarks::emit(
                             "gpu",
                             ctx.loc(op),
-                            format!("loop left on the host: {why}"),
+                            format!("loop left on the host: {why}; as a flatMap: {fw}"),
                         )
                     }
+                    Err(_) => ir::remarks::emit(
+                        "gpu",
+                        ctx.loc(op),
+                        format!("loop left on the host: {why}"),
+                    ),
                 }
                 self.host += 1;
             }

@@ -97,17 +97,7 @@ fn split(ctx: &mut Context, l: OpId, p: usize) {
     }
 
     // The scan of the collected values, after the loop.
-    let blk = ctx.op(l).parent.expect("a loop in a block");
-    let ops = ctx.block_ops(blk);
-    let next = ops
-        .iter()
-        .position(|&o| o == l)
-        .and_then(|k| ops.get(k + 1));
-    let mut b = match next {
-        Some(&op) => Builder::before(ctx, op),
-        None => Builder::at_end(ctx, blk),
-    };
-    b.loc = b.ctx.loc(l);
+    let mut b = Builder::after(ctx, l);
     let n = vec::len(&mut b, r);
     let inits: Vec<ValueId> = init.into_iter().collect();
     let s = gen::build_loop(

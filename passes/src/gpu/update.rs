@@ -80,10 +80,7 @@ pub(super) fn plan(ctx: &Context, l: OpId) -> Option<Result<UpdatePlan, String>>
     };
     let a = ctx.operand(*store, 0);
     let outside = !ctx.value_block(a).is_some_and(|b| ctx.block_in_op(b, l));
-    let fresh = ctx
-        .def_op(a)
-        .is_some_and(|d| ctx.is(d, "arr.from_vec") || ctx.is(d, "arr.alloc"));
-    if !(outside && fresh) {
+    if !(outside && super::arrays::fresh(ctx, a)) {
         return None;
     }
     Some(check(ctx, l, *store, a, &nested))
