@@ -1,12 +1,13 @@
 //! The `func` dialect: `func.func`, `func.return`, `func.call`.
 //!
 //! Custom forms:
-//! `func.func @name(%a: T, ...) -> (R, ...) { body }`,
+//! `func.func @name(%a: T {attrs}, ...) -> (R {attrs}, ...) { body }` (the
+//! dictionaries optional: [`ARG_ATTRS`], [`RES_ATTRS`]),
 //! `func.return %a, %b : T, U`, `%r = func.call @f(%a) : (T) -> R`.
 
 use smallvec::smallvec;
 
-use ir::ast::{AstItemKind, SyntaxError};
+use ir::ast::{AstArg, AstItemKind, SyntaxError};
 use ir::custom::{CustomParser, ParsedOp, ParsedRegion};
 use ir::interp::{Interp, RtValue, RunError};
 use ir::printer::Printer;
@@ -47,14 +48,17 @@ fn verify_func(ctx: &Context, op: OpId) -> Result<(), String> {
     let Some(name) = func_name(ctx, op) else {
         return Err("requires a 'sym_name' string attribute".into());
     };
-    if !ir::types::is_symbol_name(name) {
+    if !ir::types::is_valid_symbol(name) {
         return Err(format!(
-            "'sym_name' must be a symbol name (a letter or '_', then letters, digits, '_', '$' or '.'), but got \"{name}\""
+            "'sym_name' must be a symbol name (not empty, no NUL character), but got \"{}\"",
+            ir::attributes::escape_str(name)
         ));
     }
-    let Some((inputs, _)) = function_type(ctx, op) else {
+    let Some((inputs, results)) = function_type(ctx, op) else {
         return Err("requires a 'function_type' attribute of function type".into());
     };
+    verify_signature_attrs(ctx, op, ARG_ATTRS, inputs.len())?;
+    verify_signature_attrs(ctx, op, RES_ATTRS, results.len())?;
     if is_declaration(ctx, op) {
         // MLIR: a symbol declaration cannot have public visibility.
         let v = ctx.attr(op, "sym_visibility").and_then(|a| a.as_str());
@@ -95,11 +99,21 @@ fn print_func(p: &mut Printer, op: OpId) -> std::fmt::Result {
         p.w(" ");
         p.w(v);
     }
-    p.w(&format!(" @{name}("));
+    p.w(&format!(" {}(", ir::types::symbol_ref(&name)));
     let results: Vec<Type> = function_type(ctx, op)
         .map(|(_, r)| r.to_vec())
         .unwrap_or_default();
     let body = ctx.regions(op).first().copied();
+    let arg_dicts = signature_attrs(ctx, op, ARG_ATTRS);
+    let res_dicts = signature_attrs(ctx, op, RES_ATTRS);
+    // ` {dict}` after parameter or result `i` where it has attributes.
+    let dict = |p: &mut Printer, dicts: &Option<Vec<Attribute>>, i: usize| {
+        if let Some(d) = dicts.as_ref().and_then(|d| d.get(i)) {
+            if !matches!(d, Attribute::Dict(e) if e.is_empty()) {
+                p.w(&format!(" {d}"));
+            }
+        }
+    };
     match body {
         Some(r) => {
             for (i, &a) in ctx.block_args(ctx.region_block(r)).iter().enumerate() {
@@ -107,6 +121,7 @@ fn print_func(p: &mut Printer, op: OpId) -> std::fmt::Result {
                     p.w(", ");
                 }
                 p.arg_decl(a);
+                dict(p, &arg_dicts, i);
             }
         }
         // A declaration: the parameter types only, as MLIR writes it.
@@ -114,18 +129,36 @@ fn print_func(p: &mut Printer, op: OpId) -> std::fmt::Result {
             let ins: Vec<Type> = function_type(ctx, op)
                 .map(|(i, _)| i.to_vec())
                 .unwrap_or_default();
-            p.types(&ins);
+            for (i, t) in ins.iter().enumerate() {
+                if i > 0 {
+                    p.w(", ");
+                }
+                p.w(&t.to_string());
+                dict(p, &arg_dicts, i);
+            }
         }
     }
     p.w(")");
     if !results.is_empty() {
         p.w(" -> ");
-        p.type_list(&results);
+        if res_dicts.is_some() {
+            p.w("(");
+            for (i, t) in results.iter().enumerate() {
+                if i > 0 {
+                    p.w(", ");
+                }
+                p.w(&t.to_string());
+                dict(p, &res_dicts, i);
+            }
+            p.w(")");
+        } else {
+            p.type_list(&results);
+        }
     }
     let printed: &[&str] = if visibility.is_some_and(|v| VISIBILITIES.contains(&v)) {
-        &["sym_name", "function_type", "sym_visibility"]
+        &["sym_name", "function_type", "sym_visibility", ARG_ATTRS, RES_ATTRS]
     } else {
-        &["sym_name", "function_type"]
+        &["sym_name", "function_type", ARG_ATTRS, RES_ATTRS]
     };
     let extra = ctx
         .op(op)
@@ -143,6 +176,102 @@ fn print_func(p: &mut Printer, op: OpId) -> std::fmt::Result {
     Ok(())
 }
 
+/// The attribute that holds a function's parameter attributes (MLIR's
+/// `arg_attrs`): an array of one dictionary per parameter, written
+/// `%x: f64 {llvm.noalias}` in the custom form; absent when none has any.
+pub const ARG_ATTRS: &str = "arg_attrs";
+/// The same for results (`-> (f64 {a})`; MLIR's `res_attrs`).
+pub const RES_ATTRS: &str = "res_attrs";
+
+/// The dictionaries of `f`'s `key` ([`ARG_ATTRS`] or [`RES_ATTRS`]), when
+/// it is an array of dictionaries.
+pub fn signature_attrs(ctx: &Context, f: OpId, key: &str) -> Option<Vec<Attribute>> {
+    match ctx.attr(f, key) {
+        Some(Attribute::Array(ds)) if ds.iter().all(|d| matches!(d, Attribute::Dict(_))) => {
+            Some(ds.clone())
+        }
+        _ => None,
+    }
+}
+
+/// Checks that `f`'s `key` holds one dictionary per element of `of` (its
+/// parameters or results).
+fn verify_signature_attrs(ctx: &Context, f: OpId, key: &str, of: usize) -> Result<(), String> {
+    let Some(a) = ctx.attr(f, key) else {
+        return Ok(());
+    };
+    let what = if key == ARG_ATTRS { "parameter" } else { "result" };
+    match a {
+        Attribute::Array(ds) if ds.iter().all(|d| matches!(d, Attribute::Dict(_))) => {
+            if ds.len() != of {
+                return Err(format!(
+                    "'{key}' holds {} dictionaries, but the function has {of} {what}(s)",
+                    ds.len()
+                ));
+            }
+            Ok(())
+        }
+        _ => Err(format!(
+            "'{key}' must be an array of dictionaries, one per {what}"
+        )),
+    }
+}
+
+/// `(%a: T {attrs}, ...)`: the parameters and a dictionary per parameter
+/// (empty where none is written).
+fn args_with_attrs(cp: &mut CustomParser) -> Result<(Vec<AstArg>, Vec<Attribute>), SyntaxError> {
+    let mut inner = cp.expect_paren()?;
+    let (mut args, mut dicts) = (Vec::new(), Vec::new());
+    if !inner.at_end() {
+        loop {
+            let v = inner.expect_value()?;
+            inner.expect_punct(":")?;
+            let ty = inner.expect_type()?;
+            args.push(AstArg {
+                name: v.name,
+                ty,
+                loc: v.loc,
+            });
+            dicts.push(dict_of(inner.try_attr_dict()));
+            if !inner.try_punct(",") {
+                break;
+            }
+        }
+    }
+    inner.finish()?;
+    Ok((args, dicts))
+}
+
+/// `T` or `(T {attrs}, ...)`: the types and a dictionary per type.
+fn types_with_attrs(cp: &mut CustomParser) -> Result<(Vec<Type>, Vec<Attribute>), SyntaxError> {
+    if let Some(t) = cp.try_type() {
+        return Ok((vec![t], vec![Attribute::Dict(vec![])]));
+    }
+    let mut inner = cp.expect_paren()?;
+    let (mut types, mut dicts) = (Vec::new(), Vec::new());
+    if !inner.at_end() {
+        loop {
+            types.push(inner.expect_type()?);
+            dicts.push(dict_of(inner.try_attr_dict()));
+            if !inner.try_punct(",") {
+                break;
+            }
+        }
+    }
+    inner.finish()?;
+    Ok((types, dicts))
+}
+
+fn dict_of(entries: Option<Vec<ir::ast::AstAttrEntry>>) -> Attribute {
+    Attribute::Dict(
+        entries
+            .unwrap_or_default()
+            .into_iter()
+            .map(|e| (e.name, e.value))
+            .collect(),
+    )
+}
+
 /// MLIR's symbol visibilities, written between `func.func` and the name and
 /// kept as the `sym_visibility` string attribute.
 const VISIBILITIES: [&str; 3] = ["public", "private", "nested"];
@@ -157,16 +286,17 @@ fn parse_func(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
         Some(AstItemKind::Paren(items))
             if matches!(items.first().map(|i| &i.kind), Some(AstItemKind::Type(_)))
     );
-    let (inputs, args) = if types_only {
-        (cp.type_list()?, None)
+    let (inputs, args, arg_dicts) = if types_only {
+        let (types, dicts) = types_with_attrs(cp)?;
+        (types, None, dicts)
     } else {
-        let args = cp.arg_list()?;
-        (args.iter().map(|a| a.ty.clone()).collect(), Some(args))
+        let (args, dicts) = args_with_attrs(cp)?;
+        (args.iter().map(|a| a.ty.clone()).collect(), Some(args), dicts)
     };
-    let results = if cp.try_punct("->") {
-        cp.type_list()?
+    let (results, res_dicts) = if cp.try_punct("->") {
+        types_with_attrs(cp)?
     } else {
-        vec![]
+        (vec![], vec![])
     };
     let mut attrs = vec![
         ("sym_name".to_string(), Attribute::Str(name.clone())),
@@ -177,6 +307,14 @@ fn parse_func(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     ];
     if let Some(v) = visibility {
         attrs.push(("sym_visibility".to_string(), Attribute::Str(v.to_string())));
+    }
+    for (key, dicts) in [(ARG_ATTRS, arg_dicts), (RES_ATTRS, res_dicts)] {
+        if dicts
+            .iter()
+            .any(|d| !matches!(d, Attribute::Dict(e) if e.is_empty()))
+        {
+            attrs.push((key.to_string(), Attribute::Array(dicts)));
+        }
     }
     cp.optional_attr_dict(&mut attrs);
     if cp.at_end() {
@@ -329,7 +467,7 @@ fn verify_call(ctx: &Context, op: OpId) -> Result<(), String> {
 fn print_call(p: &mut Printer, op: OpId) -> std::fmt::Result {
     let ctx = p.ctx();
     let callee = callee(ctx, op).unwrap_or("<invalid>");
-    p.w(&format!(" @{callee}("));
+    p.w(&format!(" {}(", ir::types::symbol_ref(callee)));
     p.values(ctx.operands(op));
     p.w(")");
     p.attr_dict(op, &["callee"]);
@@ -415,7 +553,9 @@ fn func_parse_generic_attrs(_: &str, attrs: &mut [(String, Attribute)]) {
         "sym_name" => 0,
         "function_type" => 1,
         "sym_visibility" => 2,
-        _ => 3,
+        ARG_ATTRS => 3,
+        RES_ATTRS => 4,
+        _ => 5,
     };
     attrs.sort_by_key(|(k, _)| rank(k));
 }
@@ -427,6 +567,7 @@ pub fn register(r: &mut Registry) {
             "a function: a symbol with a body region, or a declaration without one",
         )
         .regions(Arity::Between(0, 1))
+        .optional_body()
         .traits(Traits::ISOLATED_FROM_ABOVE | Traits::SYMBOL | Traits::REGIONS_NEED_TERMINATOR)
         .verify(verify_func)
         .interpret(interp_func)

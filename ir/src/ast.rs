@@ -22,6 +22,20 @@ pub struct AstModule {
     pub name: Option<String>,
     /// The wrapper's attributes (`module attributes {...} { ... }`).
     pub attrs: Vec<AstAttrEntry>,
+    /// The file's alias definitions (`#name = attr`, `!name = type`), which
+    /// a lazily read region resolves its uses with.
+    pub aliases: std::rc::Rc<Aliases>,
+}
+
+/// MLIR's attribute and type aliases, defined at the top of a file
+/// (`#map = 5 : i64`, `!t = vec<f64>`) and expanded where they are used:
+/// the IR holds the attribute or type itself, and prints it in full.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Aliases {
+    /// Names without `!`.
+    pub types: std::collections::HashMap<String, Type>,
+    /// Names without `#`.
+    pub attrs: std::collections::HashMap<String, Attribute>,
 }
 
 /// One result group on the left of `=`: `%a` (count 1) or `%a:2` (count 2).

@@ -31,6 +31,10 @@ pub enum Attribute {
     Dialect(Box<DialectAttr>),
     /// The unit attribute (a present key without a value).
     Unit,
+    /// A dictionary `{name = value, flag}` used as a value, as MLIR's
+    /// `arg_attrs = [{llvm.noalias}, {}]` (entries in source order; a unit
+    /// value prints as the bare name).
+    Dict(Vec<(String, Attribute)>),
 }
 
 /// `#dialect.name<params>`.
@@ -132,6 +136,7 @@ impl PartialEq for Attribute {
             (Keyword(a), Keyword(b)) => a == b,
             (Dialect(a), Dialect(b)) => a == b,
             (Unit, Unit) => true,
+            (Dict(a), Dict(b)) => a == b,
             _ => false,
         }
     }
@@ -160,6 +165,7 @@ impl Hash for Attribute {
             Attribute::Array(a) => a.hash(state),
             Attribute::Dialect(d) => d.hash(state),
             Attribute::Unit => {}
+            Attribute::Dict(d) => d.hash(state),
         }
     }
 }
@@ -204,7 +210,7 @@ impl fmt::Display for Attribute {
             Attribute::Float(v, t) => write!(f, "{} : {t}", format_float(*v, t)),
             Attribute::Bool(b) => write!(f, "{b}"),
             Attribute::Str(s) => write!(f, "\"{}\"", escape_str(s)),
-            Attribute::SymbolRef(s) => write!(f, "@{s}"),
+            Attribute::SymbolRef(s) => f.write_str(&crate::types::symbol_ref(s)),
             Attribute::Type(t) => write!(f, "{t}"),
             Attribute::Array(items) => {
                 f.write_str("[")?;
@@ -222,6 +228,19 @@ impl fmt::Display for Attribute {
                 Ok(())
             }
             Attribute::Unit => f.write_str("unit"),
+            Attribute::Dict(entries) => {
+                f.write_str("{")?;
+                for (i, (k, v)) in entries.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    f.write_str(k)?;
+                    if *v != Attribute::Unit {
+                        write!(f, " = {v}")?;
+                    }
+                }
+                f.write_str("}")
+            }
         }
     }
 }

@@ -25,6 +25,8 @@ use smallvec::SmallVec;
 /// Others compare by text, read through the value's record.
 struct Scopes {
     frames: Vec<(HashTable<(u32, ValueId)>, bool)>,
+    /// The file's aliases, for regions read lazily.
+    aliases: Rc<crate::ast::Aliases>,
 }
 
 impl Scopes {
@@ -117,6 +119,7 @@ pub fn build_module(
     ctx.module_attrs = attrs_of(&ast.attrs);
     let mut scopes = Scopes {
         frames: vec![(Scopes::table(0), true)],
+        aliases: ast.aliases.clone(),
     };
     let top = ctx.top;
     for op in &ast.ops {
@@ -207,6 +210,20 @@ fn build_op(
                 regions: g
                     .regions
                     .iter()
+                    // MLIR's declaration: one region without blocks.
+                    .filter(|r| {
+                        !(spec.optional_body
+                            && g.regions.len() == 1
+                            && r.blocks.is_empty()
+                            && r.lazy_end.is_none_or(|end| {
+                                ctx.source.as_ref().is_some_and(|s| {
+                                    s.text
+                                        .as_str()
+                                        .get(r.loc + 1..end)
+                                        .is_some_and(|t| t.trim().is_empty())
+                                })
+                            }))
+                    })
                     .map(|r| {
                         let mut region = r.clone();
                         if g.result_types.is_empty() {
@@ -550,6 +567,7 @@ fn stream_region(
         }
         Ok(b)
     };
+    let aliases = scopes.aliases.clone();
     let mut sink = |ev: RegionEvent| -> Result<(), SyntaxError> {
         // The text before this op has been read: a mapped input's pages
         // can go back to the operating system.
@@ -595,7 +613,7 @@ fn stream_region(
             e
         })
     };
-    let parsed = crate::parser::stream_region(&source.text, pr.region.loc, &mut sink);
+    let parsed = crate::parser::stream_region(&source.text, pr.region.loc, &aliases, &mut sink);
     if let Some(d) = failure {
         return Err(d);
     }

@@ -523,6 +523,11 @@ impl<'a> Printer<'a> {
                 self.region(r, true);
             }
             self.out.push(')');
+        } else if ctx.spec(op).optional_body {
+            // MLIR's generic declaration: one region without blocks.
+            self.out.push_str(" ({");
+            self.newline();
+            self.out.push_str("})");
         }
         match ctx.spec(op).generic_attrs {
             Some(f) => self.attr_list(&f(ctx, op)),
@@ -550,8 +555,7 @@ impl<'a> Printer<'a> {
     pub fn module(&mut self) {
         self.out.push_str("module ");
         if let Some(n) = &self.ctx.module_name {
-            self.out.push('@');
-            self.out.push_str(n);
+            self.out.push_str(&crate::types::symbol_ref(n));
             self.out.push(' ');
         }
         if !self.ctx.module_attrs.is_empty() {

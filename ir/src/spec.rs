@@ -218,6 +218,11 @@ pub struct OpSpec {
     /// `scf.if` without an else, as `mlir-opt --mlir-print-op-generic`
     /// writes it).
     pub empty_region_terminator: Option<&'static str>,
+    /// The op's one region is optional (a `func.func` declaration has
+    /// none): in the generic form a region without blocks (`({\n})`, as
+    /// MLIR writes a declaration) builds the op without it, and the generic
+    /// printer writes that empty region for the op without one.
+    pub optional_body: bool,
     /// How the op treats poison under deferred faults ([`crate::poison`]).
     pub poison: crate::poison::PoisonRule,
 }
@@ -246,12 +251,18 @@ impl OpSpec {
             parse_generic_attrs: None,
             mlir_name: None,
             empty_region_terminator: None,
+            optional_body: false,
             poison: crate::poison::PoisonRule::Default,
         }
     }
     /// Sets [`OpSpec::poison`].
     pub fn poison(mut self, rule: crate::poison::PoisonRule) -> Self {
         self.poison = rule;
+        self
+    }
+    /// Sets [`OpSpec::optional_body`].
+    pub fn optional_body(mut self) -> Self {
+        self.optional_body = true;
         self
     }
     /// Sets [`OpSpec::empty_region_terminator`].

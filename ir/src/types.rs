@@ -342,8 +342,25 @@ pub fn write_list<T: fmt::Display>(f: &mut fmt::Formatter<'_>, items: &[T]) -> f
     Ok(())
 }
 
-/// Whether `s` can be written as a symbol `@s` (the grammar's `symbol`: a
-/// letter or `_`, then letters, digits, `_`, `$` or `.`).
+/// `@name` for a symbol name, quoted (`@"a b"`, with MLIR's string escapes)
+/// when `name` is not a bare identifier.
+pub fn symbol_ref(name: &str) -> String {
+    if is_symbol_name(name) {
+        format!("@{name}")
+    } else {
+        format!("@\"{}\"", crate::attributes::escape_str(name))
+    }
+}
+
+/// Whether `s` may name a symbol at all: MLIR's quoted form `@"..."`
+/// allows any text but the empty one; L0 also rejects NUL, which no object
+/// file's symbol table can hold.
+pub fn is_valid_symbol(s: &str) -> bool {
+    !s.is_empty() && !s.contains('\0')
+}
+
+/// Whether `s` is a bare symbol name (`@name` without quotes): a letter or
+/// `_`, then letters, digits, `_`, `$` or `.`.
 pub fn is_symbol_name(s: &str) -> bool {
     let mut bytes = s.bytes();
     bytes

@@ -279,6 +279,21 @@ impl Split {
                 };
                 let ins = split(&ft.inputs).map_err(|m| Diagnostic::at_op(ctx, f, m))?;
                 let outs = split(&ft.results).map_err(|m| Diagnostic::at_op(ctx, f, m))?;
+                // Each field of a split parameter or result keeps its
+                // attributes (`arg_attrs`, `res_attrs`).
+                for (key, ts) in [
+                    (dialects::func::ARG_ATTRS, &ft.inputs),
+                    (dialects::func::RES_ATTRS, &ft.results),
+                ] {
+                    if let Some(ds) = dialects::func::signature_attrs(ctx, f, key) {
+                        let mut out = Vec::new();
+                        for (d, t) in ds.into_iter().zip(ts.iter()) {
+                            let n = leaf_types(t).map_err(|m| Diagnostic::at_op(ctx, f, m))?.len();
+                            out.extend(std::iter::repeat_n(d, n));
+                        }
+                        ctx.set_attr(f, key, Attribute::Array(out));
+                    }
+                }
                 ctx.set_attr(
                     f,
                     "function_type",

@@ -155,13 +155,35 @@ fn translate_module(ctx: &Context, wrappers: Wrappers) -> Result<Translated, Dia
     })
 }
 
+/// `@<prefix><name>` as an LLVM global name: quoted, with `"` and `\`
+/// as hex escapes, when `name` (a quoted L0 symbol such as `@"a b"`) has
+/// characters that a bare LLVM name lacks.
+pub(crate) fn global(prefix: &str, name: &str) -> String {
+    let bare = name
+        .bytes()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.' | b'-'));
+    if bare {
+        return format!("@{prefix}{name}");
+    }
+    let mut s = format!("@\"{prefix}");
+    for c in name.bytes() {
+        if c == b'"' || c == b'\\' || !(0x20..0x7f).contains(&c) {
+            s.push_str(&format!("\\{c:02X}"));
+        } else {
+            s.push(c as char);
+        }
+    }
+    s.push('"');
+    s
+}
+
 /// The entry wrapper of `fi`, which calls `l0i_<name>` with depth 1.
 fn wrapper(fi: &FuncInfo, kind: Wrappers) -> String {
     let mut s = String::new();
     let mut args: Vec<String> = Vec::new();
     match kind {
         Wrappers::Trampoline => {
-            let _ = writeln!(s, "define i8 @l0t_{}(i64* %args, i8* %out) #0 {{", fi.name);
+            let _ = writeln!(s, "define i8 {}(i64* %args, i8* %out) #0 {{", global("l0t_", &fi.name));
             for (k, t) in fi.params.iter().enumerate() {
                 let _ = writeln!(s, "  %a{k} = getelementptr i64, i64* %args, i64 {k}");
                 let _ = writeln!(s, "  %w{k} = load i64, i64* %a{k}, align 8");
@@ -191,8 +213,8 @@ fn wrapper(fi: &FuncInfo, kind: Wrappers) -> String {
                 .collect();
             let _ = writeln!(
                 s,
-                "define zeroext i8 @l0_{}({}{}i8* %out) #0 {{",
-                fi.name,
+                "define zeroext i8 {}({}{}i8* %out) #0 {{",
+                global("l0_", &fi.name),
                 ps.join(", "),
                 if ps.is_empty() { "" } else { ", " }
             );
@@ -203,7 +225,7 @@ fn wrapper(fi: &FuncInfo, kind: Wrappers) -> String {
     }
     args.push("i8* %out".into());
     args.push("i64 1".into());
-    let _ = writeln!(s, "  %r = call i8 @l0i_{}({})", fi.name, args.join(", "));
+    let _ = writeln!(s, "  %r = call i8 {}({})", global("l0i_", &fi.name), args.join(", "));
     let _ = writeln!(s, "  ret i8 %r\n}}\n");
     s
 }

@@ -167,7 +167,7 @@ pub(super) fn call(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
     args.push(format!("i8* {out}"));
     args.push(format!("i64 {d1}"));
     let status =
-        cx.w.val(format!("call i8 @l0i_{}({})", fi.name, args.join(", ")));
+        cx.w.val(format!("call i8 {}({})", super::global("l0i_", &fi.name), args.join(", ")));
     cx.propagate(&status);
     let mut ps = Vals::new();
     for (&t, &off) in fi.results.iter().zip(&fi.out.offsets) {

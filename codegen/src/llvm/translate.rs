@@ -146,8 +146,8 @@ pub(crate) fn define(
         cx.w.store(t, v, "%out", off as i64, Mem::Other);
     }
     let header = format!(
-        "define internal i8 @l0i_{}({}) {attrs}",
-        fi.name,
+        "define internal i8 {}({}) {attrs}",
+        super::global("l0i_", &fi.name),
         internal_params(fi)
     );
     Ok(cx.finish_status(&header))

@@ -62,7 +62,10 @@ use pest::error::{ErrorVariant, InputLocation};
 use pest::iterators::Pair;
 use pest::Parser as _;
 
+use std::rc::Rc;
+
 use crate::ast::{
+    Aliases,
     AstArg, AstAttrEntry, AstBlock, AstGeneric, AstItem, AstItemKind, AstModule, AstOp, AstOpBody,
     AstRegion, AstResult, AstValueRef, Offset, SyntaxError,
 };
@@ -270,11 +273,13 @@ impl GenericLine<'_> {
 pub fn stream_region<'s>(
     src: &'s str,
     start: Offset,
+    aliases: &Rc<Aliases>,
     sink: &mut dyn for<'e> FnMut(RegionEvent<'e, 's>) -> PResult<()>,
 ) -> PResult<()> {
     let mut d = Driver {
         lazy: true,
         pos: start,
+        aliases: aliases.clone(),
         ..Driver::new(src)
     };
     if d.peek() != Some(b'{') {
@@ -572,6 +577,8 @@ struct Driver<'s, 'k> {
     signatures: fast::SigCache,
     /// The far-apart `{` `}` pairs of `src` (see [`scan_nesting`]).
     long_braces: Vec<(Offset, Offset)>,
+    /// The file's alias definitions.
+    aliases: Rc<Aliases>,
 }
 
 fn internal(offset: Offset) -> SyntaxError {
@@ -588,6 +595,7 @@ impl<'s> Driver<'s, '_> {
             sink: None,
             signatures: fast::SigCache::default(),
             long_braces: Vec::new(),
+            aliases: Rc::default(),
         }
     }
 
@@ -722,6 +730,7 @@ impl<'s> Driver<'s, '_> {
 
     fn module(mut self) -> PResult<AstModule> {
         self.skip_ws();
+        self.alias_definitions()?;
         let mut loc = 0;
         let mut module = false;
         let mut generic = false;
@@ -751,7 +760,7 @@ impl<'s> Driver<'s, '_> {
             // MLIR's `module @name attributes {...} {`.
             if self.peek() == Some(b'@') {
                 let p = self.run(Rule::symbol)?;
-                name = Some(p.as_str()[1..].to_string());
+                name = Some(symbol_name(p.as_str(), self.pos)?);
                 self.pos += p.as_span().end();
                 self.skip_ws();
             }
@@ -780,7 +789,7 @@ impl<'s> Driver<'s, '_> {
                     let sym = m.attrs.iter().position(|e| e.name == "sym_name");
                     if let Some(k) = sym {
                         match m.attrs.remove(k).value {
-                            Attribute::Str(s) if crate::types::is_symbol_name(&s) => name = Some(s),
+                            Attribute::Str(s) if crate::types::is_valid_symbol(&s) => name = Some(s),
                             _ => {
                                 return Err(error(
                                     loc,
@@ -800,6 +809,65 @@ impl<'s> Driver<'s, '_> {
             }
             Done::Region => Err(internal(self.pos)),
         }
+    }
+
+    /// Reads the alias definitions at the top of the file (`#name = attr`,
+    /// `!name = type`, in any order; each may use those before it).
+    fn alias_definitions(&mut self) -> PResult<()> {
+        while let Some(c @ (b'#' | b'!')) = self.peek() {
+            let loc = self.pos;
+            let rule = if c == b'#' {
+                Rule::attr_alias_def
+            } else {
+                Rule::type_alias_def
+            };
+            let p = self.run(rule)?;
+            let end = p.as_span().end();
+            let mut inner = p.into_inner();
+            let name = inner.next().ok_or_else(|| internal(loc))?.as_str()[1..].to_string();
+            let value = inner.next().ok_or_else(|| internal(loc))?;
+            let redefined = if c == b'#' {
+                let a = self.attribute(value)?;
+                Rc::make_mut(&mut self.aliases)
+                    .attrs
+                    .insert(name.clone(), a)
+                    .is_some()
+            } else {
+                let t = self.ty(value)?;
+                Rc::make_mut(&mut self.aliases)
+                    .types
+                    .insert(name.clone(), t)
+                    .is_some()
+            };
+            if redefined {
+                return Err(error(
+                    loc,
+                    format!("redefinition of alias '{}{name}'", c as char),
+                ));
+            }
+            self.pos += end;
+            self.skip_ws();
+        }
+        Ok(())
+    }
+
+    /// The type alias `!name` (pair text) or the attribute alias `#name`.
+    fn alias(&self, loc: Offset, text: &str) -> PResult<Attribute> {
+        let name = &text[1..];
+        let found = if text.starts_with('!') {
+            self.aliases.types.get(name).cloned().map(Attribute::Type)
+        } else {
+            self.aliases.attrs.get(name).cloned()
+        };
+        found.ok_or_else(|| {
+            error(
+                loc,
+                format!(
+                    "undefined {} alias '{text}' (aliases are defined at the top of the file)",
+                    if text.starts_with('!') { "type" } else { "attribute" }
+                ),
+            )
+        })
     }
 
     /// The rest of MLIR's generic module after its region's `}`:
@@ -864,6 +932,7 @@ impl<'s> Driver<'s, '_> {
                                     loc: 0,
                                     name: None,
                                     attrs: Vec::new(),
+                                    aliases: self.aliases.clone(),
                                 }));
                             }
                             return Err(self.expected("'}'"));
@@ -894,6 +963,7 @@ impl<'s> Driver<'s, '_> {
                                     loc: 0,
                                     name: None,
                                     attrs,
+                                    aliases: self.aliases.clone(),
                                 }));
                             }
                             self.pos += 1;
@@ -1052,8 +1122,14 @@ impl<'s> Driver<'s, '_> {
                             // `{a.b}` could also be a region holding one op
                             // `a.b`: a dotted unit attribute needs MLIR's
                             // `attributes` keyword before the dictionary.
+                            // Inside `( )` (a signature's `%x: f64
+                            // {llvm.noalias}`) no custom form has a region.
                             let after_attributes =
-                                self.src[..loc].trim_end().ends_with("attributes");
+                                self.src[..loc].trim_end().ends_with("attributes")
+                                    || matches!(
+                                        stack.last(),
+                                        Some(Frame::Group { close: b')', .. })
+                                    );
                             // A dictionary's first entry is a name (or `}`); a
                             // region starting with `%`, `"` or `^` is no
                             // dictionary, and the failed try would cost pest
@@ -1362,8 +1438,16 @@ impl<'s> Driver<'s, '_> {
             | Rule::dialect_type => AstItemKind::Type(self.ty_at(base, p)?),
             Rule::number => number_item(p.as_str(), loc)?,
             Rule::string => AstItemKind::Str(unescape(p.as_str(), loc)?),
-            Rule::symbol => AstItemKind::Symbol(p.as_str()[1..].to_string()),
+            Rule::symbol => AstItemKind::Symbol(symbol_name(p.as_str(), loc)?),
             Rule::dialect_attr => AstItemKind::Attr(self.attribute_at(base, p)?),
+            Rule::alias_type => match self.alias(loc, p.as_str())? {
+                Attribute::Type(t) => AstItemKind::Type(t),
+                _ => return Err(internal(loc)),
+            },
+            Rule::alias_attr => match self.alias(loc, p.as_str())? {
+                Attribute::Type(t) => AstItemKind::Type(t),
+                a => AstItemKind::Attr(a),
+            },
             Rule::arrow => AstItemKind::Punct("->"),
             Rule::punct | Rule::comma => AstItemKind::Punct(match p.as_str() {
                 ":" => ":",
@@ -1392,6 +1476,7 @@ impl<'s> Driver<'s, '_> {
             sink: None,
             signatures: fast::SigCache::default(),
             long_braces: Vec::new(),
+            aliases: self.aliases.clone(),
         }
     }
 
@@ -1444,6 +1529,16 @@ impl<'s> Driver<'s, '_> {
             Rule::fn_type => {
                 let (inputs, results) = self.fn_type(self.pos, p)?;
                 Type::function(inputs, results)
+            }
+            Rule::alias_type => match self.alias(loc, p.as_str())? {
+                Attribute::Type(t) => t,
+                _ => return Err(internal(loc)),
+            },
+            Rule::dialect_type if self.aliases.types.contains_key(&p.as_str()[1..]) => {
+                match self.alias(loc, p.as_str())? {
+                    Attribute::Type(t) => t,
+                    _ => return Err(internal(loc)),
+                }
             }
             Rule::dialect_type => {
                 let mut inner = p.into_inner();
@@ -1526,7 +1621,7 @@ impl<'s> Driver<'s, '_> {
             Rule::bool_lit => Attribute::Bool(p.as_str() == "true"),
             Rule::unit_lit => Attribute::Unit,
             Rule::string => Attribute::Str(unescape(p.as_str(), loc)?),
-            Rule::symbol => Attribute::SymbolRef(p.as_str()[1..].to_string()),
+            Rule::symbol => Attribute::SymbolRef(symbol_name(p.as_str(), loc)?),
             Rule::keyword => Attribute::Keyword(p.as_str().to_string()),
             Rule::array_attr => {
                 let mut items = Vec::new();
@@ -1551,6 +1646,9 @@ impl<'s> Driver<'s, '_> {
                 }
                 Attribute::Array(items)
             }
+            Rule::dialect_attr if self.aliases.attrs.contains_key(&p.as_str()[1..]) => {
+                self.alias(loc, p.as_str())?
+            }
             Rule::dialect_attr => {
                 let mut inner = p.into_inner();
                 let name = inner.next().ok_or_else(|| internal(loc))?;
@@ -1560,6 +1658,11 @@ impl<'s> Driver<'s, '_> {
                     params.push(self.attribute(q)?);
                 }
                 Attribute::dialect(dialect, name, params)
+            }
+            Rule::alias_attr => self.alias(loc, p.as_str())?,
+            Rule::dict_attr => {
+                let entries = self.attr_dict(self.pos, p)?;
+                Attribute::Dict(entries.into_iter().map(|e| (e.name, e.value)).collect())
             }
             r if is_type_rule(r) => Attribute::Type(self.ty(p)?),
             _ => return Err(internal(loc)),
@@ -1602,6 +1705,7 @@ fn is_type_rule(r: Rule) -> bool {
             | Rule::var_type
             | Rule::struct_type
             | Rule::dialect_type
+            | Rule::alias_type
             | Rule::fn_type
     )
 }
@@ -1627,6 +1731,8 @@ fn describe(r: Rule) -> Option<&'static str> {
         | Rule::unit_lit
         | Rule::array_attr
         | Rule::dialect_attr
+        | Rule::alias_attr
+        | Rule::dict_attr
         | Rule::dialect_attr_name => "attribute",
         Rule::string => "string literal",
         Rule::scalar_type
@@ -1637,6 +1743,7 @@ fn describe(r: Rule) -> Option<&'static str> {
         | Rule::struct_type
         | Rule::struct_field
         | Rule::dialect_type
+        | Rule::alias_type
         | Rule::dialect_type_name
         | Rule::fn_type
         | Rule::fn_results
@@ -1750,6 +1857,14 @@ fn unescape(raw: &str, loc: Offset) -> PResult<String> {
         i += 2;
     }
     String::from_utf8(out).map_err(|_| error(loc, "string literal is not valid UTF-8"))
+}
+
+/// The name of symbol token `text` (`@name` or `@"quoted"`, unescaped).
+fn symbol_name(text: &str, loc: Offset) -> PResult<String> {
+    match text[1..].strip_prefix('"') {
+        Some(_) => unescape(&text[1..], loc),
+        None => Ok(text[1..].to_string()),
+    }
 }
 
 fn hex_val(c: u8) -> u8 {

@@ -934,7 +934,7 @@ fn streamed(src: &str) -> (Vec<AstOp>, usize) {
     let start = src.find('{').unwrap();
     let mut ops = Vec::new();
     let mut fast = 0;
-    stream_region(src, start, &mut |ev| {
+    stream_region(src, start, &Rc::default(), &mut |ev| {
         match ev {
             RegionEvent::Op(op) => ops.push(op),
             RegionEvent::Line(l) => {

@@ -592,9 +592,26 @@ fn plan(ctx: &Context, l: OpId) -> Result<Plan, String> {
     })
 }
 
-/// A fresh kernel name `<f>_k<seq>`.
+/// A fresh kernel name `<f>_k<seq>`. A quoted host name (`@"a b"`) gives
+/// its characters that PTX identifiers lack as `_`: a kernel's name is a
+/// PTX symbol.
 fn kernel_name(ctx: &Context, f: OpId, seq: &mut u32) -> String {
-    let base = dialects::func::func_name(ctx, f).unwrap_or("f").to_string();
+    let base: String = dialects::func::func_name(ctx, f)
+        .unwrap_or("f")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '$') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let base = if base.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        base
+    } else {
+        format!("f{base}")
+    };
     loop {
         let name = format!("{base}_k{seq}");
         *seq += 1;
