@@ -156,7 +156,13 @@ fn print_func(p: &mut Printer, op: OpId) -> std::fmt::Result {
         }
     }
     let printed: &[&str] = if visibility.is_some_and(|v| VISIBILITIES.contains(&v)) {
-        &["sym_name", "function_type", "sym_visibility", ARG_ATTRS, RES_ATTRS]
+        &[
+            "sym_name",
+            "function_type",
+            "sym_visibility",
+            ARG_ATTRS,
+            RES_ATTRS,
+        ]
     } else {
         &["sym_name", "function_type", ARG_ATTRS, RES_ATTRS]
     };
@@ -200,7 +206,11 @@ fn verify_signature_attrs(ctx: &Context, f: OpId, key: &str, of: usize) -> Resul
     let Some(a) = ctx.attr(f, key) else {
         return Ok(());
     };
-    let what = if key == ARG_ATTRS { "parameter" } else { "result" };
+    let what = if key == ARG_ATTRS {
+        "parameter"
+    } else {
+        "result"
+    };
     match a {
         Attribute::Array(ds) if ds.iter().all(|d| matches!(d, Attribute::Dict(_))) => {
             if ds.len() != of {
@@ -291,7 +301,11 @@ fn parse_func(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
         (types, None, dicts)
     } else {
         let (args, dicts) = args_with_attrs(cp)?;
-        (args.iter().map(|a| a.ty.clone()).collect(), Some(args), dicts)
+        (
+            args.iter().map(|a| a.ty.clone()).collect(),
+            Some(args),
+            dicts,
+        )
     };
     let (results, res_dicts) = if cp.try_punct("->") {
         types_with_attrs(cp)?

@@ -288,7 +288,9 @@ impl Split {
                     if let Some(ds) = dialects::func::signature_attrs(ctx, f, key) {
                         let mut out = Vec::new();
                         for (d, t) in ds.into_iter().zip(ts.iter()) {
-                            let n = leaf_types(t).map_err(|m| Diagnostic::at_op(ctx, f, m))?.len();
+                            let n = leaf_types(t)
+                                .map_err(|m| Diagnostic::at_op(ctx, f, m))?
+                                .len();
                             out.extend(std::iter::repeat_n(d, n));
                         }
                         ctx.set_attr(f, key, Attribute::Array(out));

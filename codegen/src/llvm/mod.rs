@@ -183,7 +183,11 @@ fn wrapper(fi: &FuncInfo, kind: Wrappers) -> String {
     let mut args: Vec<String> = Vec::new();
     match kind {
         Wrappers::Trampoline => {
-            let _ = writeln!(s, "define i8 {}(i64* %args, i8* %out) #0 {{", global("l0t_", &fi.name));
+            let _ = writeln!(
+                s,
+                "define i8 {}(i64* %args, i8* %out) #0 {{",
+                global("l0t_", &fi.name)
+            );
             for (k, t) in fi.params.iter().enumerate() {
                 let _ = writeln!(s, "  %a{k} = getelementptr i64, i64* %args, i64 {k}");
                 let _ = writeln!(s, "  %w{k} = load i64, i64* %a{k}, align 8");
@@ -225,7 +229,12 @@ fn wrapper(fi: &FuncInfo, kind: Wrappers) -> String {
     }
     args.push("i8* %out".into());
     args.push("i64 1".into());
-    let _ = writeln!(s, "  %r = call i8 {}({})", global("l0i_", &fi.name), args.join(", "));
+    let _ = writeln!(
+        s,
+        "  %r = call i8 {}({})",
+        global("l0i_", &fi.name),
+        args.join(", ")
+    );
     let _ = writeln!(s, "  ret i8 %r\n}}\n");
     s
 }

@@ -166,8 +166,11 @@ pub(super) fn call(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
     let d1 = cx.w.val("add i64 %depth, 1");
     args.push(format!("i8* {out}"));
     args.push(format!("i64 {d1}"));
-    let status =
-        cx.w.val(format!("call i8 {}({})", super::global("l0i_", &fi.name), args.join(", ")));
+    let status = cx.w.val(format!(
+        "call i8 {}({})",
+        super::global("l0i_", &fi.name),
+        args.join(", ")
+    ));
     cx.propagate(&status);
     let mut ps = Vals::new();
     for (&t, &off) in fi.results.iter().zip(&fi.out.offsets) {

@@ -65,9 +65,8 @@ use pest::Parser as _;
 use std::rc::Rc;
 
 use crate::ast::{
-    Aliases,
-    AstArg, AstAttrEntry, AstBlock, AstGeneric, AstItem, AstItemKind, AstModule, AstOp, AstOpBody,
-    AstRegion, AstResult, AstValueRef, Offset, SyntaxError,
+    Aliases, AstArg, AstAttrEntry, AstBlock, AstGeneric, AstItem, AstItemKind, AstModule, AstOp,
+    AstOpBody, AstRegion, AstResult, AstValueRef, Offset, SyntaxError,
 };
 use crate::attributes::Attribute;
 use crate::types::{Type, TypeParam};
@@ -789,7 +788,9 @@ impl<'s> Driver<'s, '_> {
                     let sym = m.attrs.iter().position(|e| e.name == "sym_name");
                     if let Some(k) = sym {
                         match m.attrs.remove(k).value {
-                            Attribute::Str(s) if crate::types::is_valid_symbol(&s) => name = Some(s),
+                            Attribute::Str(s) if crate::types::is_valid_symbol(&s) => {
+                                name = Some(s)
+                            }
                             _ => {
                                 return Err(error(
                                     loc,
@@ -863,7 +864,7 @@ impl<'s> Driver<'s, '_> {
             error(
                 loc,
                 format!(
-                    "undefined {} alias '{text}' (aliases are defined at the top of the file)",
+                    "undefined {} alias '{text}' (aliases are defined at the top level, before their uses)",
                     if text.starts_with('!') { "type" } else { "attribute" }
                 ),
             )
@@ -936,6 +937,10 @@ impl<'s> Driver<'s, '_> {
                                 }));
                             }
                             return Err(self.expected("'}'"));
+                        }
+                        // More alias definitions between top-level ops.
+                        Some(b'#' | b'!') if matches!(frame, Frame::Top { .. }) => {
+                            self.alias_definitions()?;
                         }
                         Some(b'}') => {
                             if let Frame::Top {
@@ -1124,12 +1129,10 @@ impl<'s> Driver<'s, '_> {
                             // `attributes` keyword before the dictionary.
                             // Inside `( )` (a signature's `%x: f64
                             // {llvm.noalias}`) no custom form has a region.
-                            let after_attributes =
-                                self.src[..loc].trim_end().ends_with("attributes")
-                                    || matches!(
-                                        stack.last(),
-                                        Some(Frame::Group { close: b')', .. })
-                                    );
+                            let after_attributes = self.src[..loc]
+                                .trim_end()
+                                .ends_with("attributes")
+                                || matches!(stack.last(), Some(Frame::Group { close: b')', .. }));
                             // A dictionary's first entry is a name (or `}`); a
                             // region starting with `%`, `"` or `^` is no
                             // dictionary, and the failed try would cost pest
