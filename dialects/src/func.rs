@@ -456,7 +456,7 @@ fn verify_call(ctx: &Context, op: OpId) -> Result<(), String> {
     let Some(callee) = callee(ctx, op) else {
         return Err("requires a 'callee' symbol reference attribute".into());
     };
-    let Some(f) = ctx.lookup_symbol(callee) else {
+    let Some(f) = crate::builtin::lookup_from(ctx, op, callee) else {
         return Err(format!("'{callee}' does not reference a valid function"));
     };
     let Some((inputs, results)) = function_type(ctx, f) else {

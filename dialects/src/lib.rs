@@ -9,6 +9,7 @@ use ir::spec::Registry;
 pub mod alias;
 pub mod arith;
 pub mod arr;
+pub mod builtin;
 pub mod func;
 pub mod gen;
 pub mod gpu;
@@ -31,6 +32,7 @@ pub const PHASES: &[&str] = &["gen", "arr"];
 /// and `examples/standalone`) calls this first, then its own `register`
 /// functions, which may insert phases of their own.
 pub fn register_all(r: &mut Registry) {
+    builtin::register(r);
     func::register(r);
     arith::register(r);
     scf::register(r);

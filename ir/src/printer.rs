@@ -438,7 +438,9 @@ impl<'a> Printer<'a> {
         let name = self.op_name(op);
         match (spec.print, &spec.format, self.opts.generic) {
             (Some(print), _, false) => {
-                self.out.push_str(name);
+                // MLIR writes its builtin ops without the dialect prefix.
+                self.out
+                    .push_str(name.strip_prefix("builtin.").unwrap_or(name));
                 let _ = print(self, op);
             }
             (None, Some(f), false) if crate::format::printable(self, op, f) => {

@@ -2167,7 +2167,16 @@ mod fast {
         }
         /// Does the grammar's `dotted_ident` or `default_op` match here?
         fn op_name_start(&self) -> bool {
-            self.dotted() || self.default_op().is_some()
+            self.dotted() || self.default_op().is_some() || self.module_keyword()
+        }
+        /// `module` here (a nested module starts).
+        fn module_keyword(&self) -> bool {
+            self.b[self.i..].starts_with(b"module")
+                && !self
+                    .b
+                    .get(self.i + 6)
+                    .copied()
+                    .is_some_and(super::is_ident_cont)
         }
         /// `%name` here: the name (without `%`, borrowed from `src`, the
         /// text of `self.b`) and its offset.
