@@ -277,6 +277,12 @@ struct Stmt {
 struct Program {
     stmts: Vec<Stmt>,
     results: Vec<(String, Ty)>,
+    /// Random bits for MLIR's spellings of the same program (issue 45,
+    /// item 6, tried by issue 43's driver): bit 0 type and attribute
+    /// aliases for `@main`'s vector parameters, bit 1 parameter
+    /// attributes, bit 2 `@swap` quoted as `@"swap two"`, bit 3 an explicit
+    /// module wrapper holding a named submodule.
+    spell: u64,
 }
 
 const PARAMS: &[(&str, Ty)] = &[
@@ -334,16 +340,34 @@ func.func @swap(%v: vec<f64>, %w: vec<f64>) -> (vec<f64>, vec<f64>) {
 
 impl Program {
     fn text(&self) -> String {
+        let aliases = self.spell & 1 != 0;
+        let arg_attrs = self.spell & 2 != 0;
         let params: Vec<String> = PARAMS
             .iter()
-            .map(|(n, t)| format!("{n}: {}", t.name()))
+            .map(|(n, t)| {
+                let ty = if aliases && *t == Ty::VF64 {
+                    "!vf"
+                } else {
+                    t.name()
+                };
+                let attrs = match (*n, arg_attrs) {
+                    ("%x", true) => " {test.p}",
+                    ("%s", true) => " {test.q = #two, llvm.noundef}",
+                    _ => "",
+                };
+                format!("{n}: {ty}{attrs}")
+            })
             .collect();
         let rtys: Vec<&str> = self.results.iter().map(|(_, t)| t.name()).collect();
-        let mut s = format!(
+        let mut s = String::new();
+        if aliases || arg_attrs {
+            s.push_str("!vf = vec<f64>\n#two = 2 : i64\n");
+        }
+        s.push_str(&format!(
             "{HELPERS}func.func @main({}) -> ({}) {{\n",
             params.join(", "),
             rtys.join(", ")
-        );
+        ));
         for st in &self.stmts {
             s.push_str(&st.text);
         }
@@ -353,6 +377,18 @@ impl Program {
             rs.join(", "),
             rtys.join(", ")
         ));
+        if self.spell & 4 != 0 {
+            s = s.replace("@swap", "@\"swap two\"");
+        }
+        if self.spell & 8 != 0 {
+            // Aliases stay before the wrapper.
+            let at = s.find("func.func").unwrap_or(0);
+            s.insert_str(
+                at,
+                "module {\nmodule @aux {\n  func.func @aux_f() {\n    func.return\n  }\n}\n",
+            );
+            s.push_str("}\n");
+        }
         s
     }
     fn result_types(&self) -> Vec<String> {
@@ -3045,10 +3081,14 @@ fn generate(seed: u64) -> (Program, Vec<String>) {
         results.push(("%s".into(), Ty::F64));
     }
     let args = inputs(&mut g.rng, false);
+    // Drawn after the inputs, so that a seed's program and inputs stay
+    // those of earlier sessions, in another spelling.
+    let spell = g.rng.next();
     (
         Program {
             stmts: g.stmts,
             results,
+            spell,
         },
         args,
     )
