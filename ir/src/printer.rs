@@ -371,6 +371,14 @@ impl<'a> Printer<'a> {
             }
             self.out.push_str("):");
             self.indent += 1;
+        } else if label && self.ctx.block(b).first.is_none() {
+            // An empty block (a module's body) keeps its label: `({})`
+            // is a region without blocks in MLIR's generic form.
+            self.indent -= 1;
+            self.newline();
+            let name = self.ctx.block(b).label.as_deref().unwrap_or("bb0");
+            let _ = write!(self.out, "^{name}:");
+            self.indent += 1;
         }
         for op in self.ctx.iter_block(b) {
             self.newline();
