@@ -348,6 +348,9 @@ fn finish_op(
             scopes.define(ctx, v, r.loc)?;
         }
     }
+    if let Some(f) = spec.desugar {
+        f(ctx, id);
+    }
     Ok(())
 }
 

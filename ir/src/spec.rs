@@ -171,6 +171,13 @@ pub type MlirNameFn = fn(&Context, OpId) -> &'static str;
 pub type ParseGenericAttrsFn = fn(&str, &mut [(String, Attribute)]);
 /// Infers an op's result types from its operand types and attributes, or
 /// `None` when they do not determine them.
+/// Rewrites an op the parser has just built (operands, regions and result
+/// names in place) into the form the IR holds, when the text used a spelling
+/// the op itself does not have: MLIR's `scf.for ... : i32` becomes an index
+/// loop with casts. Runs before verification; leaves malformed ops alone
+/// for the verifier to report.
+pub type DesugarFn = fn(&mut crate::Context, crate::OpId);
+
 pub type InferFn = fn(&[Type], &[(String, Attribute)]) -> Option<SmallVec<[Type; 2]>>;
 /// Whether an op (with everything nested) has no effect outside itself, where
 /// a dialect knows better than the traits; `None` where it does not decide.
@@ -223,6 +230,8 @@ pub struct OpSpec {
     /// MLIR writes a declaration) builds the op without it, and the generic
     /// printer writes that empty region for the op without one.
     pub optional_body: bool,
+    /// See [`DesugarFn`].
+    pub desugar: Option<DesugarFn>,
     /// How the op treats poison under deferred faults ([`crate::poison`]).
     pub poison: crate::poison::PoisonRule,
 }
@@ -252,12 +261,18 @@ impl OpSpec {
             mlir_name: None,
             empty_region_terminator: None,
             optional_body: false,
+            desugar: None,
             poison: crate::poison::PoisonRule::Default,
         }
     }
     /// Sets [`OpSpec::poison`].
     pub fn poison(mut self, rule: crate::poison::PoisonRule) -> Self {
         self.poison = rule;
+        self
+    }
+    /// Sets [`OpSpec::desugar`].
+    pub fn desugar(mut self, f: DesugarFn) -> Self {
+        self.desugar = Some(f);
         self
     }
     /// Sets [`OpSpec::optional_body`].

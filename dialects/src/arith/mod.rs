@@ -621,6 +621,26 @@ fn int_literal(v: i128, ty: &Type) -> Option<i64> {
 fn parse_constant(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     let mut attrs = Vec::new();
     cp.optional_attr_dict(&mut attrs);
+    // An alias of a typed number (`#two = 2 : i64`, `arith.constant #two`).
+    if let Ok(a @ (Attribute::Int(..) | Attribute::Float(..) | Attribute::Bool(_))) =
+        cp.expect_attr()
+    {
+        let ty = match &a {
+            Attribute::Int(_, t) | Attribute::Float(_, t) => t.clone(),
+            _ => Type::I1,
+        };
+        attrs.insert(0, ("value".to_string(), a));
+        return Ok(ParsedOp {
+            operands: vec![],
+            result_types: if cp.num_results == 0 {
+                vec![]
+            } else {
+                vec![ty]
+            },
+            attrs,
+            regions: vec![],
+        });
+    }
     let (lit, at) = cp.expect_literal()?;
     let err = |m: String| SyntaxError {
         offset: at,

@@ -20,7 +20,7 @@ pub(super) fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
         let t = ctx.ty(operands[i]);
         if *t != Type::Index {
             return Err(format!(
-                "{what} (operand #{i}) must be of index type, but got '{t}'"
+                "{what} (operand #{i}) must be of index type, but got '{t}' (a loop over an integer type, `: {t}`, needs its bounds, step and variable all '{t}')"
             ));
         }
     }
@@ -363,6 +363,12 @@ pub(super) fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
         inner.finish()?;
     }
     let result_types = parse_result_types(cp)?;
+    // MLIR writes the induction variable's type after the results.
+    let iv_type = if iv_type == Type::Index && cp.try_punct(":") {
+        cp.expect_type()?
+    } else {
+        iv_type
+    };
     if result_types.len() != accs.len() {
         return Err(cp.error(format!(
             "expected {} result types (one per iter_arg), found {}",
@@ -395,6 +401,53 @@ pub(super) fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
             entry_args: Some(entry),
         }],
     })
+}
+
+/// MLIR's loop over an integer type (`scf.for %i = %lb to %ub step %s :
+/// i32`, or the generic form with an `i32` induction variable) as the
+/// index loop L0 holds ([`ir::spec::DesugarFn`]): the bounds and the step
+/// are `arith.index_cast` to `index` (sign-extended, as MLIR compares them
+/// signed) and the body reads `arith.index_cast %i : index to i32`. The
+/// iterations are the same, except that the index loop stops where MLIR's
+/// would wrap the induction variable past the type's largest value. A loop
+/// whose bounds, step and variable do not share one integer type is left to
+/// the verifier.
+pub(super) fn desugar(ctx: &mut Context, op: OpId) {
+    let ops = ctx.operands(op).to_vec();
+    let Some(iv) = (ops.len() >= 3).then(|| induction_var(ctx, op)).flatten() else {
+        return;
+    };
+    let t = ctx.ty(iv).clone();
+    if t == Type::Index || !t.is_integer() || ops[..3].iter().any(|&v| *ctx.ty(v) != t) {
+        return;
+    }
+    let mut b = Builder::before(ctx, op);
+    let casts: Vec<ValueId> = ops[..3]
+        .iter()
+        .map(|&v| b.op1("arith.index_cast", &[v], Type::Index, vec![]))
+        .collect();
+    for (i, c) in casts.into_iter().enumerate() {
+        ctx.set_operand(op, i, c);
+    }
+    ctx.set_type(iv, Type::Index);
+    let Some(body) = single_block(ctx, ctx.regions(op)[0]) else {
+        return;
+    };
+    let mut b = match ctx.block(body).first {
+        Some(first) => Builder::before(ctx, first),
+        None => Builder::at_end(ctx, body),
+    };
+    let narrow = b.op1("arith.index_cast", &[iv], t, vec![]);
+    let cast = ctx.def_op(narrow);
+    let uses: Vec<(OpId, u32)> = ctx
+        .uses(iv)
+        .iter()
+        .filter(|u| Some(u.op) != cast)
+        .map(|u| (u.op, u.index))
+        .collect();
+    for (o, i) in uses {
+        ctx.set_operand(o, i as usize, narrow);
+    }
 }
 
 /// The loop's induction variable (the body's first argument).

@@ -396,6 +396,7 @@ pub fn register(r: &mut Registry) {
         .regions(Arity::Exactly(1))
         .traits(Traits::RECURSIVELY_PURE | Traits::REGIONS_NEED_TERMINATOR)
         .verify(for_op::verify)
+        .desugar(for_op::desugar)
         .rewrite(for_op::fold_zero_trip)
         .rewrite(for_op::inline_single_iteration)
         .rewrite(for_op::remove_invariant_iter_args)
