@@ -6,7 +6,7 @@
 //! | op | call |
 //! |---|---|
 //! | `gpu.alloc(n) : arr<T>` | `h = l0rt_gpu_alloc(n, sizeof T)`, faulting when null |
-//! | `gpu.memcpy(dst, src)` | `l0rt_gpu_memcpy(dst, src_hdr, src_data, src_len, sizeof T)`: an `arr` source as its header, a `vec` as `(data, len)`, a `mat` as `(data, rows * cols)` |
+//! | `gpu.memcpy(dst, src)` | `l0rt_gpu_memcpy(dst, src_hdr, src_data, src_len, sizeof T, read_only)`: an `arr` source as its header, a `vec` as `(data, len)`, a `mat` as `(data, rows * cols)`; `read_only` 1 when no kernel writes `dst` ([`read_only_copy`], for `--resident`) |
 //! | `gpu.dealloc(a)` | `l0rt_gpu_dealloc(a)` |
 //! | `gpu.launch_func(grid, block, args...) {kernel = @k}` | `l0rt_gpu_launch(k, grid, block, slots, n)`: `k` the kernel's number in module order ([`crate::runtime::gpu::kernels`]), `slots` a stack array of one 8-byte slot per argument (an `arr` as its header, a scalar in the low bytes) |
 //!
@@ -70,6 +70,43 @@ fn elem_bytes(t: &Type) -> i64 {
     crate::abi::elem_layout(t).map_or(8, |e| e.size as i64)
 }
 
+/// Whether `gpu.memcpy` op `copy` fills a fresh device buffer from an
+/// immutable host value (a `vec` or `mat`) and nothing writes that buffer
+/// afterwards: its other uses are copies out of it, its `gpu.dealloc`, and
+/// launches of kernels that only read the parameter (`arr.load`,
+/// `arr.len`). Such a copy may share one device buffer across calls
+/// ([`crate::runtime::gpu::resident`]).
+pub(crate) fn read_only_copy(ctx: &Context, copy: OpId) -> bool {
+    let (dst, src) = (ctx.operand(copy, 0), ctx.operand(copy, 1));
+    if !matches!(ctx.ty(src), Type::Vec(_) | Type::Mat(_))
+        || ctx.def_op_named(dst, "gpu.alloc").is_none()
+    {
+        return false;
+    }
+    ctx.uses(dst).iter().all(|u| {
+        let name = ctx.op_name(u.op);
+        (u.op == copy && u.index == 0)
+            || (name == "gpu.memcpy" && u.index == 1)
+            || name == "gpu.dealloc"
+            || (name == "gpu.launch_func" && u.index >= 2 && {
+                let kernel = ctx.attr(u.op, "kernel").and_then(|a| a.as_symbol());
+                kernel
+                    .and_then(|k| ctx.lookup_symbol(k))
+                    .filter(|&k| !ctx.regions(k).is_empty())
+                    .and_then(|k| {
+                        ctx.block_args(ctx.op_block(k, 0))
+                            .get(u.index as usize - 2)
+                            .copied()
+                    })
+                    .is_some_and(|p| {
+                        ctx.uses(p).iter().all(|v| {
+                            (ctx.is(v.op, "arr.load") && v.index == 0) || ctx.is(v.op, "arr.len")
+                        })
+                    })
+            })
+    })
+}
+
 /// Translates host op `op` (one of [`is_host_op`]).
 pub(crate) fn emit<E: HostEmit>(e: &mut E, op: OpId) -> Result<(), Diagnostic> {
     let ctx = e.ctx();
@@ -94,6 +131,7 @@ pub(crate) fn emit<E: HostEmit>(e: &mut E, op: OpId) -> Result<(), Diagnostic> {
         "gpu.memcpy" => {
             let es = elem_bytes(ctx.ty(ops[0]));
             let src_ty = ctx.ty(ops[1]).clone();
+            let read_only = read_only_copy(ctx, op) as i64;
             let dst = e.part(ops[0], 0);
             let (hdr, data, len) = match src_ty {
                 Type::Arr(_) => {
@@ -111,11 +149,19 @@ pub(crate) fn emit<E: HostEmit>(e: &mut E, op: OpId) -> Result<(), Diagnostic> {
                 }
             };
             let es = e.int(es);
+            let ro = e.int(read_only);
             let st = e.call(
                 "l0rt_gpu_memcpy",
-                &[RtTy::Ptr, RtTy::Ptr, RtTy::Ptr, RtTy::I64, RtTy::I64],
+                &[
+                    RtTy::Ptr,
+                    RtTy::Ptr,
+                    RtTy::Ptr,
+                    RtTy::I64,
+                    RtTy::I64,
+                    RtTy::I64,
+                ],
                 RtTy::I8,
-                &[dst, hdr, data, len, es],
+                &[dst, hdr, data, len, es, ro],
             )?;
             e.fault_unless_zero(st, op, site)?;
         }

@@ -46,6 +46,18 @@ pub struct PreparedCall {
     _bufs: Vec<Vec<u64>>,
     /// The memory of raw array arguments ([`marshal::RawArray`]).
     _keep: Vec<std::rc::Rc<dyn std::any::Any>>,
+    /// Every host buffer the arguments lie in: start address and length in
+    /// bytes (for `--resident`, [`crate::runtime::gpu::resident`]).
+    inputs: Vec<(usize, usize)>,
+}
+
+impl PreparedCall {
+    /// The host buffers the arguments lie in: start address and length in
+    /// bytes. Compiled code never writes them, so they hold the same bytes
+    /// on every call.
+    pub fn input_buffers(&self) -> &[(usize, usize)] {
+        &self.inputs
+    }
 }
 
 impl Entries {
@@ -107,12 +119,23 @@ impl Entries {
             .map_err(|e| format!("argument #{}: {e}", i + 1))?;
         }
         words.push(0);
+        let mut inputs: Vec<(usize, usize)> = bufs
+            .iter()
+            .map(|b| (b.as_ptr() as usize, b.len() * 8))
+            .collect();
+        for a in args {
+            if let marshal::Arg::Raw(r) = a {
+                let bytes = crate::abi::scalar(&r.elem).map_or(8, |c| c.bytes() as usize);
+                inputs.push((r.data as usize, r.len * bytes));
+            }
+        }
         Ok(PreparedCall {
             module: self.id,
             func: k,
             words,
             _bufs: bufs,
             _keep: keep,
+            inputs,
         })
     }
 

@@ -291,6 +291,12 @@ struct Cli {
     /// Run the function N times after one warm-up and print `median_ns=` on stderr.
     #[arg(long, value_name = "N")]
     bench: Option<usize>,
+    /// With `--bench` and `--target=nvptx` on compiled host code: keep the
+    /// inputs on the device between the calls, as GPU benchmarks do (each
+    /// argument's bytes go to the device once; stderr then also gets
+    /// `resident_copies=` and `resident_hits=`).
+    #[arg(long)]
+    resident: bool,
     /// Threads for the native backends' parallel loops (`scf.forall`, from
     /// `lower`'s parallel decomposition); default: every core. Results do
     /// not depend on N.
@@ -736,6 +742,13 @@ fn process_inner(
     }
     let timing = Rc::new(std::cell::RefCell::new(Timing::default()));
     pm.instrument(Box::new(SharedTiming(timing.clone())));
+    if cli.resident
+        && (cli.bench.is_none() || cli.target != Target::Nvptx || cli.backend() == Backend::Interp)
+    {
+        return Err(Failure::Usage(
+            "--resident needs --bench, --target=nvptx and compiled host code (--backend=llvm or cranelift)".into(),
+        ));
+    }
     if cli.check_each {
         let Some(func) = &cli.run else {
             return Err(Failure::Usage("--check-each needs --run=FUNC".into()));

@@ -124,13 +124,17 @@ fn native_calls<T>(
     cli: &Cli,
     call: impl Fn() -> Result<T, ir::interp::RunError>,
 ) -> Result<T, Failure> {
-    let r = call().map_err(|e| Failure::Diags(vec![e.into_diagnostic()]))?;
+    let mut r = call().map_err(|e| Failure::Diags(vec![e.into_diagnostic()]))?;
     if let Some(n) = cli.bench {
         let mut times = Vec::with_capacity(n);
         for _ in 0..n {
             let t = Instant::now();
-            call().map_err(|e| Failure::Diags(vec![e.into_diagnostic()]))?;
+            let last = call().map_err(|e| Failure::Diags(vec![e.into_diagnostic()]))?;
             times.push(t.elapsed().as_nanos());
+            // `--resident`: the result of a call that reused device copies.
+            if cli.resident {
+                r = last;
+            }
         }
         eprintln!("median_ns={}", median(times));
     }
@@ -215,21 +219,46 @@ fn host_calls(
         }
         module.check(func)?;
         let prepared = module.prepare_args(func, args).map_err(Failure::Usage)?;
-        timed_calls(
-            cli,
-            &|| with_device(device, || module.call_raw(&prepared)),
-            cuda,
-        )
+        resident_calls(cli, device, prepared.input_buffers(), || {
+            timed_calls(
+                cli,
+                &|| with_device(device, || module.call_raw(&prepared)),
+                cuda,
+            )
+        })
     } else {
         let module = codegen::JitModule::compile(ctx)?;
         module.check(func)?;
         let prepared = module.prepare_args(func, args).map_err(Failure::Usage)?;
-        timed_calls(
-            cli,
-            &|| with_device(device, || module.call_raw(&prepared)),
-            cuda,
-        )
+        resident_calls(cli, device, prepared.input_buffers(), || {
+            timed_calls(
+                cli,
+                &|| with_device(device, || module.call_raw(&prepared)),
+                cuda,
+            )
+        })
     }
+}
+
+/// Runs `calls` in resident mode when `--resident` (the argument buffers
+/// `inputs` stay on `device` between the calls: see
+/// [`codegen::runtime::gpu::resident`]), then prints what it saved.
+fn resident_calls<T>(
+    cli: &Cli,
+    device: &dyn codegen::runtime::gpu::GpuDevice,
+    inputs: &[(usize, usize)],
+    calls: impl FnOnce() -> Result<T, Failure>,
+) -> Result<T, Failure> {
+    use codegen::runtime::gpu::resident;
+    if !cli.resident {
+        return calls();
+    }
+    resident::begin(inputs.to_vec());
+    let r = calls();
+    let stats = resident::end(device);
+    eprintln!("resident_copies={}", stats.copies);
+    eprintln!("resident_hits={}", stats.hits);
+    r
 }
 
 /// [`native_calls`], with the GPU's copy and kernel times when `cuda`.
@@ -242,13 +271,16 @@ fn timed_calls<T>(
         return native_calls(cli, call);
     };
     let fail = |e: ir::interp::RunError| Failure::Diags(vec![e.into_diagnostic()]);
-    let r = call().map_err(fail)?;
+    let mut r = call().map_err(fail)?;
     let (mut times, mut kernels) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut h2d, mut d2h) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for _ in 0..n {
         cuda.reset_times();
         let t = Instant::now();
-        call().map_err(fail)?;
+        let last = call().map_err(fail)?;
+        if cli.resident {
+            r = last;
+        }
         times.push(t.elapsed().as_nanos());
         kernels.push(cuda.kernel_time.get().as_nanos());
         h2d.push(cuda.h2d_time.get().as_nanos());

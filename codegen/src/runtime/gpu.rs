@@ -25,6 +25,7 @@
 //! ([`take_error`]). Messages are the interpreter's, word for word.
 
 pub mod bytes;
+pub mod resident;
 
 use std::cell::{Cell, RefCell};
 
@@ -102,6 +103,9 @@ struct State {
     live: FxHashSet<usize>,
     /// Headers released by `gpu.dealloc`, freed when the call ends.
     released: FxHashSet<usize>,
+    /// Live headers whose device memory [`resident`] keeps (not theirs to
+    /// free).
+    borrowed: FxHashSet<usize>,
 }
 
 thread_local! {
@@ -148,7 +152,7 @@ pub fn end_call() {
         let hdr = h as *mut ArrHeader;
         // SAFETY: live headers were made by `l0rt_gpu_alloc` (a Box).
         let b = unsafe { Box::from_raw(hdr) };
-        if let Some(d) = dev {
+        if let (Some(d), false) = (dev, st.borrowed.contains(&h)) {
             d.free(b.data as u64);
         }
     }
@@ -231,8 +235,16 @@ pub unsafe extern "C" fn l0rt_gpu_memcpy(
     src_data: *const u8,
     src_len: i64,
     elem: i64,
+    read_only: i64,
 ) -> i8 {
-    match memcpy(dst, src_hdr, src_data, src_len, elem.max(1) as usize) {
+    match memcpy(
+        dst,
+        src_hdr,
+        src_data,
+        src_len,
+        elem.max(1) as usize,
+        read_only != 0,
+    ) {
         Ok(()) => 0,
         Err(e) => {
             fail(e);
@@ -247,6 +259,7 @@ fn memcpy(
     src_data: *const u8,
     src_len: i64,
     elem: usize,
+    read_only: bool,
 ) -> Result<(), String> {
     // SAFETY: compiled code passes valid headers (host or device).
     let (d_data, d_len) = unsafe { ((*dst).data, (*dst).len) };
@@ -269,9 +282,23 @@ fn memcpy(
     }
     match (d_dev, s_dev) {
         (true, false) => {
+            let d = device()?;
+            // `--resident`: the kept copy of an argument's bytes, lent to
+            // a destination that no kernel writes and that is not
+            // borrowing already (its own buffer is given back).
+            let borrowing = STATE.with(|st| st.borrow().borrowed.contains(&(dst as usize)));
+            if read_only && !borrowing {
+                if let Some(addr) = resident::copy_of(d, s_data, bytes)? {
+                    d.free(d_data as u64);
+                    // SAFETY: a live device header.
+                    unsafe { (*dst).data = addr as *mut u8 };
+                    STATE.with(|st| st.borrow_mut().borrowed.insert(dst as usize));
+                    return Ok(());
+                }
+            }
             // SAFETY: a host buffer of `s_len` elements of `elem` bytes.
             let src = unsafe { std::slice::from_raw_parts(s_data, bytes) };
-            device()?.copy_in(d_data as u64, src)
+            d.copy_in(d_data as u64, src)
         }
         (false, true) => {
             // SAFETY: a host buffer of `d_len` elements of `elem` bytes.
@@ -304,8 +331,12 @@ pub unsafe extern "C" fn l0rt_gpu_dealloc(h: *mut ArrHeader) -> i8 {
         (*h).len = 0;
         (*h).cap = 0;
     }
-    STATE.with(|s| s.borrow_mut().released.insert(h as usize));
-    if let Ok(d) = device() {
+    let borrowed = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.released.insert(h as usize);
+        s.borrowed.remove(&(h as usize))
+    });
+    if let (Ok(d), false) = (device(), borrowed) {
         d.free(addr as u64);
     }
     0
@@ -474,11 +505,11 @@ mod tests {
             let d = l0rt_gpu_alloc(3, 8);
             assert!(!d.is_null());
             let e = l0rt_gpu_alloc(3, 8);
-            assert_eq!(l0rt_gpu_memcpy(d, &mut src, std::ptr::null(), 0, 8), 0);
-            assert_eq!(l0rt_gpu_memcpy(e, d, std::ptr::null(), 0, 8), 0);
+            assert_eq!(l0rt_gpu_memcpy(d, &mut src, std::ptr::null(), 0, 8, 0), 0);
+            assert_eq!(l0rt_gpu_memcpy(e, d, std::ptr::null(), 0, 8, 0), 0);
             let slots = [e as u64, 7u64];
             assert_eq!(l0rt_gpu_launch(0, 2, 32, slots.as_ptr(), 2), 0);
-            assert_eq!(l0rt_gpu_memcpy(&mut dst, e, std::ptr::null(), 0, 8), 0);
+            assert_eq!(l0rt_gpu_memcpy(&mut dst, e, std::ptr::null(), 0, 8, 0), 0);
             assert_eq!(l0rt_gpu_dealloc(d), 0);
             // `e` is left for the end of the call.
         });
@@ -503,7 +534,7 @@ mod tests {
             assert!(l0rt_gpu_alloc(-1, 8).is_null());
             assert_eq!(take_error().unwrap().message, "negative size -1");
             let d = l0rt_gpu_alloc(2, 8);
-            assert_eq!(l0rt_gpu_memcpy(d, &mut short, std::ptr::null(), 0, 8), 1);
+            assert_eq!(l0rt_gpu_memcpy(d, &mut short, std::ptr::null(), 0, 8, 0), 1);
             assert_eq!(
                 take_error().unwrap().message,
                 "size mismatch: copying 1 elements into a buffer of 2"
