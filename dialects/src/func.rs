@@ -7,7 +7,7 @@
 
 use smallvec::smallvec;
 
-use ir::ast::{AstArg, AstItemKind, SyntaxError};
+use ir::ast::{AstItemKind, SyntaxError};
 use ir::custom::{CustomParser, ParsedOp, ParsedRegion};
 use ir::interp::{Interp, RtValue, RunError};
 use ir::printer::Printer;
@@ -227,31 +227,6 @@ fn verify_signature_attrs(ctx: &Context, f: OpId, key: &str, of: usize) -> Resul
     }
 }
 
-/// `(%a: T {attrs}, ...)`: the parameters and a dictionary per parameter
-/// (empty where none is written).
-fn args_with_attrs(cp: &mut CustomParser) -> Result<(Vec<AstArg>, Vec<Attribute>), SyntaxError> {
-    let mut inner = cp.expect_paren()?;
-    let (mut args, mut dicts) = (Vec::new(), Vec::new());
-    if !inner.at_end() {
-        loop {
-            let v = inner.expect_value()?;
-            inner.expect_punct(":")?;
-            let ty = inner.expect_type()?;
-            args.push(AstArg {
-                name: v.name,
-                ty,
-                loc: v.loc,
-            });
-            dicts.push(dict_of(inner.try_attr_dict()));
-            if !inner.try_punct(",") {
-                break;
-            }
-        }
-    }
-    inner.finish()?;
-    Ok((args, dicts))
-}
-
 /// `T` or `(T {attrs}, ...)`: the types and a dictionary per type.
 fn types_with_attrs(cp: &mut CustomParser) -> Result<(Vec<Type>, Vec<Attribute>), SyntaxError> {
     if let Some(t) = cp.try_type() {
@@ -262,7 +237,7 @@ fn types_with_attrs(cp: &mut CustomParser) -> Result<(Vec<Type>, Vec<Attribute>)
     if !inner.at_end() {
         loop {
             types.push(inner.expect_type()?);
-            dicts.push(dict_of(inner.try_attr_dict()));
+            dicts.push(dict_of(inner.try_attr_dict().unwrap_or_default()));
             if !inner.try_punct(",") {
                 break;
             }
@@ -272,14 +247,8 @@ fn types_with_attrs(cp: &mut CustomParser) -> Result<(Vec<Type>, Vec<Attribute>)
     Ok((types, dicts))
 }
 
-fn dict_of(entries: Option<Vec<ir::ast::AstAttrEntry>>) -> Attribute {
-    Attribute::Dict(
-        entries
-            .unwrap_or_default()
-            .into_iter()
-            .map(|e| (e.name, e.value))
-            .collect(),
-    )
+fn dict_of(entries: Vec<ir::ast::AstAttrEntry>) -> Attribute {
+    Attribute::Dict(entries.into_iter().map(|e| (e.name, e.value)).collect())
 }
 
 /// MLIR's symbol visibilities, written between `func.func` and the name and
@@ -300,7 +269,8 @@ fn parse_func(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
         let (types, dicts) = types_with_attrs(cp)?;
         (types, None, dicts)
     } else {
-        let (args, dicts) = args_with_attrs(cp)?;
+        let (args, dicts) = cp.arg_list_with_attrs()?;
+        let dicts = dicts.into_iter().map(dict_of).collect();
         (
             args.iter().map(|a| a.ty.clone()).collect(),
             Some(args),

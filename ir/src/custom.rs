@@ -333,8 +333,21 @@ impl<'a> CustomParser<'a> {
     }
     /// Consumes `(%a: T, %b: T)` argument declarations.
     pub fn arg_list(&mut self) -> Result<Vec<AstArg>, SyntaxError> {
+        Ok(self.args(false)?.0)
+    }
+    /// Consumes `(%a: T {attrs}, %b: T)`: the arguments and each one's
+    /// attribute dictionary (empty where none is written), as MLIR writes a
+    /// function's parameters.
+    pub fn arg_list_with_attrs(
+        &mut self,
+    ) -> Result<(Vec<AstArg>, Vec<Vec<AstAttrEntry>>), SyntaxError> {
+        self.args(true)
+    }
+    /// [`Self::arg_list`], reading a dictionary after each type when
+    /// `attrs`.
+    fn args(&mut self, attrs: bool) -> Result<(Vec<AstArg>, Vec<Vec<AstAttrEntry>>), SyntaxError> {
         let mut inner = self.expect_paren()?;
-        let mut out = Vec::new();
+        let (mut out, mut dicts) = (Vec::new(), Vec::new());
         if !inner.at_end() {
             loop {
                 let v = inner.expect_value()?;
@@ -345,13 +358,16 @@ impl<'a> CustomParser<'a> {
                     ty,
                     loc: v.loc,
                 });
+                if attrs {
+                    dicts.push(inner.try_attr_dict().unwrap_or_default());
+                }
                 if !inner.try_punct(",") {
                     break;
                 }
             }
         }
         inner.finish()?;
-        Ok(out)
+        Ok((out, dicts))
     }
     /// Parses an optional trailing `attributes {..}` or `{..}` dictionary into `attrs`.
     pub fn optional_attr_dict(&mut self, attrs: &mut Vec<(String, Attribute)>) {

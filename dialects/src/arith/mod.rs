@@ -622,25 +622,29 @@ fn parse_constant(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     let mut attrs = Vec::new();
     cp.optional_attr_dict(&mut attrs);
     // An alias of a typed number (`#two = 2 : i64`, `arith.constant #two`).
-    if let Ok(a @ (Attribute::Int(..) | Attribute::Float(..) | Attribute::Bool(_))) =
-        cp.expect_attr()
-    {
-        let ty = match &a {
-            Attribute::Int(_, t) | Attribute::Float(_, t) => t.clone(),
-            _ => Type::I1,
-        };
-        attrs.insert(0, ("value".to_string(), a));
-        return Ok(ParsedOp {
-            operands: vec![],
-            result_types: if cp.num_results == 0 {
-                vec![]
-            } else {
-                vec![ty]
-            },
-            attrs,
-            regions: vec![],
-        });
-    }
+    let (value, ty) = match cp.expect_attr() {
+        Ok(a @ (Attribute::Int(..) | Attribute::Float(..) | Attribute::Bool(_))) => {
+            let ty = a.value_type().cloned().unwrap_or(Type::I1);
+            (a, ty)
+        }
+        _ => literal_value(cp)?,
+    };
+    attrs.insert(0, ("value".to_string(), value));
+    Ok(ParsedOp {
+        operands: vec![],
+        result_types: if cp.num_results == 0 {
+            vec![]
+        } else {
+            vec![ty]
+        },
+        attrs,
+        regions: vec![],
+    })
+}
+
+/// The value and type of `arith.constant`'s literal (`2 : i64`, `1.5 :
+/// f64`, `true`).
+fn literal_value(cp: &mut CustomParser) -> Result<(Attribute, Type), SyntaxError> {
     let (lit, at) = cp.expect_literal()?;
     let err = |m: String| SyntaxError {
         offset: at,
@@ -680,17 +684,7 @@ fn parse_constant(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
         }
         _ => return Err(err("expected a number or 'true'/'false'".into())),
     };
-    attrs.insert(0, ("value".to_string(), value));
-    Ok(ParsedOp {
-        operands: vec![],
-        result_types: if cp.num_results == 0 {
-            vec![]
-        } else {
-            vec![ty]
-        },
-        attrs,
-        regions: vec![],
-    })
+    Ok((value, ty))
 }
 
 /// An integer literal with a float type: a hex literal is the bit pattern
