@@ -116,6 +116,7 @@ fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
         },
     };
     Ok(ParsedOp {
+        successors: Vec::new(),
         operands: vec![],
         result_types: vec![],
         attrs,

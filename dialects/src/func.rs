@@ -312,6 +312,7 @@ fn parse_func(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
             });
         }
         return Ok(ParsedOp {
+            successors: Vec::new(),
             operands: vec![],
             result_types: vec![],
             attrs,
@@ -320,6 +321,7 @@ fn parse_func(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     }
     let region = cp.expect_region()?;
     Ok(ParsedOp {
+        successors: Vec::new(),
         operands: vec![],
         result_types: vec![],
         attrs,
@@ -493,6 +495,7 @@ fn parse_call(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
         )));
     }
     Ok(ParsedOp {
+        successors: Vec::new(),
         operands: vals.into_iter().zip(ins.into_iter().map(Some)).collect(),
         result_types: outs,
         attrs,
@@ -552,6 +555,7 @@ pub fn register(r: &mut Registry) {
         )
         .regions(Arity::Between(0, 1))
         .optional_body()
+        .multi_block()
         .traits(Traits::ISOLATED_FROM_ABOVE | Traits::SYMBOL | Traits::REGIONS_NEED_TERMINATOR)
         .verify(verify_func)
         .interpret(interp_func)

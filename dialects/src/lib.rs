@@ -1,4 +1,4 @@
-//! The L0 dialects, one module each: `func`, `arith`, `scf` (and the
+//! The L0 dialects, one module each: `func`, `arith`, `scf`, `cf` (and the
 //! higher levels `vec`/`mat`, `gen`, `arr`, and `gpu`, and `var` and `struct`). Each module's `register`
 //! declares its op specs; [`registry`] assembles all of them.
 
@@ -10,6 +10,7 @@ pub mod alias;
 pub mod arith;
 pub mod arr;
 pub mod builtin;
+pub mod cf;
 pub mod func;
 pub mod gen;
 pub mod gpu;
@@ -36,6 +37,7 @@ pub fn register_all(r: &mut Registry) {
     func::register(r);
     arith::register(r);
     scf::register(r);
+    cf::register(r);
     vec::register(r);
     vec_slices::register(r);
     vec_scatter::register(r);

@@ -81,6 +81,8 @@ pub enum AstOpBody {
 #[derive(Clone, Debug, PartialEq)]
 pub struct AstGeneric {
     pub operands: Vec<AstValueRef>,
+    /// A branch's successors `[^bb1, ^bb2]`: labels without `^`, with their offsets.
+    pub successors: Vec<(String, Offset)>,
     pub regions: Vec<AstRegion>,
     pub attrs: Vec<AstAttrEntry>,
     pub operand_types: Vec<Type>,
@@ -173,6 +175,8 @@ pub enum AstItemKind {
     Str(String),
     /// `@name`.
     Symbol(String),
+    /// A block reference `^name` (a branch's successor), without `^`.
+    Block(String),
     /// A dialect attribute `#d.name<...>`.
     Attr(Attribute),
     /// One of `:` `,` `=` `->` `*` `<` `>`.

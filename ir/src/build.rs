@@ -25,11 +25,77 @@ use smallvec::SmallVec;
 /// Others compare by text, read through the value's record.
 struct Scopes {
     frames: Vec<(HashTable<(u32, ValueId)>, bool)>,
+    /// The block labels of each region being built, innermost last.
+    blocks: Vec<BlockTable>,
     /// The file's aliases, for regions read lazily.
     aliases: Rc<crate::ast::Aliases>,
 }
 
+/// The labels of one region's blocks: each block, whether its label was
+/// seen yet (a branch may name a block further down), and where it was
+/// first named.
+#[derive(Default)]
+struct BlockTable {
+    labels: std::collections::HashMap<String, (BlockId, bool, Offset)>,
+}
+
+impl BlockTable {
+    /// The block labeled `label` (created on its first mention).
+    fn get(&mut self, ctx: &mut Context, label: &str, loc: Offset) -> BlockId {
+        if let Some(&(b, _, _)) = self.labels.get(label) {
+            return b;
+        }
+        let b = ctx.new_block();
+        ctx.set_block_label(b, label);
+        self.labels.insert(label.to_string(), (b, false, loc));
+        b
+    }
+    /// Places the block labeled `label` at the end of region `r`.
+    fn define(
+        &mut self,
+        ctx: &mut Context,
+        r: RegionId,
+        label: &str,
+        loc: Offset,
+    ) -> Result<BlockId, Diagnostic> {
+        let b = self.get(ctx, label, loc);
+        let entry = self.labels.get_mut(label).expect("just added");
+        if entry.1 {
+            return Err(diag(loc, format!("redefinition of block '^{label}'")));
+        }
+        entry.1 = true;
+        ctx.push_block(r, b);
+        Ok(b)
+    }
+    /// Errors for a block that was named but never defined.
+    fn check(&self) -> Result<(), Diagnostic> {
+        let missing = self
+            .labels
+            .iter()
+            .filter(|(_, &(_, placed, _))| !placed)
+            .min_by_key(|(_, &(_, _, loc))| loc);
+        match missing {
+            Some((label, &(_, _, loc))) => Err(diag(
+                loc,
+                format!("reference to an undefined block '^{label}'"),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
 impl Scopes {
+    /// Opens the scope of a region: its values and its block labels.
+    fn enter_region(&mut self, n: usize, isolated: bool) {
+        self.frames.push((Scopes::table(n), isolated));
+        self.blocks.push(BlockTable::default());
+    }
+    /// Closes the innermost region's scope; errors for a block named but
+    /// never defined there.
+    fn leave_region(&mut self) -> Result<(), Diagnostic> {
+        self.frames.pop();
+        self.blocks.pop().map_or(Ok(()), |t| t.check())
+    }
     /// A table for about `n` names.
     fn table(n: usize) -> HashTable<(u32, ValueId)> {
         HashTable::with_capacity(n)
@@ -119,6 +185,7 @@ pub fn build_module(
     ctx.module_attrs = attrs_of(&ast.attrs);
     let mut scopes = Scopes {
         frames: vec![(Scopes::table(0), true)],
+        blocks: Vec::new(),
         aliases: ast.aliases.clone(),
     };
     let top = ctx.top;
@@ -188,7 +255,35 @@ fn build_op(
                     ),
                 ));
             }
+            let mut attrs: Vec<(String, Attribute)> = g
+                .attrs
+                .iter()
+                .map(|e| (e.name.clone(), e.value.clone()))
+                .collect();
+            let mut successors = Vec::new();
+            if !g.successors.is_empty() {
+                let counts = match spec.successor_counts {
+                    Some(f) => f(&mut attrs, g.operands.len(), g.successors.len()),
+                    None => Err(format!("'{}' takes no successors", op.name)),
+                }
+                .map_err(|m| diag(g.successors[0].1, m))?;
+                if counts.len() != g.successors.len() {
+                    return Err(diag(
+                        g.successors[0].1,
+                        format!(
+                            "'{}' forwards operands to {} successors, but {} are given",
+                            op.name,
+                            counts.len(),
+                            g.successors.len()
+                        ),
+                    ));
+                }
+                for ((label, loc), n) in g.successors.iter().zip(counts) {
+                    successors.push((label.clone(), *loc, n));
+                }
+            }
             ParsedOp {
+                successors,
                 operands: g
                     .operands
                     .iter()
@@ -197,11 +292,6 @@ fn build_op(
                     .collect(),
                 result_types: g.result_types.clone(),
                 attrs: {
-                    let mut attrs: Vec<(String, Attribute)> = g
-                        .attrs
-                        .iter()
-                        .map(|e| (e.name.clone(), e.value.clone()))
-                        .collect();
                     if let Some(f) = spec.parse_generic_attrs {
                         f(spec.name, &mut attrs);
                     }
@@ -313,6 +403,20 @@ fn finish_op(
             ),
         ));
     }
+    let mut successors: SmallVec<[(BlockId, u32); 2]> = SmallVec::new();
+    let forwarded: u32 = parsed.successors.iter().map(|s| s.2).sum();
+    if forwarded as usize > operands.len() {
+        return Err(diag(op.loc, "internal error: successor operands".into()));
+    }
+    for (label, loc, n) in &parsed.successors {
+        let Some(table) = scopes.blocks.last_mut() else {
+            return Err(diag(
+                *loc,
+                format!("reference to block '^{label}' outside of a region"),
+            ));
+        };
+        successors.push((table.get(ctx, label, *loc), *n));
+    }
     let mut regions: Vec<RegionId> = Vec::with_capacity(parsed.regions.len());
     for pr in &parsed.regions {
         regions.push(build_region(ctx, scopes, pr, isolated)?);
@@ -323,6 +427,7 @@ fn finish_op(
         result_types: parsed.result_types.into(),
         attrs: parsed.attrs,
         regions: regions.into(),
+        successors,
         loc: Loc(op.loc as u32),
         existing: None,
     };
@@ -334,6 +439,9 @@ fn finish_op(
         &st.regions,
         st.loc,
     );
+    if !st.successors.is_empty() {
+        ctx.set_successors(id, &st.successors);
+    }
     ctx.insert_op(id, block, None);
     let mut k = 0;
     for r in &op.results {
@@ -365,16 +473,20 @@ fn build_region(
         stream_region(ctx, scopes, pr, isolated, r, end)?;
         return Ok(r);
     }
-    if pr.region.blocks.len() > 1 {
-        return Err(diag(
-            pr.region.blocks[1].loc,
-            "regions with more than one block are not supported".into(),
-        ));
-    }
+    scopes.enter_region(0, isolated);
     for (bi, ab) in pr.region.blocks.iter().enumerate() {
-        let b = ctx.new_block();
-        ctx.push_block(r, b);
-        scopes.frames.push((Scopes::table(0), isolated));
+        let b = match &ab.label {
+            Some(l) => scopes
+                .blocks
+                .last_mut()
+                .expect("entered")
+                .define(ctx, r, l, ab.loc)?,
+            None => {
+                let b = ctx.new_block();
+                ctx.push_block(r, b);
+                b
+            }
+        };
         let args = match (&pr.entry_args, bi) {
             (Some(a), 0) => {
                 if !ab.args.is_empty() {
@@ -394,8 +506,8 @@ fn build_region(
         for op in &ab.ops {
             build_op(ctx, scopes, op, b)?;
         }
-        scopes.frames.pop();
     }
+    scopes.leave_region()?;
     if pr.region.blocks.is_empty() {
         // `{}`: a region with one empty block, so that the verifier reports a
         // missing terminator at the op instead of failing elsewhere; or,
@@ -403,9 +515,9 @@ fn build_region(
         let b = ctx.new_block();
         ctx.push_block(r, b);
         if let Some(term) = pr.region.empty_terminator {
-            scopes.frames.push((Scopes::table(0), isolated));
+            scopes.enter_region(0, isolated);
             build_op(ctx, scopes, &terminator_op(term, pr.region.loc), b)?;
-            scopes.frames.pop();
+            scopes.leave_region()?;
         }
     }
     Ok(r)
@@ -528,7 +640,10 @@ fn stream_region(
             "internal error: lazy region without source".into(),
         ));
     };
-    // The block being built; a second block is an error, as in the eager path.
+    // About one named value per 50 bytes of body: sized up front, the map
+    // of a large body never rehashes.
+    scopes.enter_region((end - pr.region.loc) / 50, isolated);
+    // The block being built (the last one begun).
     let mut block: Option<BlockId> = None;
     // A build error, kept while the parser unwinds.
     let mut failure: Option<Diagnostic> = None;
@@ -538,21 +653,22 @@ fn stream_region(
                        label: Option<&AstBlock>,
                        loc: Offset|
      -> Result<BlockId, Diagnostic> {
-        if block.is_some() {
-            return Err(diag(
-                loc,
-                "regions with more than one block are not supported".into(),
-            ));
-        }
-        let b = ctx.new_block();
-        ctx.push_block(r, b);
-        // About one named value per 50 bytes of body: sized up front, the
-        // map of a large body never rehashes.
-        let names = Scopes::table((end - pr.region.loc) / 50);
-        scopes.frames.push((names, isolated));
+        let entry = block.is_none();
+        let b = match label.and_then(|l| l.label.as_deref()) {
+            Some(name) => scopes
+                .blocks
+                .last_mut()
+                .expect("entered")
+                .define(ctx, r, name, loc)?,
+            None => {
+                let b = ctx.new_block();
+                ctx.push_block(r, b);
+                b
+            }
+        };
         *block = Some(b);
         let args = match (&pr.entry_args, label) {
-            (Some(a), l) => {
+            (Some(a), l) if entry => {
                 if l.is_some_and(|l| !l.args.is_empty()) {
                     return Err(diag(
                         loc,
@@ -561,8 +677,8 @@ fn stream_region(
                 }
                 a.as_slice()
             }
-            (None, Some(l)) => l.args.as_slice(),
-            (None, None) => &[],
+            (_, Some(l)) => l.args.as_slice(),
+            (_, None) => &[],
         };
         for a in args {
             let v = ctx.add_block_arg(b, a.ty.clone(), Some(&a.name));
@@ -621,14 +737,12 @@ fn stream_region(
         return Err(d);
     }
     parsed.map_err(|e| diag(e.offset, e.message))?;
-    let _ = end;
     match (block, pr.region.implicit_terminator) {
         (None, None) => match pr.region.empty_terminator {
             // `{}` where the op's spec gives a terminator: a block with it.
             Some(term) => {
                 let b = start_block(ctx, scopes, &mut block, None, pr.region.loc)?;
                 build_op(ctx, scopes, &terminator_op(term, pr.region.loc), b)?;
-                scopes.frames.pop();
             }
             // `{}`: one empty block (the verifier then reports the missing
             // terminator at the op).
@@ -650,13 +764,10 @@ fn stream_region(
                     .unwrap_or(pr.region.loc);
                 build_op(ctx, scopes, &terminator_op(term, at), b)?;
             }
-            scopes.frames.pop();
         }
-        (Some(_), None) => {
-            scopes.frames.pop();
-        }
+        (Some(_), None) => {}
     }
-    Ok(())
+    scopes.leave_region()
 }
 
 /// Parses and builds a whole source text.

@@ -211,6 +211,7 @@ impl<'a> Builder<'a> {
             result_types: result_types.iter().cloned().collect(),
             attrs,
             regions: SmallVec::new(),
+            successors: Default::default(),
             loc: self.loc,
             existing: None,
         }
@@ -330,6 +331,9 @@ impl<'a> Builder<'a> {
             &st.regions,
             st.loc,
         );
+        if !st.successors.is_empty() {
+            self.ctx.set_successors(op, &st.successors);
+        }
         self.ctx.insert_op(op, self.block, self.before);
         op
     }

@@ -85,18 +85,38 @@ pub fn clone_region(b: &mut Builder, r: RegionId, map: &mut ValueMap) -> RegionI
     let nr = b.ctx.new_region();
     let blocks = b.ctx.region(r).blocks.clone();
     let saved = b.insertion_point();
-    for blk in blocks {
+    // Every block first, so that a branch to a later block finds its clone.
+    let mut block_map: HashMap<BlockId, BlockId> = HashMap::new();
+    for &blk in &blocks {
         let nb = b.ctx.new_block();
         b.ctx.push_block(nr, nb);
+        block_map.insert(blk, nb);
         for a in b.ctx.block_args(blk).to_vec() {
             let ty = b.ctx.ty(a).clone();
             let na = b.ctx.add_block_arg(nb, ty, None);
             b.ctx.copy_name(a, na);
             map.insert(a, na);
         }
+    }
+    for &blk in &blocks {
+        let nb = block_map[&blk];
         b.set_end(nb);
         for op in b.ctx.block_ops(blk) {
             clone_op_into(b, op, map);
+        }
+    }
+    if blocks.len() > 1 {
+        for &blk in &blocks {
+            let nb = block_map[&blk];
+            if let Some(t) = b.ctx.terminator(nb) {
+                let succs: SmallVec<[(BlockId, u32); 2]> = b
+                    .ctx
+                    .successors(t)
+                    .iter()
+                    .map(|&(s, n)| (block_map.get(&s).copied().unwrap_or(s), n))
+                    .collect();
+                b.ctx.set_successors(t, &succs);
+            }
         }
     }
     b.restore(saved);

@@ -27,6 +27,10 @@ pub struct ParsedOp {
     pub result_types: Vec<Type>,
     pub attrs: Vec<(String, Attribute)>,
     pub regions: Vec<ParsedRegion>,
+    /// A branch's successors: label (without `^`), its offset, and how many
+    /// of the last operands it forwards (see
+    /// [`crate::context::OpData::successors`]).
+    pub successors: Vec<(String, Offset, u32)>,
 }
 
 /// A cursor over the items of a custom form.
@@ -159,6 +163,47 @@ impl<'a> CustomParser<'a> {
     pub fn expect_value(&mut self) -> Result<AstValueRef, SyntaxError> {
         self.try_value()
             .ok_or_else(|| self.error("expected an SSA value"))
+    }
+    /// Consumes a successor `^bb` with its forwarded operands, MLIR's
+    /// `^bb1` or `^bb1(%a, %b : i64, f64)`, into `out` (the operands are
+    /// appended to `out.operands`).
+    pub fn successor(&mut self, out: &mut ParsedOp) -> Result<(), SyntaxError> {
+        let (label, loc) = match self.peek() {
+            Some(AstItem {
+                kind: AstItemKind::Block(l),
+                loc,
+            }) => (l.clone(), *loc),
+            _ => return Err(self.error("expected a block reference '^name'")),
+        };
+        self.pos += 1;
+        let mut count = 0u32;
+        if let Some(mut inner) = self.try_paren() {
+            let values = inner.value_list()?;
+            let mut types = Vec::new();
+            if !values.is_empty() {
+                inner.expect_punct(":")?;
+                types.push(inner.expect_type()?);
+                while inner.try_punct(",") {
+                    types.push(inner.expect_type()?);
+                }
+            }
+            inner.finish()?;
+            if values.len() != types.len() {
+                return Err(SyntaxError {
+                    offset: loc,
+                    message: format!(
+                        "{} operands given to '^{label}', but {} types",
+                        values.len(),
+                        types.len()
+                    ),
+                });
+            }
+            count = values.len() as u32;
+            out.operands
+                .extend(values.into_iter().zip(types.into_iter().map(Some)));
+        }
+        out.successors.push((label, loc, count));
+        Ok(())
     }
     /// Consumes a comma-separated list of values (possibly empty).
     pub fn value_list(&mut self) -> Result<Vec<AstValueRef>, SyntaxError> {
@@ -406,6 +451,7 @@ fn operands_colon_type_tail(
         vec![result.unwrap_or_else(|| t.clone())]
     };
     Ok(ParsedOp {
+        successors: Vec::new(),
         operands: vals.into_iter().map(|v| (v, Some(t.clone()))).collect(),
         result_types: results,
         attrs,

@@ -296,6 +296,7 @@ pub fn parse(cp: &mut CustomParser, f: &Format) -> Result<ParsedOp, SyntaxError>
         (None, None) => vec![None; n],
     };
     Ok(ParsedOp {
+        successors: Vec::new(),
         operands: st.operands.into_iter().zip(types).collect(),
         result_types: st.result_types.unwrap_or_default(),
         attrs: st.attrs,

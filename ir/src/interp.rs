@@ -239,6 +239,8 @@ pub struct Interp<'a> {
     pub max_steps: u64,
     /// Deferred faults (`--defer-faults`, [`crate::poison`]); `None` when off.
     pub deferral: Option<crate::poison::Deferral>,
+    /// The successor the last terminator run chose ([`Interp::branch_to`]).
+    branch: Option<usize>,
 }
 
 /// The default fuel of an interpreter: about 15 s of interpretation here.
@@ -279,7 +281,13 @@ impl<'a> Interp<'a> {
             steps: 0,
             max_steps: max_steps(),
             deferral: crate::poison::defer_faults().then(Default::default),
+            branch: None,
         }
+    }
+    /// Called by a branch's interpretation: control goes to its successor
+    /// `i`, whose arguments take the values the branch returns.
+    pub fn branch_to(&mut self, i: usize) {
+        self.branch = Some(i);
     }
     /// The current value of `v` (a fault if it was never computed).
     pub fn get(&self, v: ValueId) -> Option<&RtValue> {
@@ -383,18 +391,36 @@ impl<'a> Interp<'a> {
         }
     }
 
-    /// Runs the single block of `r` with `args` bound to its arguments and
-    /// returns the operands of its terminator.
+    /// Runs region `r` from its entry block, with `args` bound to the entry
+    /// block's arguments, following branches from block to block, and
+    /// returns the operands of the terminator that leaves the region.
     pub fn run_region(
         &mut self,
         r: RegionId,
         args: &[RtValue],
     ) -> Result<SmallVec<[RtValue; 2]>, RunError> {
-        let b = self.ctx.region_block(r);
+        let mut b = self.ctx.region_block(r);
         self.bind_args(b, args);
-        match self.run_until(b, None, None)? {
-            Stop::Returned(v) => Ok(v),
-            Stop::At(_) => Ok(SmallVec::new()),
+        loop {
+            self.branch = None;
+            match self.run_until(b, None, None)? {
+                Stop::Returned(v) => {
+                    let Some(i) = self.branch.take() else {
+                        return Ok(v);
+                    };
+                    let t = self.ctx.terminator(b);
+                    let Some(&(next, _)) = t.and_then(|t| self.ctx.successors(t).get(i)) else {
+                        self.hard_fault();
+                        return Err(RunError {
+                            loc: t.map_or(Loc::UNKNOWN, |t| self.ctx.loc(t)),
+                            message: format!("branch to a missing successor #{i}"),
+                        });
+                    };
+                    self.bind_args(next, &v);
+                    b = next;
+                }
+                Stop::At(_) => return Ok(SmallVec::new()),
+            }
         }
     }
 

@@ -11,6 +11,7 @@ pub mod clone;
 pub mod context;
 pub mod custom;
 pub mod diag;
+pub mod dominance;
 pub mod dot;
 pub mod fastmath;
 pub mod format;

@@ -33,6 +33,13 @@ pub trait Pass {
     fn name(&self) -> &'static str;
     /// Transforms the module; a diagnostic aborts the pipeline.
     fn run(&mut self, ctx: &mut Context, stats: &mut PassStats) -> Result<(), Diagnostic>;
+    /// Whether the pass is correct on regions of several blocks (branches
+    /// between blocks, the `cf` dialect). A pass that says no is refused,
+    /// with a located error, on a module that has one, rather than run on
+    /// control flow it does not understand.
+    fn handles_cfg(&self) -> bool {
+        false
+    }
 }
 
 /// Options given to a pass in a pipeline: `name{key=value,flag}`.
@@ -373,7 +380,19 @@ impl PassManager {
             }
             let mut stats = PassStats::default();
             let t0 = Instant::now();
-            let mut result = pass.run(ctx, &mut stats);
+            let cfg = (ctx.cfg_built && !pass.handles_cfg())
+                .then(|| ctx.first_cfg_op())
+                .flatten();
+            let mut result = match cfg {
+                Some(op) => Err(Diagnostic::at_op(
+                    ctx,
+                    op,
+                    format!(
+                        "pass '{name}' does not support regions of several blocks (branches between blocks); canonicalize, cse, dce, inline and convert-scf-to-cf do"
+                    ),
+                )),
+                None => pass.run(ctx, &mut stats),
+            };
             let dt = t0.elapsed();
             if result.is_ok() {
                 for i in self.instrumentations.iter_mut() {

@@ -344,16 +344,68 @@ impl<'a> Printer<'a> {
         self.indent += 1;
         let blocks = self.ctx.region(r).blocks.clone();
         for (i, b) in blocks.into_iter().enumerate() {
-            self.block(b, i > 0 || entry_args);
+            // The entry block of several needs no label without arguments.
+            let label = i > 0
+                || (entry_args
+                    && (i == 0 && !self.ctx.block_args(b).is_empty()
+                        || self.ctx.region(r).blocks.len() == 1));
+            self.block(b, label);
         }
         self.indent -= 1;
         self.newline();
         self.out.push('}');
     }
 
+    /// Writes a reference to block `b`: `^bbN`, `N` its position in its
+    /// region (as MLIR numbers blocks).
+    pub fn block_ref(&mut self, b: BlockId) {
+        let n = self
+            .ctx
+            .block_region(b)
+            .and_then(|r| self.ctx.region(r).blocks.iter().position(|&x| x == b))
+            .unwrap_or(0);
+        let _ = write!(self.out, "^bb{n}");
+    }
+
+    /// Writes successor `i` of `op` in MLIR's custom form:
+    /// `^bb1` or `^bb1(%a, %b : i64, f64)`.
+    pub fn successor(&mut self, op: OpId, i: usize) {
+        let ctx = self.ctx;
+        self.block_ref(ctx.successors(op)[i].0);
+        let vs = ctx.successor_operands(op, i).to_vec();
+        if !vs.is_empty() {
+            self.out.push('(');
+            self.values(&vs);
+            self.out.push_str(" : ");
+            let ts: Vec<Type> = vs.iter().map(|&v| ctx.ty(v).clone()).collect();
+            self.types(&ts);
+            self.out.push(')');
+        }
+    }
+
     fn block(&mut self, b: BlockId, label: bool) {
         let args = self.ctx.block_args(b).to_vec();
-        if label && !args.is_empty() {
+        let multi = self
+            .ctx
+            .block_region(b)
+            .is_some_and(|r| self.ctx.region(r).blocks.len() > 1);
+        if multi && label {
+            self.indent -= 1;
+            self.newline();
+            self.block_ref(b);
+            if !args.is_empty() {
+                self.out.push('(');
+                for (i, &a) in args.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push_str(", ");
+                    }
+                    self.arg_decl(a);
+                }
+                self.out.push(')');
+            }
+            self.out.push(':');
+            self.indent += 1;
+        } else if label && !args.is_empty() {
             self.indent -= 1;
             self.newline();
             let name = self
@@ -523,6 +575,16 @@ impl<'a> Printer<'a> {
         let _ = write!(self.out, "\"{}\"(", self.op_name(op));
         self.values(ctx.operands(op));
         self.out.push(')');
+        if !ctx.successors(op).is_empty() {
+            self.out.push('[');
+            for (i, &(b, _)) in ctx.successors(op).iter().enumerate() {
+                if i > 0 {
+                    self.out.push_str(", ");
+                }
+                self.block_ref(b);
+            }
+            self.out.push(']');
+        }
         let regions = ctx.regions(op).to_vec();
         if !regions.is_empty() {
             self.out.push_str(" (");

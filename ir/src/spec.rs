@@ -106,6 +106,9 @@ pub struct OpState {
     pub result_types: SmallVec<[Type; 2]>,
     pub attrs: Vec<(String, Attribute)>,
     pub regions: SmallVec<[RegionId; 2]>,
+    /// Successor blocks with their forwarded operand counts
+    /// ([`crate::context::OpData::successors`]).
+    pub successors: SmallVec<[(crate::context::BlockId, u32); 2]>,
     pub loc: Loc,
     /// The op this state was read from, when rewriting existing IR.
     pub existing: Option<OpId>,
@@ -121,6 +124,7 @@ impl OpState {
             result_types: d.results.iter().map(|&r| ctx.ty(r).clone()).collect(),
             attrs: d.attrs.to_vec(),
             regions: SmallVec::from_slice(&d.regions),
+            successors: SmallVec::from_slice(&d.successors),
             loc: d.loc,
             existing: Some(op),
         }
@@ -169,15 +173,20 @@ pub type MlirNameFn = fn(&Context, OpId) -> &'static str;
 /// so that `{predicate = 2 : i64}` and the custom form's `slt` are one
 /// attribute (for CSE, folds and printing), as MLIR's enum attributes are.
 pub type ParseGenericAttrsFn = fn(&str, &mut [(String, Attribute)]);
-/// Infers an op's result types from its operand types and attributes, or
-/// `None` when they do not determine them.
 /// Rewrites an op the parser has just built (operands, regions and result
 /// names in place) into the form the IR holds, when the text used a spelling
 /// the op itself does not have: MLIR's `scf.for ... : i32` becomes an index
 /// loop with casts. Runs before verification; leaves malformed ops alone
 /// for the verifier to report.
 pub type DesugarFn = fn(&mut crate::Context, crate::OpId);
-
+/// How many operands a branch read in the generic form forwards to each of
+/// its successors, from its attributes (MLIR's `operand_segment_sizes`),
+/// its operand count and its successor count; removes the attributes that
+/// only the generic form carries. An error names what is wrong.
+pub type SuccessorCountsFn =
+    fn(&mut Vec<(String, Attribute)>, usize, usize) -> Result<Vec<u32>, String>;
+/// Infers an op's result types from its operand types and attributes, or
+/// `None` when they do not determine them.
 pub type InferFn = fn(&[Type], &[(String, Attribute)]) -> Option<SmallVec<[Type; 2]>>;
 /// Whether an op (with everything nested) has no effect outside itself, where
 /// a dialect knows better than the traits; `None` where it does not decide.
@@ -232,6 +241,12 @@ pub struct OpSpec {
     pub optional_body: bool,
     /// See [`DesugarFn`].
     pub desugar: Option<DesugarFn>,
+    /// The op's regions may hold several blocks joined by branches (MLIR's
+    /// SSACFG regions: a function body, `scf.execute_region`); elsewhere a
+    /// region has at most one block (MLIR's `SingleBlock`).
+    pub multi_block: bool,
+    /// See [`SuccessorCountsFn`]; `None`: one successor takes every operand.
+    pub successor_counts: Option<SuccessorCountsFn>,
     /// How the op treats poison under deferred faults ([`crate::poison`]).
     pub poison: crate::poison::PoisonRule,
 }
@@ -262,8 +277,20 @@ impl OpSpec {
             empty_region_terminator: None,
             optional_body: false,
             desugar: None,
+            multi_block: false,
+            successor_counts: None,
             poison: crate::poison::PoisonRule::Default,
         }
+    }
+    /// Sets [`OpSpec::multi_block`].
+    pub fn multi_block(mut self) -> Self {
+        self.multi_block = true;
+        self
+    }
+    /// Sets [`OpSpec::successor_counts`].
+    pub fn successor_counts(mut self, f: SuccessorCountsFn) -> Self {
+        self.successor_counts = Some(f);
+        self
     }
     /// Sets [`OpSpec::poison`].
     pub fn poison(mut self, rule: crate::poison::PoisonRule) -> Self {

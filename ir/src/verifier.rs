@@ -4,6 +4,7 @@
 
 use crate::context::{Context, OpId, ValueDef, ValueId};
 use crate::diag::Diagnostic;
+use crate::dominance::DominanceCache;
 use crate::spec::Traits;
 
 fn err(ctx: &Context, op: OpId, msg: impl std::fmt::Display) -> Diagnostic {
@@ -12,7 +13,12 @@ fn err(ctx: &Context, op: OpId, msg: impl std::fmt::Display) -> Diagnostic {
 
 /// Whether the definition of `v` dominates its use by `user`. On failure,
 /// says why.
-fn check_dominance(ctx: &Context, v: ValueId, user: OpId) -> Result<(), &'static str> {
+fn check_dominance(
+    ctx: &Context,
+    doms: &mut DominanceCache,
+    v: ValueId,
+    user: OpId,
+) -> Result<(), &'static str> {
     let def_block = ctx
         .value_block(v)
         .ok_or("operand is not attached to the IR")?;
@@ -39,6 +45,16 @@ fn check_dominance(ctx: &Context, v: ValueId, user: OpId) -> Result<(), &'static
                 }
             };
         }
+        // A block of the same region: the definition's block must dominate it.
+        let region = ctx.block_region(b);
+        if region.is_some() && region == ctx.block_region(def_block) {
+            let r = region.expect("checked");
+            return if doms.dominates(ctx, r, def_block, b) {
+                Ok(())
+            } else {
+                Err("operand does not dominate this use")
+            };
+        }
         let Some(parent) = ctx.block_parent_op(b) else {
             return Err("operand does not dominate this use");
         };
@@ -51,13 +67,20 @@ fn check_dominance(ctx: &Context, v: ValueId, user: OpId) -> Result<(), &'static
 
 /// Verifies one op (not its nested ops); appends problems to `out`.
 pub fn verify_op(ctx: &Context, op: OpId, out: &mut Vec<Diagnostic>) {
-    check_op(ctx, op, true, true, out)
+    check_op(ctx, &mut DominanceCache::default(), op, true, true, out)
 }
 
 /// [`verify_op`], with the dominance of operands checked only if `dominance`
 /// and the equal types of a [`Traits::SAME_OPERANDS_AND_RESULT_TYPE`] op
 /// only if `same_types`.
-fn check_op(ctx: &Context, op: OpId, dominance: bool, same_types: bool, out: &mut Vec<Diagnostic>) {
+fn check_op(
+    ctx: &Context,
+    doms: &mut DominanceCache,
+    op: OpId,
+    dominance: bool,
+    same_types: bool,
+    out: &mut Vec<Diagnostic>,
+) {
     let spec = ctx.spec(op);
     let nops = ctx.operands(op).len();
     let nres = ctx.results(op).len();
@@ -88,7 +111,7 @@ fn check_op(ctx: &Context, op: OpId, dominance: bool, same_types: bool, out: &mu
     }
     let operands = if dominance { ctx.operands(op) } else { &[] };
     for (i, &v) in operands.iter().enumerate() {
-        if let Err(why) = check_dominance(ctx, v, op) {
+        if let Err(why) = check_dominance(ctx, doms, v, op) {
             out.push(err(ctx, op, format!("operand #{i}: {why}")));
             return;
         }
@@ -116,6 +139,14 @@ fn check_op(ctx: &Context, op: OpId, dominance: bool, same_types: bool, out: &mu
             }
         }
     }
+    if let Err(msg) = check_blocks(ctx, op) {
+        out.push(err(ctx, op, msg));
+        return;
+    }
+    if let Err(msg) = check_successors(ctx, op) {
+        out.push(err(ctx, op, msg));
+        return;
+    }
     if spec.traits.contains(Traits::REGIONS_NEED_TERMINATOR) {
         for &r in ctx.regions(op) {
             for &b in &ctx.region(r).blocks {
@@ -134,6 +165,83 @@ fn check_op(ctx: &Context, op: OpId, dominance: bool, same_types: bool, out: &mu
             out.push(err(ctx, op, msg));
         }
     }
+}
+
+/// The shape of `op`'s regions: several blocks only where the op allows
+/// them ([`crate::spec::OpSpec::multi_block`]), each ending in a
+/// terminator, and no branch back to an entry block.
+fn check_blocks(ctx: &Context, op: OpId) -> Result<(), String> {
+    for (i, &r) in ctx.regions(op).iter().enumerate() {
+        let blocks = &ctx.region(r).blocks;
+        if blocks.len() <= 1 {
+            continue;
+        }
+        if !ctx.spec(op).multi_block {
+            return Err(format!(
+                "expects region #{i} to have 0 or 1 blocks, but it has {}",
+                blocks.len()
+            ));
+        }
+        for &b in blocks {
+            let ok = ctx
+                .terminator(b)
+                .is_some_and(|t| ctx.has_traits(t, Traits::TERMINATOR));
+            if !ok {
+                return Err(format!(
+                    "region #{i}: every block of a region of several blocks must end with a terminator operation"
+                ));
+            }
+        }
+        if !ctx.predecessors(blocks[0]).is_empty() {
+            return Err(format!(
+                "region #{i}: the entry block may not have predecessors"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A branch's successors: allowed by its spec, in its own region, and given
+/// as many operands of the types their blocks' arguments have.
+fn check_successors(ctx: &Context, op: OpId) -> Result<(), String> {
+    let succs = ctx.successors(op);
+    if succs.is_empty() {
+        return Ok(());
+    }
+    if ctx.spec(op).successor_counts.is_none() || !ctx.has_traits(op, Traits::TERMINATOR) {
+        return Err("takes no successors".into());
+    }
+    let forwarded: usize = succs.iter().map(|s| s.1 as usize).sum();
+    if forwarded > ctx.operands(op).len() {
+        return Err("forwards more operands than it has".into());
+    }
+    let region = ctx.op(op).parent.and_then(|b| ctx.block_region(b));
+    for (i, &(b, _)) in succs.iter().enumerate() {
+        if ctx.block_region(b).is_none() || ctx.block_region(b) != region {
+            return Err(format!(
+                "successor #{i}: branching to a block of another region"
+            ));
+        }
+        let args = ctx.block_args(b);
+        let given = ctx.successor_operands(op, i);
+        if args.len() != given.len() {
+            return Err(format!(
+                "branch has {} operands for successor #{i}, but the target block has {}",
+                given.len(),
+                args.len()
+            ));
+        }
+        for (k, (&a, &v)) in args.iter().zip(given).enumerate() {
+            if ctx.ty(a) != ctx.ty(v) {
+                return Err(format!(
+                    "type mismatch for bb argument #{k} of successor #{i}: '{}' given, '{}' expected",
+                    ctx.ty(v),
+                    ctx.ty(a)
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Verifies every op of the module; returns all problems found (an op whose
@@ -156,13 +264,16 @@ pub fn verify(ctx: &Context) -> Result<(), Vec<Diagnostic>> {
 /// op created with equal types (`Context::create_op` notes it, while the
 /// operands' records are in the cache): no op has changed since.
 pub fn verify_parsed(ctx: &Context) -> Result<(), Vec<Diagnostic>> {
-    check_all(ctx, false, ctx.mixed_same_type_ops)
+    // Across the blocks of a region, the builder resolves a name to any
+    // value defined further up the text: the blocks' dominance is checked.
+    check_all(ctx, ctx.cfg_built, ctx.mixed_same_type_ops)
 }
 
 fn check_all(ctx: &Context, dominance: bool, same_types: bool) -> Result<(), Vec<Diagnostic>> {
     let mut out = Vec::new();
+    let mut doms = DominanceCache::default();
     for op in ctx.walk_all() {
-        check_op(ctx, op, dominance, same_types, &mut out);
+        check_op(ctx, &mut doms, op, dominance, same_types, &mut out);
     }
     if out.is_empty() {
         Ok(())

@@ -1,7 +1,8 @@
 //! `canonicalize`: applies every op's folds and canonicalization rewrites to
 //! a fixpoint with the greedy driver, erasing dead pure ops on the way
 //! (MLIR's canonicalizer). The same rewrites run at construction time in the
-//! smart builder.
+//! smart builder. Regions of several blocks are then simplified
+//! ([`crate::cfg`]).
 
 use ir::builder::seed_gvn;
 use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
@@ -17,6 +18,9 @@ impl Pass for Canonicalize {
     fn name(&self) -> &'static str {
         "canonicalize"
     }
+    fn handles_cfg(&self) -> bool {
+        true
+    }
     fn run(&mut self, ctx: &mut Context, stats: &mut PassStats) -> Result<(), Diagnostic> {
         canonicalize(ctx, self.config, stats);
         stats.add("constants-merged", hoist_constants(ctx));
@@ -28,7 +32,21 @@ impl Pass for Canonicalize {
 /// are shared with existing ones (hash-consed).
 pub fn canonicalize(ctx: &mut Context, config: GreedyConfig, stats: &mut PassStats) {
     seed_gvn(ctx, |c, op| c.has_traits(op, Traits::CONSTANT_LIKE));
-    let s = apply_greedily(ctx, Patterns::Canonical, config);
+    let mut s = apply_greedily(ctx, Patterns::Canonical, config);
+    // Branches folded to constants leave blocks to erase and merge, which
+    // may leave ops to fold.
+    for _ in 0..8 {
+        let n = crate::cfg::simplify_regions(ctx);
+        stats.add("blocks-simplified", n);
+        if n == 0 {
+            break;
+        }
+        let again = apply_greedily(ctx, Patterns::Canonical, config);
+        s.folded += again.folded;
+        s.rewritten += again.rewritten;
+        s.erased += again.erased;
+        s.converged = again.converged;
+    }
     ir::builder::clear_gvn(ctx);
     stats.add("folded", s.folded);
     stats.add("rewritten", s.rewritten);

@@ -33,6 +33,9 @@ impl Pass for Cse {
     fn name(&self) -> &'static str {
         "cse"
     }
+    fn handles_cfg(&self) -> bool {
+        true
+    }
     fn run(&mut self, ctx: &mut Context, stats: &mut PassStats) -> Result<(), Diagnostic> {
         stats.add("eliminated", cse(ctx));
         Ok(())
@@ -310,6 +313,7 @@ fn read_keys(ctx: &Context, op: ir::OpId) -> Option<([GvnKey; 2], ValueId)> {
             result_types: smallvec::smallvec![ctx.ty(x).clone()],
             attrs,
             regions: SmallVec::new(),
+            successors: Default::default(),
             loc: ctx.loc(op),
             existing: None,
         };

@@ -33,6 +33,9 @@ impl Pass for Dce {
     fn name(&self) -> &'static str {
         "dce"
     }
+    fn handles_cfg(&self) -> bool {
+        true
+    }
     fn run(&mut self, ctx: &mut Context, stats: &mut PassStats) -> Result<(), Diagnostic> {
         stats.add("erased", dce(ctx));
         Ok(())
@@ -115,6 +118,18 @@ fn may_run_after(ctx: &Context, s: OpId, r: OpId) -> bool {
         let Some(b) = ctx.op(cur).parent else {
             return false;
         };
+        // Branches may lead from `s`'s block to any block of its region,
+        // and back to it.
+        let several = ctx
+            .block_region(b)
+            .is_some_and(|reg| ctx.region(reg).blocks.len() > 1);
+        if several
+            && ctx
+                .block_parent_op(b)
+                .is_some_and(|p| ctx.is_ancestor(p, r))
+        {
+            return true;
+        }
         if let Some(x) = ancestor_in(ctx, r, b) {
             if x != cur && ctx.is_before_in_block(cur, x) {
                 return true;

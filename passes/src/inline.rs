@@ -20,6 +20,9 @@ impl Pass for Inline {
     fn name(&self) -> &'static str {
         "inline"
     }
+    fn handles_cfg(&self) -> bool {
+        true
+    }
     fn run(&mut self, ctx: &mut Context, stats: &mut PassStats) -> Result<(), Diagnostic> {
         stats.add("inlined", inline(ctx));
         Ok(())
@@ -108,7 +111,13 @@ pub fn inline(ctx: &mut Context) -> u64 {
         for n in scc {
             let f = graph[n];
             for &(call, callee) in calls.get(&f).map(|v| v.as_slice()).unwrap_or(&[]) {
-                if recursive.contains(&callee) || !ctx.alive(call) {
+                // A body of several blocks would need the call's block split
+                // (MLIR's inliner does): such a callee stays a call.
+                let cfg = ctx
+                    .regions(callee)
+                    .first()
+                    .is_some_and(|&r| ctx.region(r).blocks.len() > 1);
+                if recursive.contains(&callee) || !ctx.alive(call) || cfg {
                     continue;
                 }
                 inline_call(ctx, call, callee);

@@ -7,6 +7,7 @@ pub use dialects::alias;
 pub mod bounds;
 pub mod bounds_version;
 pub mod canonicalize;
+pub mod cfg;
 pub mod code_motion;
 pub mod cse;
 pub mod dce;

@@ -230,6 +230,7 @@ fn constant_raw(ctx: &mut Context, op: OpId, attr: Attribute, ty: &Type) -> Opti
         result_types: smallvec::smallvec![ty.clone()],
         attrs: vec![("value".into(), attr)],
         regions: Default::default(),
+        successors: Default::default(),
         loc: b.loc,
         existing: None,
     };
@@ -251,6 +252,7 @@ fn wrap_in_if(ctx: &mut Context, op: OpId, cond: bool) -> Option<()> {
         result_types: Default::default(),
         attrs: Vec::new(),
         regions: regions.into(),
+        successors: Default::default(),
         loc,
         existing: None,
     };

@@ -230,6 +230,7 @@ fn parse(cp: &mut CustomParser, add: bool) -> Result<ParsedOp, SyntaxError> {
         t.clone()
     };
     Ok(ParsedOp {
+        successors: Vec::new(),
         operands: vals.into_iter().map(|v| (v, Some(t.clone()))).collect(),
         result_types: vec![t, second],
         attrs,

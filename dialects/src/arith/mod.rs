@@ -539,6 +539,7 @@ fn parse_select(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     let t = cp.expect_type()?;
     let types = [Type::I1, t.clone(), t.clone()];
     Ok(ParsedOp {
+        successors: Vec::new(),
         operands: vals.into_iter().zip(types.into_iter().map(Some)).collect(),
         result_types: if cp.num_results == 0 { vec![] } else { vec![t] },
         attrs,
@@ -568,6 +569,7 @@ fn parse_cast(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     cp.expect_keyword("to")?;
     let to = cp.expect_type()?;
     Ok(ParsedOp {
+        successors: Vec::new(),
         operands: vec![(v, Some(from))],
         result_types: if cp.num_results == 0 {
             vec![]
@@ -631,6 +633,7 @@ fn parse_constant(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     };
     attrs.insert(0, ("value".to_string(), value));
     Ok(ParsedOp {
+        successors: Vec::new(),
         operands: vec![],
         result_types: if cp.num_results == 0 {
             vec![]

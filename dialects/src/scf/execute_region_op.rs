@@ -72,6 +72,7 @@ pub(super) fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     let mut attrs = Vec::new();
     cp.optional_attr_dict(&mut attrs);
     Ok(ParsedOp {
+        successors: Vec::new(),
         operands: vec![],
         result_types,
         attrs,

@@ -393,6 +393,7 @@ pub(super) fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
             .zip(result_types.iter().cloned().map(Some)),
     );
     Ok(ParsedOp {
+        successors: Vec::new(),
         operands,
         result_types,
         attrs,

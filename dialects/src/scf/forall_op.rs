@@ -122,6 +122,7 @@ pub(super) fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     let mut attrs = Vec::new();
     cp.optional_attr_dict(&mut attrs);
     Ok(ParsedOp {
+        successors: Vec::new(),
         operands: vec![(n, Some(Type::Index))],
         result_types: vec![],
         attrs,

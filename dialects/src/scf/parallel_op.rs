@@ -538,6 +538,7 @@ pub(super) fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
         .map(|v| super::for_op::plain_arg(v, Type::Index))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(ParsedOp {
+        successors: Vec::new(),
         operands,
         result_types,
         attrs,
@@ -576,6 +577,7 @@ pub(super) fn parse_reduce(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxErro
     let mut attrs = Vec::new();
     cp.optional_attr_dict(&mut attrs);
     Ok(ParsedOp {
+        successors: Vec::new(),
         operands: vec![(x, Some(t))],
         result_types: vec![],
         attrs,

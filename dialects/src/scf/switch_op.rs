@@ -236,6 +236,7 @@ pub(super) fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     }
     attrs.push(("cases".to_string(), Attribute::Array(cases)));
     Ok(ParsedOp {
+        successors: Vec::new(),
         operands: vec![(x, None)],
         result_types,
         attrs,

@@ -160,6 +160,7 @@ pub(super) fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
         })
         .collect();
     Ok(ParsedOp {
+        successors: Vec::new(),
         operands: inits
             .into_iter()
             .zip(in_types.into_iter().map(Some))

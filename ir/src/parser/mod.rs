@@ -255,6 +255,7 @@ impl GenericLine<'_> {
                         loc,
                     })
                     .collect(),
+                successors: Vec::new(),
                 regions: Vec::new(),
                 attrs: Vec::new(),
                 operand_types: self.operand_types.to_vec(),
@@ -1170,6 +1171,18 @@ impl<'s> Driver<'s, '_> {
                                 _ => self.open_region(&mut stack)?,
                             }
                         }
+                        Some(b'^') if !(top && self.at_block_label()) => {
+                            // A successor `^bb1` (its operands, if any, follow
+                            // as a parenthesized group).
+                            let loc = self.pos;
+                            let pair = self.run(Rule::block_id)?;
+                            self.pos = loc + pair.as_span().end();
+                            let item = AstItem {
+                                kind: AstItemKind::Block(pair.as_str()[1..].to_string()),
+                                loc,
+                            };
+                            Self::deliver_item(&mut stack, item, loc)?;
+                        }
                         c => {
                             if top {
                                 let Some(Frame::Custom { mut op, items }) = stack.pop() else {
@@ -1316,6 +1329,7 @@ impl<'s> Driver<'s, '_> {
         let mut kind = 0u8; // 0 custom, 1 complete, 2 regions
         let mut generic = AstGeneric {
             operands: Vec::new(),
+            successors: Vec::new(),
             regions: Vec::new(),
             attrs: Vec::new(),
             operand_types: Vec::new(),
@@ -1333,6 +1347,12 @@ impl<'s> Driver<'s, '_> {
                     }
                 }
                 Rule::value_ref => operands.push(value_ref(base, &p)?),
+                Rule::successor_list => {
+                    for q in p.into_inner() {
+                        let at = Self::at(base, &q);
+                        generic.successors.push((q.as_str()[1..].to_string(), at));
+                    }
+                }
                 Rule::region_open => kind = 2,
                 Rule::generic_tail => {
                     kind = 1;
@@ -1393,6 +1413,12 @@ impl<'s> Driver<'s, '_> {
             }
         }
         Ok(AstResult { name, count, loc })
+    }
+
+    /// Whether a block label `^name(...):` starts here (not a successor
+    /// `^name` or `^name(%v : T)` of a branch's custom form).
+    fn at_block_label(&self) -> bool {
+        L0Parser::parse(Rule::block_label, &self.src[self.pos..]).is_ok()
     }
 
     fn block_label(&mut self) -> PResult<AstBlock> {

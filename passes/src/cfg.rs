@@ -1,0 +1,150 @@
+//! Simplification of regions of several blocks, run by `canonicalize`
+//! after its patterns (MLIR's `simplifyRegions` and the `cf.br`
+//! canonicalizations):
+//!
+//! - blocks that the entry block does not reach are erased;
+//! - a branch to a block that holds nothing but an unconditional branch
+//!   goes straight to that branch's target (MLIR's
+//!   `SimplifyPassThroughBr`/`SimplifyPassThroughCondBranch`);
+//! - a block whose only predecessor ends in an unconditional branch to it
+//!   is merged into that predecessor, its arguments replaced by the
+//!   branch's operands (MLIR's `SimplifyBrToBlockWithSinglePred`).
+//!
+//! Each step keeps every use dominated: a value the forwarded branch names
+//! that is not the pass-through block's own argument dominates that block,
+//! so it dominates each of its predecessors too.
+
+use ir::{BlockId, Context, OpId, RegionId, ValueId};
+
+/// Simplifies every region of several blocks; returns how many blocks were
+/// erased or merged and branches redirected.
+pub fn simplify_regions(ctx: &mut Context) -> u64 {
+    let regions: Vec<RegionId> = ctx
+        .walk_all()
+        .into_iter()
+        .flat_map(|op| ctx.regions(op).to_vec())
+        .filter(|&r| ctx.region(r).blocks.len() > 1)
+        .collect();
+    let mut changes = 0;
+    for r in regions {
+        // Each round makes progress; the bound only guards against a cycle
+        // of pass-through blocks.
+        for _ in 0..64 {
+            let n = erase_unreachable(ctx, r) + forward_pass_through(ctx, r) + merge_blocks(ctx, r);
+            if n == 0 {
+                break;
+            }
+            changes += n;
+        }
+    }
+    changes
+}
+
+fn successors(ctx: &Context, b: BlockId) -> Vec<BlockId> {
+    ctx.terminator(b)
+        .map(|t| ctx.successors(t).iter().map(|s| s.0).collect())
+        .unwrap_or_default()
+}
+
+/// Erases the blocks of `r` that its entry block does not reach.
+fn erase_unreachable(ctx: &mut Context, r: RegionId) -> u64 {
+    let blocks = ctx.region(r).blocks.clone();
+    let Some(&entry) = blocks.first() else {
+        return 0;
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![entry];
+    seen.insert(entry);
+    while let Some(b) = stack.pop() {
+        for s in successors(ctx, b) {
+            if seen.insert(s) {
+                stack.push(s);
+            }
+        }
+    }
+    let dead: Vec<BlockId> = blocks.into_iter().filter(|b| !seen.contains(b)).collect();
+    // Values of a dead block are used only in dead blocks (a reachable block
+    // is not dominated by an unreachable one): erase them all together.
+    let ops: Vec<OpId> = dead.iter().flat_map(|&b| ctx.block_ops(b)).collect();
+    for &op in &ops {
+        ctx.set_operands(op, &[]);
+    }
+    for op in ops {
+        ctx.erase_op(op);
+    }
+    for &b in &dead {
+        ctx.remove_block(b);
+    }
+    dead.len() as u64
+}
+
+/// The target and operands of block `b` when it holds nothing but a
+/// `cf.br` (to another block).
+fn pass_through(ctx: &Context, b: BlockId) -> Option<(BlockId, Vec<ValueId>)> {
+    let t = ctx.terminator(b)?;
+    if ctx.block(b).first != Some(t) || !ctx.is(t, "cf.br") {
+        return None;
+    }
+    let &(target, _) = ctx.successors(t).first()?;
+    (target != b).then(|| (target, ctx.successor_operands(t, 0).to_vec()))
+}
+
+/// Redirects branches to pass-through blocks to those blocks' targets.
+fn forward_pass_through(ctx: &mut Context, r: RegionId) -> u64 {
+    let mut n = 0;
+    for b in ctx.region(r).blocks.clone() {
+        let Some(t) = ctx.terminator(b) else { continue };
+        for i in 0..ctx.successors(t).len() {
+            let (s, _) = ctx.successors(t)[i];
+            if s == b {
+                continue;
+            }
+            let Some((target, args)) = pass_through(ctx, s) else {
+                continue;
+            };
+            let given = ctx.successor_operands(t, i).to_vec();
+            let params = ctx.block_args(s).to_vec();
+            let new_args: Vec<ValueId> = args
+                .iter()
+                .map(|v| match params.iter().position(|p| p == v) {
+                    Some(k) => given[k],
+                    None => *v,
+                })
+                .collect();
+            ctx.set_successor(t, i, target, &new_args);
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Merges each block whose only predecessor branches to it unconditionally
+/// into that predecessor.
+fn merge_blocks(ctx: &mut Context, r: RegionId) -> u64 {
+    let mut n = 0;
+    let blocks = ctx.region(r).blocks.clone();
+    for &b in blocks.iter().skip(1) {
+        if ctx.block_region(b) != Some(r) {
+            continue;
+        }
+        let preds = ctx.predecessors(b);
+        let [p] = preds.as_slice() else { continue };
+        let p = *p;
+        if p == b {
+            continue;
+        }
+        let Some(t) = ctx.terminator(p) else { continue };
+        if !ctx.is(t, "cf.br") {
+            continue;
+        }
+        let args = ctx.successor_operands(t, 0).to_vec();
+        for (a, v) in ctx.block_args(b).to_vec().into_iter().zip(args) {
+            ctx.replace_all_uses(a, v);
+        }
+        ctx.erase_op(t);
+        ctx.splice_block(b, p, None);
+        ctx.remove_block(b);
+        n += 1;
+    }
+    n
+}
