@@ -22,6 +22,7 @@ pub const SUPPORTED: &[&str] = &[
     "scf.yield",
     "scf.condition",
     "scf.assert",
+    "cf.assert",
     "vec.len",
     "vec.get",
     "mat.from",
@@ -48,6 +49,15 @@ pub const SUPPORTED: &[&str] = &[
 
 /// Checks every op nested in function `f`.
 pub fn check_function(ctx: &Context, f: OpId, backend: &str) -> Result<(), Diagnostic> {
+    if ctx.has_cfg(f) {
+        return Err(Diagnostic::at_op(
+            ctx,
+            f,
+            format!(
+                "a region of several blocks (branches between blocks) is not supported by the {backend} backend (the interpreter runs it: --backend=interp)"
+            ),
+        ));
+    }
     for op in ctx.walk_nested(f) {
         let name = ctx.op_name(op);
         // A column (`mat.row {transposed}`) is no view of the matrix: `lower`

@@ -295,7 +295,7 @@ impl Effects {
         }
         let a0 = || ctx.operand(op, 0);
         match ctx.op_name(op) {
-            "gen.emit" | "gen.running" | "scf.assert" => {}
+            "gen.emit" | "gen.running" | "scf.assert" | "cf.assert" => {}
             "arr.load" | "arr.len" | "arr.to_vec" | "var.get" => self.reads.push(a0()),
             "arr.store" | "var.set" | "arr.free" | "gpu.dealloc" => self.writes.push(a0()),
             "arr.push" | "arr.find_or_insert" | "gpu.atomic_rmw" | "gpu.atomic_cas" => {

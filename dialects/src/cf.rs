@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | `cf.br` | `cf.br ^bb1(%a, %b : i64, f64)` | go to `^bb1`, binding its arguments |
 //! | `cf.cond_br` | `cf.cond_br %c, ^bb1(%a : i64), ^bb2` | go to the first successor if `%c`, else to the second |
-//! | `cf.assert` | `cf.assert %c, "message"` | a located fault with `message` unless `%c` |
+//! | `cf.assert` | `cf.assert %c, "message"` | a located fault with `message` unless `%c`: `scf.assert` under MLIR's name, one implementation (compiled natively too) |
 //!
 //! A successor's operands are the branch's last operands (the IR's
 //! [`ir::context::OpData::successors`]). In the generic form a conditional
@@ -28,6 +28,7 @@ use ir::spec::{Arity, OpSpec, Registry, Traits};
 use ir::{Attribute, Builder, Context, OpId, OpState, Type, ValueId};
 
 use crate::scf::constant_int;
+use crate::scf::terminators;
 
 /// The value of `v` where it is a constant `i1`.
 fn const_bool(ctx: &Context, v: ValueId) -> Option<bool> {
@@ -226,69 +227,6 @@ fn simplify_cond_br(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 
     Some(SmallVec::new())
 }
 
-fn parse_assert(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
-    let mut p = ParsedOp::default();
-    let c = cp.expect_value()?;
-    p.operands.push((c, Some(Type::I1)));
-    cp.expect_punct(",")?;
-    let (msg, _) = cp.expect_literal()?;
-    let ir::ast::AstItemKind::Str(msg) = msg else {
-        return Err(cp.error("expected the message string"));
-    };
-    p.attrs.push(("msg".into(), Attribute::Str(msg)));
-    cp.optional_attr_dict(&mut p.attrs);
-    Ok(p)
-}
-
-fn print_assert(p: &mut Printer, op: OpId) -> std::fmt::Result {
-    let ctx = p.ctx();
-    p.w(" ");
-    p.value(ctx.operand(op, 0));
-    let msg = ctx
-        .attr(op, "msg")
-        .cloned()
-        .unwrap_or(Attribute::Str(String::new()));
-    p.w(", ");
-    p.attr(&msg);
-    p.attr_dict(op, &["msg"]);
-    Ok(())
-}
-
-fn verify_assert(ctx: &Context, op: OpId) -> Result<(), String> {
-    if *ctx.ty(ctx.operand(op, 0)) != Type::I1 {
-        return Err("operand must be of type 'i1'".into());
-    }
-    if !matches!(ctx.attr(op, "msg"), Some(Attribute::Str(_))) {
-        return Err("expects a 'msg' string attribute".into());
-    }
-    Ok(())
-}
-
-fn interp_assert(
-    it: &mut Interp,
-    op: OpId,
-    args: &[RtValue],
-) -> Result<SmallVec<[RtValue; 2]>, RunError> {
-    let ctx = it.ctx;
-    let c = args
-        .first()
-        .and_then(|a| a.as_bool())
-        .ok_or_else(|| RunError::at(ctx, op, "condition is not a boolean"))?;
-    if !c {
-        let msg = match ctx.attr(op, "msg") {
-            Some(Attribute::Str(s)) => s.clone(),
-            _ => String::new(),
-        };
-        return Err(RunError::at(ctx, op, format!("assertion failed: {msg}")));
-    }
-    Ok(SmallVec::new())
-}
-
-/// `cf.assert` of `true` does nothing (MLIR's `EraseRedundantAssertions`).
-fn erase_true_assert(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
-    (const_bool(b.ctx, st.operands[0]) == Some(true)).then(SmallVec::new)
-}
-
 pub fn register(r: &mut Registry) {
     r.register(
         OpSpec::new(
@@ -319,13 +257,13 @@ pub fn register(r: &mut Registry) {
     r.register(
         OpSpec::new(
             "cf.assert",
-            "a located fault with a message unless the operand is true",
+            "a located fault with a message unless the operand is true (MLIR's spelling of scf.assert)",
         )
         .operands(Arity::Exactly(1))
         .traits(Traits::READS | Traits::WRITES)
-        .verify(verify_assert)
-        .interpret(interp_assert)
-        .rewrite(erase_true_assert)
-        .custom_form(print_assert, parse_assert),
+        .verify(terminators::verify_assert)
+        .interpret(terminators::interpret_assert)
+        .rewrite(terminators::fold_assert)
+        .custom_form(terminators::print_assert, terminators::parse_assert),
     );
 }

@@ -35,6 +35,13 @@ const COLUMNS: &[(&str, &[&str])] = &[
     ),
     ("lower/interp", &["--pass=lower", "--backend=interp"]),
     (
+        "fuse,lower,convert-scf-to-cf,canonicalize/interp",
+        &[
+            "--pass=fuse,lower,convert-scf-to-cf,canonicalize",
+            "--backend=interp",
+        ],
+    ),
+    (
         "fuse,lower/cranelift",
         &["--pass=fuse,lower", "--backend=cranelift"],
     ),

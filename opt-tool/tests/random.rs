@@ -97,6 +97,19 @@ const CONFIGS: &[(&str, &[&str])] = &[
     ),
     ("fuse", &["--pass=fuse", "--backend=interp"]),
     ("lower", &["--pass=lower", "--backend=interp"]),
+    // Branches between blocks: the structured loops of the source and of
+    // `lower`'s output as MLIR's cf, then its region simplification.
+    (
+        "convert-scf-to-cf,canonicalize",
+        &["--pass=convert-scf-to-cf,canonicalize", "--backend=interp"],
+    ),
+    (
+        "lower,convert-scf-to-cf,canonicalize,cse,dce",
+        &[
+            "--pass=lower,convert-scf-to-cf,canonicalize,cse,dce",
+            "--backend=interp",
+        ],
+    ),
     ("fuse,lower", &["--pass=fuse,lower", "--backend=interp"]),
     (
         "fuse,lower/cranelift",

@@ -4,7 +4,8 @@
 //!
 //! - blocks that the entry block does not reach are erased;
 //! - a branch to a block that holds nothing but an unconditional branch
-//!   goes straight to that branch's target (MLIR's
+//!   (whose arguments only that branch uses) goes straight to that
+//!   branch's target (MLIR's
 //!   `SimplifyPassThroughBr`/`SimplifyPassThroughCondBranch`);
 //! - a block whose only predecessor ends in an unconditional branch to it
 //!   is merged into that predecessor, its arguments replaced by the
@@ -86,7 +87,13 @@ fn pass_through(ctx: &Context, b: BlockId) -> Option<(BlockId, Vec<ValueId>)> {
         return None;
     }
     let &(target, _) = ctx.successors(t).first()?;
-    (target != b).then(|| (target, ctx.successor_operands(t, 0).to_vec()))
+    // Its arguments may be used by the branch alone (a block it dominates
+    // could use them too, and would lose them).
+    let local = ctx
+        .block_args(b)
+        .iter()
+        .all(|&a| ctx.uses(a).iter().all(|u| u.op == t));
+    (target != b && local).then(|| (target, ctx.successor_operands(t, 0).to_vec()))
 }
 
 /// Redirects branches to pass-through blocks to those blocks' targets.

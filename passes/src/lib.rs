@@ -20,6 +20,7 @@ pub mod lower;
 pub mod mem2reg;
 pub mod mutate;
 pub mod parallel;
+pub mod scf_to_cf;
 pub mod speculate;
 pub mod split_reductions;
 pub mod split_structs;
@@ -45,6 +46,7 @@ pub fn register_all(r: &mut PassRegistry) {
     r.register(inline::info());
     r.register(lower::info());
     r.register(mem2reg::info());
+    r.register(scf_to_cf::info());
     r.register(speculate::info());
     r.register(split_reductions::info());
     r.register(split_structs::info());

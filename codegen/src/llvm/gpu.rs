@@ -31,6 +31,7 @@ pub(super) fn device_op(name: &str) -> bool {
                 | "scf.yield"
                 | "scf.condition"
                 | "scf.assert"
+                | "cf.assert"
                 | "arr.load"
                 | "arr.store"
                 | "arr.len"

@@ -476,6 +476,7 @@ impl<'a> FnCx<'a> {
             "gpu" => super::gpu::emit(self, op, name),
             "arith" => super::arith::emit(self, op, name),
             "scf" => super::scf::emit(self, op, name),
+            "cf" if name == "cf.assert" => super::scf::emit(self, op, "scf.assert"),
             "func" if name == "func.call" => super::scf::call(self, op),
             "vec" | "mat" | "arr" => super::mem::emit(self, op, name),
             _ => Err(self.unsupported(op)),

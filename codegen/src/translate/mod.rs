@@ -459,6 +459,7 @@ impl<'a, 'f> FnCx<'a, 'f> {
         match name.split('.').next().unwrap_or("") {
             "arith" => arith::emit(self, op, name),
             "scf" => scf::emit(self, op, name),
+            "cf" if name == "cf.assert" => scf::emit(self, op, "scf.assert"),
             "func" if name == "func.call" => scf::call(self, op),
             "vec" | "mat" | "arr" => mem::emit(self, op, name),
             "gpu" if crate::gpu_host::is_host_op(name) => crate::gpu_host::emit(self, op),

@@ -78,7 +78,7 @@ mod forall_op;
 mod if_op;
 pub mod parallel_op;
 mod switch_op;
-mod terminators;
+pub(crate) mod terminators;
 mod while_op;
 
 pub use for_op::induction_var;

@@ -126,7 +126,7 @@ pub(super) fn parse_condition(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxE
 
 const DEFAULT_MSG: &str = "assertion failed";
 
-pub(super) fn verify_assert(ctx: &Context, op: OpId) -> Result<(), String> {
+pub(crate) fn verify_assert(ctx: &Context, op: OpId) -> Result<(), String> {
     let c = ctx.ty(ctx.operand(op, 0));
     if *c != Type::I1 {
         return Err(format!(
@@ -140,12 +140,12 @@ pub(super) fn verify_assert(ctx: &Context, op: OpId) -> Result<(), String> {
 }
 
 /// `scf.assert true` checks nothing.
-pub(super) fn fold_assert(b: &mut Builder, st: &OpState) -> Option<Values> {
+pub(crate) fn fold_assert(b: &mut Builder, st: &OpState) -> Option<Values> {
     let c = constant_int(b.ctx, *st.operands.first()?)?;
     (c != 0).then(SmallVec::new)
 }
 
-pub(super) fn interpret_assert(
+pub(crate) fn interpret_assert(
     it: &mut Interp,
     op: OpId,
     args: &[RtValue],
@@ -165,7 +165,7 @@ pub(super) fn interpret_assert(
     }
 }
 
-pub(super) fn print_assert(p: &mut Printer, op: OpId) -> std::fmt::Result {
+pub(crate) fn print_assert(p: &mut Printer, op: OpId) -> std::fmt::Result {
     let ctx = p.ctx();
     let Some(&c) = ctx.operands(op).first() else {
         p.w(" <<malformed scf.assert>>");
@@ -183,7 +183,7 @@ pub(super) fn print_assert(p: &mut Printer, op: OpId) -> std::fmt::Result {
     Ok(())
 }
 
-pub(super) fn parse_assert(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
+pub(crate) fn parse_assert(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     let c = cp.expect_value()?;
     let mut attrs = Vec::new();
     if cp.try_punct(",") {
