@@ -7,7 +7,7 @@
 //! (`vec<arr<T>>`, `vec<mat<T>>`, so `arr.to_vec` of an `arr<arr<T>>`),
 //! arrays of matrices, and `arr.find_or_insert` on non-scalar keys.
 
-use ir::{Context, Diagnostic, OpId};
+use ir::{Context, Diagnostic, OpId, ValueId};
 
 use crate::abi;
 
@@ -23,6 +23,9 @@ pub const SUPPORTED: &[&str] = &[
     "scf.condition",
     "scf.assert",
     "cf.assert",
+    // Terminators of a function body of several blocks (scalars only, below).
+    "cf.br",
+    "cf.cond_br",
     "vec.len",
     "vec.get",
     "mat.from",
@@ -49,14 +52,59 @@ pub const SUPPORTED: &[&str] = &[
 
 /// Checks every op nested in function `f`.
 pub fn check_function(ctx: &Context, f: OpId, backend: &str) -> Result<(), Diagnostic> {
+    // A body of several blocks: scalars only. The ownership of buffers
+    // (vectors freed at the end of their block, arrays taken at their last
+    // use) follows the nesting of single-block regions, which branches
+    // between blocks do not have.
     if ctx.has_cfg(f) {
-        return Err(Diagnostic::at_op(
-            ctx,
-            f,
-            format!(
-                "a region of several blocks (branches between blocks) is not supported by the {backend} backend (the interpreter runs it: --backend=interp)"
-            ),
-        ));
+        let multi_nested = ctx.walk_nested(f).into_iter().any(|op| {
+            ctx.regions(op)
+                .iter()
+                .any(|&r| ctx.region(r).blocks.len() > 1)
+        });
+        let body_args: Vec<ValueId> = ctx
+            .regions(f)
+            .iter()
+            .flat_map(|&r| ctx.region(r).blocks.clone())
+            .flat_map(|b| ctx.block_args(b).to_vec())
+            .collect();
+        let non_scalar = body_args
+            .iter()
+            .find(|&&v| !ctx.ty(v).is_scalar())
+            .map(|&v| (f, v))
+            .or_else(|| {
+                ctx.walk_nested(f).into_iter().find_map(|op| {
+                    let args: Vec<ValueId> = ctx
+                        .regions(op)
+                        .iter()
+                        .flat_map(|&r| ctx.region(r).blocks.clone())
+                        .flat_map(|b| ctx.block_args(b).to_vec())
+                        .collect();
+                    ctx.operands(op)
+                        .iter()
+                        .chain(ctx.results(op))
+                        .chain(&args)
+                        .find(|&&v| !ctx.ty(v).is_scalar())
+                        .map(|&v| (op, v))
+                })
+            });
+        if multi_nested {
+            return Err(Diagnostic::at_op(
+                ctx,
+                f,
+                format!("a region of several blocks inside an op is not supported by the {backend} backend (the interpreter runs it: --backend=interp)"),
+            ));
+        }
+        if let Some((op, v)) = non_scalar {
+            return Err(Diagnostic::at_op(
+                ctx,
+                op,
+                format!(
+                    "a function of several blocks (branches between blocks) with a value of type '{}' is not supported by the {backend} backend: only scalars are (the interpreter runs it: --backend=interp)",
+                    ctx.ty(v)
+                ),
+            ));
+        }
     }
     for op in ctx.walk_nested(f) {
         let name = ctx.op_name(op);

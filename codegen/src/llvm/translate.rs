@@ -134,22 +134,21 @@ pub(crate) fn define(
         cx.set(a, &ps);
         k += n;
     }
-    let (_, vals) = cx.emit_block(fi.body)?;
-    if vals.len() != fi.out.offsets.len() {
-        return Err(Diagnostic::at_op(
-            ctx,
-            fi.op,
-            "function results do not match its type",
-        ));
-    }
-    for ((v, &off), &t) in vals.iter().zip(&fi.out.offsets).zip(&fi.results) {
-        cx.w.store(t, v, "%out", off as i64, Mem::Other);
-    }
     let header = format!(
         "define internal i8 {}({}) {attrs}",
         super::global("l0i_", &fi.name),
         internal_params(fi)
     );
+    let blocks = ctx
+        .block_region(fi.body)
+        .map(|r| ctx.region(r).blocks.clone())
+        .unwrap_or_default();
+    if blocks.len() > 1 {
+        cx.emit_cfg(fi, &blocks)?;
+        return Ok(cx.finish_fault_exit(&header));
+    }
+    let (_, vals) = cx.emit_block(fi.body)?;
+    cx.store_results(fi, &vals)?;
     Ok(cx.finish_status(&header))
 }
 
@@ -254,6 +253,80 @@ impl<'a> FnCx<'a> {
     /// chunk function), sharing this one's fault table and declarations.
     pub fn nested(&mut self) -> FnCx<'_> {
         FnCx::begin(self.ctx, self.funcs, self.faults, self.decls, None)
+    }
+
+    /// Stores a function's result values in `%out` (its results record).
+    fn store_results(&mut self, fi: &FuncInfo, vals: &[String]) -> Result<(), Diagnostic> {
+        if vals.len() != fi.out.offsets.len() {
+            return Err(Diagnostic::at_op(
+                self.ctx,
+                fi.op,
+                "function results do not match its type",
+            ));
+        }
+        for ((v, &off), &t) in vals.iter().zip(&fi.out.offsets).zip(&fi.results) {
+            self.w.store(t, v, "%out", off as i64, Mem::Other);
+        }
+        Ok(())
+    }
+
+    /// Translates a function body of several blocks (`cf` branches; see
+    /// [`crate::check`] for what it may hold): one LLVM block per block,
+    /// its arguments passed as the writer passes block arguments,
+    /// `cf.br`/`cf.cond_br` as `br`, and each `func.return` storing the
+    /// results and returning status 0.
+    fn emit_cfg(&mut self, fi: &FuncInfo, blocks: &[BlockId]) -> Result<(), Diagnostic> {
+        let ctx = self.ctx;
+        let mut map: FxHashMap<BlockId, super::writer::Blk> = FxHashMap::default();
+        for &b in &blocks[1..] {
+            let tys = self.flat_all(ctx.block_args(b));
+            map.insert(b, self.w.block(&tys));
+        }
+        for (i, &b) in blocks.iter().enumerate() {
+            if i > 0 {
+                let blk = map[&b].clone();
+                let ps = self.w.start(&blk);
+                self.bind(ctx.block_args(b), &ps, false);
+            }
+            let (term, vals) = self.emit_block(b)?;
+            let succ = |k: usize| map.get(&ctx.successors(term)[k].0).cloned();
+            match ctx.op_name(term) {
+                "func.return" => {
+                    self.store_results(fi, &vals)?;
+                    self.w.line("ret i8 0");
+                }
+                "cf.br" => {
+                    let t = succ(0).ok_or_else(|| self.unsupported(term))?;
+                    self.w.jump(&t, &vals);
+                }
+                "cf.cond_br" => {
+                    let (t, e) = (
+                        succ(0).ok_or_else(|| self.unsupported(term))?,
+                        succ(1).ok_or_else(|| self.unsupported(term))?,
+                    );
+                    let nt = self.flat_all(ctx.successor_operands(term, 0)).len();
+                    let c = self.cond(&vals[0]);
+                    self.w.brif(&c, &t, &vals[1..1 + nt], &e, &vals[1 + nt..]);
+                }
+                _ => return Err(self.unsupported(term)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends a host function whose every block has returned or branched:
+    /// the fault exit returns 1; its text with header `header`, followed by
+    /// the chunk functions outlined from it.
+    pub fn finish_fault_exit(mut self, header: &str) -> String {
+        let fe = self.fault_exit.clone();
+        self.w.start(&fe);
+        self.w.line("ret i8 1");
+        let mut text = self.w.finish(header, &self.first);
+        for o in self.outlined {
+            text.push('\n');
+            text.push_str(&o);
+        }
+        text
     }
 
     /// Ends a host function whose current block succeeds (`ret i8 0`) and

@@ -145,18 +145,18 @@ pub(crate) fn define(
             cx.set(a, &params[k..k + w]);
             k += w;
         }
-        let (_, vals) = cx.emit_block(fi.body)?;
-        if vals.len() != fi.out.offsets.len() {
-            return Err(Diagnostic::at_op(
-                ctx,
-                fi.op,
-                "function results do not match its type",
-            ));
+        let blocks = ctx
+            .block_region(fi.body)
+            .map(|r| ctx.region(r).blocks.clone())
+            .unwrap_or_default();
+        if blocks.len() > 1 {
+            cx.emit_cfg(fi, &blocks, out)?;
+            cx.finish_fault_exit();
+        } else {
+            let (_, vals) = cx.emit_block(fi.body)?;
+            cx.store_results(fi, &vals, out)?;
+            cx.finish_status();
         }
-        for (v, &off) in vals.iter().zip(&fi.out.offsets) {
-            cx.b.ins().store(trusted(), *v, out, off as i32);
-        }
-        cx.finish_status();
     }
     let r = m.define_function(fi.id, cl);
     r.map_err(|e| define_error(ctx, fi.op, &format!("'@{}'", fi.name), cl, e))
@@ -208,6 +208,88 @@ impl<'a, 'f> FnCx<'a, 'f> {
             fault_exit,
             depth,
         }
+    }
+
+    /// Stores a function's result values at `out` (its results record).
+    fn store_results(
+        &mut self,
+        fi: &FuncInfo,
+        vals: &[Value],
+        out: Value,
+    ) -> Result<(), Diagnostic> {
+        if vals.len() != fi.out.offsets.len() {
+            return Err(Diagnostic::at_op(
+                self.ctx,
+                fi.op,
+                "function results do not match its type",
+            ));
+        }
+        for (v, &off) in vals.iter().zip(&fi.out.offsets) {
+            self.b.ins().store(trusted(), *v, out, off as i32);
+        }
+        Ok(())
+    }
+
+    /// Translates a function body of several blocks (`cf` branches; see
+    /// [`crate::check`] for what it may hold): one Cranelift block per
+    /// block, its arguments as block parameters, `cf.br`/`cf.cond_br` as
+    /// `jump`/`brif`, and each `func.return` storing the results and
+    /// returning status 0.
+    fn emit_cfg(
+        &mut self,
+        fi: &FuncInfo,
+        blocks: &[BlockId],
+        out: Value,
+    ) -> Result<(), Diagnostic> {
+        let ctx = self.ctx;
+        let mut map: FxHashMap<BlockId, Block> = FxHashMap::default();
+        for &b in &blocks[1..] {
+            let tys = self.flat_all(ctx.block_args(b));
+            let cb = self.block_with(&tys);
+            let params = self.b.block_params(cb).to_vec();
+            self.bind(ctx.block_args(b), &params, false);
+            map.insert(b, cb);
+        }
+        for (i, &b) in blocks.iter().enumerate() {
+            if i > 0 {
+                self.b.switch_to_block(map[&b]);
+            }
+            let (term, vals) = self.emit_block(b)?;
+            let succ = |k: usize| map.get(&ctx.successors(term)[k].0).copied();
+            match ctx.op_name(term) {
+                "func.return" => {
+                    self.store_results(fi, &vals, out)?;
+                    let zero = self.b.ins().iconst(I8, 0);
+                    self.b.ins().return_(&[zero]);
+                }
+                "cf.br" => {
+                    let t = succ(0).ok_or_else(|| self.unsupported(term))?;
+                    self.jump(t, &vals);
+                }
+                "cf.cond_br" => {
+                    let (t, e) = (
+                        succ(0).ok_or_else(|| self.unsupported(term))?,
+                        succ(1).ok_or_else(|| self.unsupported(term))?,
+                    );
+                    let nt = self.flat_all(ctx.successor_operands(term, 0)).len();
+                    let c = vals[0];
+                    self.brif(c, t, &vals[1..1 + nt], e, &vals[1 + nt..]);
+                }
+                _ => return Err(self.unsupported(term)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends a function whose every block has returned or branched: the
+    /// fault exit returns 1; seals and finalizes it.
+    pub(crate) fn finish_fault_exit(mut self) {
+        self.b.switch_to_block(self.fault_exit);
+        let one = self.b.ins().iconst(I8, 1);
+        self.b.ins().return_(&[one]);
+        let config = self.m.target_config();
+        self.b.seal_all_blocks();
+        self.b.finalize(config);
     }
 
     /// Ends a function whose current block succeeds (`return 0`) and whose

@@ -193,7 +193,7 @@ fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
         operands: vec![(x, Some(ty.clone()))],
         result_types: vec![ty],
         attrs,
-        regions: vec![],
+        ..Default::default()
     })
 }
 
