@@ -751,6 +751,9 @@ fn stream_region(
                 ctx.push_block(r, b);
             }
         },
+        // Several blocks write their own terminators (MLIR's implicit
+        // terminator is for a region of one block).
+        (Some(_), Some(_)) if ctx.region(r).blocks.len() > 1 => {}
         (b, Some(term)) => {
             let b = match b {
                 Some(b) => b,

@@ -155,3 +155,42 @@ fn merge_blocks(ctx: &mut Context, r: RegionId) -> u64 {
     }
     n
 }
+
+/// Splits `op`'s block after `op`: the ops that follow move to a new block
+/// placed right after it, with one argument per result of `op`, which
+/// replace the results. Returns the new block. The caller ends `op`'s
+/// block with a branch.
+pub fn split_after(ctx: &mut Context, op: OpId) -> BlockId {
+    let blk = ctx.op(op).parent.expect("op in a block");
+    let r = ctx.block_region(blk).expect("block in a region");
+    let cont = ctx.new_block();
+    let at = ctx
+        .region(r)
+        .blocks
+        .iter()
+        .position(|&b| b == blk)
+        .expect("block")
+        + 1;
+    ctx.insert_block(r, at, cont);
+    let mut cur = ctx.op(op).next;
+    while let Some(o) = cur {
+        cur = ctx.op(o).next;
+        ctx.move_op(o, cont, None);
+    }
+    for res in ctx.results(op).to_vec() {
+        let ty = ctx.ty(res).clone();
+        let a = ctx.add_block_arg(cont, ty, None);
+        ctx.copy_name(res, a);
+        ctx.replace_all_uses(res, a);
+    }
+    cont
+}
+
+/// Appends `cf.br ^target(args)` at the end of block `b`.
+pub fn append_br(ctx: &mut Context, b: BlockId, target: BlockId, args: &[ValueId], loc: ir::Loc) {
+    let mut bld = ir::Builder::at_end(ctx, b);
+    bld.loc = loc;
+    let mut st = bld.state("cf.br", args, &[], Vec::new());
+    st.successors.push((target, args.len() as u32));
+    bld.create_raw(st);
+}

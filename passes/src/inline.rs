@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
-use ir::clone::{clone_block_into, ValueMap};
+use ir::clone::{clone_block_into, clone_region, ValueMap};
 use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
 use ir::{Builder, Context, Diagnostic, OpId};
 
@@ -111,13 +111,21 @@ pub fn inline(ctx: &mut Context) -> u64 {
         for n in scc {
             let f = graph[n];
             for &(call, callee) in calls.get(&f).map(|v| v.as_slice()).unwrap_or(&[]) {
-                // A body of several blocks would need the call's block split
-                // (MLIR's inliner does): such a callee stays a call.
+                if recursive.contains(&callee) || !ctx.alive(call) {
+                    continue;
+                }
+                // A body of several blocks splits the call's block, which
+                // only a function body may be (MLIR's inliner does the
+                // same); elsewhere (a loop body) the call stays.
                 let cfg = ctx
                     .regions(callee)
                     .first()
                     .is_some_and(|&r| ctx.region(r).blocks.len() > 1);
-                if recursive.contains(&callee) || !ctx.alive(call) || cfg {
+                if cfg {
+                    if ctx.parent_op(call).is_some_and(|p| ctx.spec(p).multi_block) {
+                        inline_cfg_call(ctx, call, callee);
+                        count += 1;
+                    }
                     continue;
                 }
                 inline_call(ctx, call, callee);
@@ -144,6 +152,53 @@ pub fn inline_call(ctx: &mut Context, call: OpId, callee: OpId) {
     b.smart = false;
     let rets = clone_block_into(&mut b, body, &mut map);
     ctx.replace_op(call, &rets);
+}
+
+/// Inlines one call of `callee`, whose body has several blocks, at `call`,
+/// which stands in a function body: the call's block is split after it,
+/// the callee's blocks go between the two halves (its entry block's
+/// arguments replaced by the call's operands), the first half branches to
+/// them, and each `func.return` branches to the second half with the
+/// returned values, which replace the call's results.
+pub fn inline_cfg_call(ctx: &mut Context, call: OpId, callee: OpId) {
+    let blk = ctx.op(call).parent.expect("call in a block");
+    let cont = crate::cfg::split_after(ctx, call);
+    let region = ctx.block_region(cont).expect("block in a region");
+    let mut map = ValueMap::new();
+    let body = ctx.regions(callee)[0];
+    let mut b = Builder::at_end(ctx, blk);
+    b.smart = false;
+    let copy = clone_region(&mut b, body, &mut map);
+    let blocks = ctx.region(copy).blocks.clone();
+    let entry = blocks[0];
+    for (a, v) in ctx
+        .block_args(entry)
+        .to_vec()
+        .into_iter()
+        .zip(ctx.operands(call).to_vec())
+    {
+        ctx.replace_all_uses(a, v);
+    }
+    ctx.replace_block_args(entry, &[]);
+    for &nb in &blocks {
+        ctx.remove_block(nb);
+        let at = ctx
+            .region(region)
+            .blocks
+            .iter()
+            .position(|&x| x == cont)
+            .expect("continuation block");
+        ctx.insert_block(region, at, nb);
+        if let Some(t) = ctx.terminator(nb).filter(|&t| ctx.is(t, "func.return")) {
+            let vals = ctx.operands(t).to_vec();
+            let loc = ctx.loc(t);
+            ctx.erase_op(t);
+            crate::cfg::append_br(ctx, nb, cont, &vals, loc);
+        }
+    }
+    let loc = ctx.loc(call);
+    ctx.erase_op(call);
+    crate::cfg::append_br(ctx, blk, entry, &[], loc);
 }
 
 fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {

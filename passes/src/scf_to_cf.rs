@@ -57,10 +57,11 @@ pub fn convert(ctx: &mut Context) -> u64 {
         let next = ctx.walk_all().into_iter().find(|&op| {
             CONVERTED.contains(&ctx.op_name(op))
                 && ctx.parent_op(op).is_some_and(|p| ctx.spec(p).multi_block)
-                && ctx
-                    .regions(op)
-                    .iter()
-                    .all(|&r| ctx.region(r).blocks.len() == 1)
+                && (ctx.is(op, "scf.execute_region")
+                    || ctx
+                        .regions(op)
+                        .iter()
+                        .all(|&r| ctx.region(r).blocks.len() == 1))
         });
         let Some(op) = next else { return n };
         match ctx.op_name(op) {
@@ -72,35 +73,6 @@ pub fn convert(ctx: &mut Context) -> u64 {
         }
         n += 1;
     }
-}
-
-/// Splits `op`'s block after `op`: the ops that follow move to a new block
-/// placed right after it, with one argument per result of `op`, which
-/// replace the results. Returns the new block.
-fn split_after(ctx: &mut Context, op: OpId) -> BlockId {
-    let blk = ctx.op(op).parent.expect("op in a block");
-    let r = ctx.block_region(blk).expect("block in a region");
-    let cont = ctx.new_block();
-    let at = ctx
-        .region(r)
-        .blocks
-        .iter()
-        .position(|&b| b == blk)
-        .expect("block")
-        + 1;
-    ctx.insert_block(r, at, cont);
-    let mut cur = ctx.op(op).next;
-    while let Some(o) = cur {
-        cur = ctx.op(o).next;
-        ctx.move_op(o, cont, None);
-    }
-    for res in ctx.results(op).to_vec() {
-        let ty = ctx.ty(res).clone();
-        let a = ctx.add_block_arg(cont, ty, None);
-        ctx.copy_name(res, a);
-        ctx.replace_all_uses(res, a);
-    }
-    cont
 }
 
 /// Moves the (single) block of region `from` into `op`'s region before
@@ -117,15 +89,6 @@ fn take_block(ctx: &mut Context, from: RegionId, before: BlockId) -> BlockId {
         .expect("block");
     ctx.insert_block(r, at, b);
     b
-}
-
-/// Appends `cf.br ^target(args)` to `b`.
-fn br(ctx: &mut Context, b: BlockId, target: BlockId, args: &[ValueId], loc: ir::Loc) {
-    let mut bld = Builder::at_end(ctx, b);
-    bld.loc = loc;
-    let mut st = bld.state("cf.br", args, &[], Vec::new());
-    st.successors.push((target, args.len() as u32));
-    bld.create_raw(st);
 }
 
 /// Appends `cf.cond_br c, ^t(targs), ^e(eargs)` to `b`.
@@ -159,7 +122,7 @@ fn yield_to(ctx: &mut Context, b: BlockId, target: BlockId) {
     let vals = ctx.operands(t).to_vec();
     let loc = ctx.loc(t);
     ctx.erase_op(t);
-    br(ctx, b, target, &vals, loc);
+    crate::cfg::append_br(ctx, b, target, &vals, loc);
 }
 
 /// A comparison appended at the end of `b` (raw, so nothing folds away the
@@ -186,7 +149,7 @@ fn cmpi(
 fn convert_if(ctx: &mut Context, op: OpId) {
     let loc = ctx.loc(op);
     let blk = ctx.op(op).parent.expect("op in a block");
-    let cont = split_after(ctx, op);
+    let cont = crate::cfg::split_after(ctx, op);
     let c = ctx.operand(op, 0);
     let regions = ctx.regions(op).to_vec();
     let then_b = take_block(ctx, regions[0], cont);
@@ -200,18 +163,31 @@ fn convert_if(ctx: &mut Context, op: OpId) {
 fn convert_execute_region(ctx: &mut Context, op: OpId) {
     let loc = ctx.loc(op);
     let blk = ctx.op(op).parent.expect("op in a block");
-    let cont = split_after(ctx, op);
+    let cont = crate::cfg::split_after(ctx, op);
     let r = ctx.regions(op)[0];
-    let body = take_block(ctx, r, cont);
-    yield_to(ctx, body, cont);
+    let blocks = ctx.region(r).blocks.clone();
+    let region = ctx.block_region(cont).expect("block in a region");
+    for &b in &blocks {
+        ctx.remove_block(b);
+        let at = ctx
+            .region(region)
+            .blocks
+            .iter()
+            .position(|&x| x == cont)
+            .expect("block");
+        ctx.insert_block(region, at, b);
+        if ctx.terminator(b).is_some_and(|t| ctx.is(t, "scf.yield")) {
+            yield_to(ctx, b, cont);
+        }
+    }
     ctx.erase_op(op);
-    br(ctx, blk, body, &[], loc);
+    crate::cfg::append_br(ctx, blk, blocks[0], &[], loc);
 }
 
 fn convert_for(ctx: &mut Context, op: OpId) {
     let loc = ctx.loc(op);
     let blk = ctx.op(op).parent.expect("op in a block");
-    let cont = split_after(ctx, op);
+    let cont = crate::cfg::split_after(ctx, op);
     let operands = ctx.operands(op).to_vec();
     let (lb, ub, step, inits) = (operands[0], operands[1], operands[2], &operands[3..]);
     let r = ctx.regions(op)[0];
@@ -250,7 +226,7 @@ fn convert_for(ctx: &mut Context, op: OpId) {
     }
     let mut first = vec![lb];
     first.extend_from_slice(inits);
-    br(ctx, pre, body, &first, loc);
+    crate::cfg::append_br(ctx, pre, body, &first, loc);
     // The body's yield: the next iteration, or the exit.
     let t = ctx.terminator(body).expect("terminator");
     let vals = ctx.operands(t).to_vec();
@@ -278,13 +254,13 @@ fn convert_for(ctx: &mut Context, op: OpId) {
 fn convert_while(ctx: &mut Context, op: OpId) {
     let loc = ctx.loc(op);
     let blk = ctx.op(op).parent.expect("op in a block");
-    let cont = split_after(ctx, op);
+    let cont = crate::cfg::split_after(ctx, op);
     let inits = ctx.operands(op).to_vec();
     let regions = ctx.regions(op).to_vec();
     let before = take_block(ctx, regions[0], cont);
     let after = take_block(ctx, regions[1], cont);
     ctx.erase_op(op);
-    br(ctx, blk, before, &inits, loc);
+    crate::cfg::append_br(ctx, blk, before, &inits, loc);
     // `scf.condition(%c) vals`: on to the body, or out with the values.
     let t = ctx.terminator(before).expect("terminator");
     let ops = ctx.operands(t).to_vec();
@@ -302,7 +278,7 @@ fn convert_switch(ctx: &mut Context, op: OpId) {
         Some(Attribute::Array(items)) => items.iter().filter_map(|a| a.as_int()).collect(),
         _ => Vec::new(),
     };
-    let cont = split_after(ctx, op);
+    let cont = crate::cfg::split_after(ctx, op);
     let regions = ctx.regions(op).to_vec();
     // Regions: the default first, then one per case.
     let mut targets = Vec::new();
@@ -335,7 +311,7 @@ fn convert_switch(ctx: &mut Context, op: OpId) {
         cond_br(ctx, at, eq, targets[k + 1], &[], next, &[], loc);
         at = next;
     }
-    br(ctx, at, targets[0], &[], loc);
+    crate::cfg::append_br(ctx, at, targets[0], &[], loc);
 }
 
 fn create(_: &PassOptions) -> Result<Box<dyn Pass>, String> {

@@ -2,11 +2,14 @@
 //! returns what the region's `scf.yield` yields.
 //!
 //! `%r = scf.execute_region -> (i64) { ... scf.yield %x : i64 }` (no
-//! results: `scf.execute_region { ... }`). The region has one block without
-//! arguments (MLIR allows several blocks, which L0's regions do not have).
-//! Its effects are those of its ops. Canonicalization inlines it (MLIR's
-//! single-block inliner), and so does the lowering (phase `gen`), so no
-//! later pass or backend sees it; the interpreter runs the region.
+//! results: `scf.execute_region { ... }`). The region's entry block has no
+//! arguments. As in MLIR, the region may hold several blocks joined by `cf`
+//! branches, each block ending in a branch or an `scf.yield`.
+//! Its effects are those of its ops. Canonicalization inlines a region of
+//! one block (MLIR's single-block inliner), and so does the lowering (phase
+//! `gen`), so no later pass or backend sees it; `convert-scf-to-cf` moves
+//! a region of several blocks into the function body; the interpreter runs
+//! the region.
 
 use smallvec::SmallVec;
 
@@ -18,11 +21,29 @@ use ir::{Builder, Context, OpId, OpState};
 
 use super::{
     ensure_yield, expect_region_or_empty, inline_region, parse_result_types, print_result_types,
-    region_at, single_block, terminator_named, Values,
+    single_block, terminator_named, Values,
 };
 
 pub(super) fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
-    let Some(b) = single_block(ctx, ctx.regions(op)[0]) else {
+    let r = ctx.regions(op)[0];
+    let blocks = &ctx.region(r).blocks;
+    if blocks.len() > 1 {
+        if !ctx.block_args(blocks[0]).is_empty() {
+            return Err("the region's entry block must have no arguments".into());
+        }
+        for &b in blocks {
+            let ok = ctx
+                .terminator(b)
+                .is_some_and(|t| ctx.is(t, "scf.yield") || !ctx.successors(t).is_empty());
+            if !ok {
+                return Err(
+                    "each block of the region must end with 'scf.yield' or a branch".into(),
+                );
+            }
+        }
+        return Ok(());
+    }
+    let Some(b) = single_block(ctx, r) else {
         return Err("the region must have exactly one block".into());
     };
     if !ctx.block_args(b).is_empty() {
@@ -46,7 +67,14 @@ pub(super) fn interpret(
     op: OpId,
     _args: &[RtValue],
 ) -> Result<SmallVec<[RtValue; 2]>, RunError> {
-    let r = region_at(it.ctx, op, 0)?;
+    // One block or several: run_region follows the branches.
+    let r = it
+        .ctx
+        .regions(op)
+        .first()
+        .copied()
+        .filter(|&r| !it.ctx.region(r).blocks.is_empty())
+        .ok_or_else(|| RunError::at(it.ctx, op, "region #0 is missing or malformed"))?;
     it.run_region(r, &[])
 }
 

@@ -230,6 +230,11 @@ fn ensure_yield(region: &mut AstRegion) {
         return;
     }
     let loc = region.loc;
+    // Several blocks (a multi-block scf.execute_region) write their own
+    // terminators, as in MLIR.
+    if region.blocks.len() > 1 {
+        return;
+    }
     let has_yield = region
         .blocks
         .last()
@@ -412,6 +417,7 @@ pub fn register(r: &mut Registry) {
         .operands(Arity::Exactly(0))
         .results(Arity::AtLeast(0))
         .regions(Arity::Exactly(1))
+        .multi_block()
         .traits(Traits::RECURSIVELY_PURE | Traits::REGIONS_NEED_TERMINATOR)
         .verify(execute_region_op::verify)
         .rewrite(execute_region_op::inline)
