@@ -47,8 +47,7 @@ fn check_dominance(
         }
         // A block of the same region: the definition's block must dominate it.
         let region = ctx.block_region(b);
-        if region.is_some() && region == ctx.block_region(def_block) {
-            let r = region.expect("checked");
+        if let Some(r) = region.filter(|&r| Some(r) == ctx.block_region(def_block)) {
             return if doms.dominates(ctx, r, def_block, b) {
                 Ok(())
             } else {

@@ -2,6 +2,8 @@
 //! after its patterns (MLIR's `simplifyRegions` and the `cf.br`
 //! canonicalizations):
 //!
+//! - an `scf.execute_region` of several blocks in a function body gives
+//!   its blocks to the body (MLIR's `MultiBlockExecuteInliner`);
 //! - blocks that the entry block does not reach are erased;
 //! - a branch to a block that holds nothing but an unconditional branch
 //!   (whose arguments only that branch uses) goes straight to that
@@ -20,13 +22,27 @@ use ir::{BlockId, Context, OpId, RegionId, ValueId};
 /// Simplifies every region of several blocks; returns how many blocks were
 /// erased or merged and branches redirected.
 pub fn simplify_regions(ctx: &mut Context) -> u64 {
+    // An scf.execute_region of several blocks in a function body: its
+    // blocks join the body (MLIR's `MultiBlockExecuteInliner`).
+    let mut changes = 0;
+    while let Some(op) = ctx.walk_all().into_iter().find(|&op| {
+        ctx.is(op, "scf.execute_region")
+            && ctx
+                .regions(op)
+                .iter()
+                .any(|&r| ctx.region(r).blocks.len() > 1)
+            && ctx.parent_op(op).is_some_and(|p| ctx.is(p, "func.func"))
+            && !crate::scf_to_cf::in_kernel(ctx, op)
+    }) {
+        crate::scf_to_cf::convert_execute_region(ctx, op);
+        changes += 1;
+    }
     let regions: Vec<RegionId> = ctx
         .walk_all()
         .into_iter()
         .flat_map(|op| ctx.regions(op).to_vec())
         .filter(|&r| ctx.region(r).blocks.len() > 1)
         .collect();
-    let mut changes = 0;
     for r in regions {
         // Each round makes progress; the bound only guards against a cycle
         // of pass-through blocks.

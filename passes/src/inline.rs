@@ -122,7 +122,9 @@ pub fn inline(ctx: &mut Context) -> u64 {
                     .first()
                     .is_some_and(|&r| ctx.region(r).blocks.len() > 1);
                 if cfg {
-                    if ctx.parent_op(call).is_some_and(|p| ctx.spec(p).multi_block) {
+                    // (Not into a GPU kernel, whose body stays one block.)
+                    let kernel = ctx.attr(f, "gpu.kernel").is_some();
+                    if !kernel && ctx.parent_op(call).is_some_and(|p| ctx.spec(p).multi_block) {
                         inline_cfg_call(ctx, call, callee);
                         count += 1;
                     }

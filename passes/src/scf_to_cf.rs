@@ -7,7 +7,9 @@
 //! arguments are its results, and its regions' blocks join the function's,
 //! each `scf.yield`/`scf.condition` becoming a branch. Ops nested in other
 //! ops (a `gen.loop`, an `scf.forall`) keep their structured bodies, since
-//! only a function body may hold several blocks.
+//! only a function body may hold several blocks. GPU kernels (functions
+//! marked `gpu.kernel`) stay structured: the kernel simulation and the PTX
+//! translation take a body of one block.
 //!
 //! `scf.for` keeps L0's semantics exactly (IR-SPEC: no iteration when
 //! `lb >= ub`, a fault for a step that is not positive, and no iteration
@@ -57,6 +59,7 @@ pub fn convert(ctx: &mut Context) -> u64 {
         let next = ctx.walk_all().into_iter().find(|&op| {
             CONVERTED.contains(&ctx.op_name(op))
                 && ctx.parent_op(op).is_some_and(|p| ctx.spec(p).multi_block)
+                && !in_kernel(ctx, op)
                 && (ctx.is(op, "scf.execute_region")
                     || ctx
                         .regions(op)
@@ -73,6 +76,20 @@ pub fn convert(ctx: &mut Context) -> u64 {
         }
         n += 1;
     }
+}
+
+/// Whether `op` is in a GPU kernel (a function marked `gpu.kernel`), whose
+/// body stays structured: the kernel simulation and the PTX translation
+/// take one block.
+pub(crate) fn in_kernel(ctx: &Context, op: OpId) -> bool {
+    let mut cur = ctx.parent_op(op);
+    while let Some(p) = cur {
+        if ctx.is(p, "func.func") {
+            return ctx.attr(p, "gpu.kernel").is_some();
+        }
+        cur = ctx.parent_op(p);
+    }
+    false
 }
 
 /// Moves the (single) block of region `from` into `op`'s region before
@@ -160,7 +177,9 @@ fn convert_if(ctx: &mut Context, op: OpId) {
     cond_br(ctx, blk, c, then_b, &[], else_b, &[], loc);
 }
 
-fn convert_execute_region(ctx: &mut Context, op: OpId) {
+/// Moves the blocks of `op`'s region into its parent region, in place of
+/// `op` (whose results become the continuation block's arguments).
+pub(crate) fn convert_execute_region(ctx: &mut Context, op: OpId) {
     let loc = ctx.loc(op);
     let blk = ctx.op(op).parent.expect("op in a block");
     let cont = crate::cfg::split_after(ctx, op);

@@ -297,6 +297,15 @@ pub fn run_kernel(
     kargs: &[RtValue],
 ) -> Result<(), RunError> {
     let op = at;
+    // The simulated threads step through one block (stopping at barriers):
+    // a kernel of several blocks would end at its first branch.
+    if ctx.has_cfg(kernel) {
+        return Err(RunError::at(
+            ctx,
+            op,
+            "a kernel of several blocks (branches between blocks) is not supported by the simulation",
+        ));
+    }
     let body = ctx.op_block(kernel, 0);
     if ctx.block_args(body).len() != kargs.len() {
         return Err(RunError::at(
