@@ -512,9 +512,26 @@ impl Context {
             self.regions[r.index()].blocks.retain(|&x| x != b);
         }
     }
-    /// Inserts detached block `b` into region `r` at position `at`.
-    pub fn insert_block(&mut self, r: RegionId, at: usize, b: BlockId) {
-        self.regions[r.index()].blocks.insert(at, b);
+    /// Inserts detached block `b` right before block `anchor`, in
+    /// `anchor`'s region.
+    pub fn insert_block_before(&mut self, anchor: BlockId, b: BlockId) {
+        self.insert_block_near(anchor, b, 0);
+    }
+    /// Inserts detached block `b` right after block `anchor`, in `anchor`'s
+    /// region.
+    pub fn insert_block_after(&mut self, anchor: BlockId, b: BlockId) {
+        self.insert_block_near(anchor, b, 1);
+    }
+    fn insert_block_near(&mut self, anchor: BlockId, b: BlockId, offset: usize) {
+        let r = self.blocks[anchor.index()]
+            .parent
+            .expect("anchor block in a region");
+        let blocks = &mut self.regions[r.index()].blocks;
+        let at = blocks
+            .iter()
+            .position(|&x| x == anchor)
+            .expect("anchor block in its region");
+        blocks.insert(at + offset, b);
         self.blocks[b.index()].parent = Some(r);
         self.cfg_built |= self.regions[r.index()].blocks.len() > 1;
     }

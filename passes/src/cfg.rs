@@ -178,16 +178,8 @@ fn merge_blocks(ctx: &mut Context, r: RegionId) -> u64 {
 /// block with a branch.
 pub fn split_after(ctx: &mut Context, op: OpId) -> BlockId {
     let blk = ctx.op(op).parent.expect("op in a block");
-    let r = ctx.block_region(blk).expect("block in a region");
     let cont = ctx.new_block();
-    let at = ctx
-        .region(r)
-        .blocks
-        .iter()
-        .position(|&b| b == blk)
-        .expect("block")
-        + 1;
-    ctx.insert_block(r, at, cont);
+    ctx.insert_block_after(blk, cont);
     let mut cur = ctx.op(op).next;
     while let Some(o) = cur {
         cur = ctx.op(o).next;
@@ -204,9 +196,30 @@ pub fn split_after(ctx: &mut Context, op: OpId) -> BlockId {
 
 /// Appends `cf.br ^target(args)` at the end of block `b`.
 pub fn append_br(ctx: &mut Context, b: BlockId, target: BlockId, args: &[ValueId], loc: ir::Loc) {
+    append_branch(ctx, b, "cf.br", &[], &[(target, args)], loc);
+}
+
+/// Appends branch `name` at the end of block `b`: its own operands `own`,
+/// then each successor with the operands it forwards.
+pub fn append_branch(
+    ctx: &mut Context,
+    b: BlockId,
+    name: &str,
+    own: &[ValueId],
+    successors: &[(BlockId, &[ValueId])],
+    loc: ir::Loc,
+) {
     let mut bld = ir::Builder::at_end(ctx, b);
     bld.loc = loc;
-    let mut st = bld.state("cf.br", args, &[], Vec::new());
-    st.successors.push((target, args.len() as u32));
+    let operands: Vec<ValueId> = own
+        .iter()
+        .chain(successors.iter().flat_map(|(_, args)| args.iter()))
+        .copied()
+        .collect();
+    let mut st = bld.state(name, &operands, &[], Vec::new());
+    st.successors = successors
+        .iter()
+        .map(|&(t, args)| (t, args.len() as u32))
+        .collect();
     bld.create_raw(st);
 }

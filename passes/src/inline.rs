@@ -165,7 +165,6 @@ pub fn inline_call(ctx: &mut Context, call: OpId, callee: OpId) {
 pub fn inline_cfg_call(ctx: &mut Context, call: OpId, callee: OpId) {
     let blk = ctx.op(call).parent.expect("call in a block");
     let cont = crate::cfg::split_after(ctx, call);
-    let region = ctx.block_region(cont).expect("block in a region");
     let mut map = ValueMap::new();
     let body = ctx.regions(callee)[0];
     let mut b = Builder::at_end(ctx, blk);
@@ -184,13 +183,7 @@ pub fn inline_cfg_call(ctx: &mut Context, call: OpId, callee: OpId) {
     ctx.replace_block_args(entry, &[]);
     for &nb in &blocks {
         ctx.remove_block(nb);
-        let at = ctx
-            .region(region)
-            .blocks
-            .iter()
-            .position(|&x| x == cont)
-            .expect("continuation block");
-        ctx.insert_block(region, at, nb);
+        ctx.insert_block_before(cont, nb);
         if let Some(t) = ctx.terminator(nb).filter(|&t| ctx.is(t, "func.return")) {
             let vals = ctx.operands(t).to_vec();
             let loc = ctx.loc(t);

@@ -97,14 +97,7 @@ pub(crate) fn in_kernel(ctx: &Context, op: OpId) -> bool {
 fn take_block(ctx: &mut Context, from: RegionId, before: BlockId) -> BlockId {
     let b = ctx.region_block(from);
     ctx.remove_block(b);
-    let r = ctx.block_region(before).expect("block in a region");
-    let at = ctx
-        .region(r)
-        .blocks
-        .iter()
-        .position(|&x| x == before)
-        .expect("block");
-    ctx.insert_block(r, at, b);
+    ctx.insert_block_before(before, b);
     b
 }
 
@@ -120,16 +113,7 @@ fn cond_br(
     eargs: &[ValueId],
     loc: ir::Loc,
 ) {
-    let mut bld = Builder::at_end(ctx, b);
-    bld.loc = loc;
-    let operands: Vec<ValueId> = std::iter::once(c)
-        .chain(targs.iter().copied())
-        .chain(eargs.iter().copied())
-        .collect();
-    let mut st = bld.state("cf.cond_br", &operands, &[], Vec::new());
-    st.successors.push((t, targs.len() as u32));
-    st.successors.push((e, eargs.len() as u32));
-    bld.create_raw(st);
+    crate::cfg::append_branch(ctx, b, "cf.cond_br", &[c], &[(t, targs), (e, eargs)], loc);
 }
 
 /// Replaces the terminator of `b` (a yield) by a branch to `target`
@@ -185,16 +169,9 @@ pub(crate) fn convert_execute_region(ctx: &mut Context, op: OpId) {
     let cont = crate::cfg::split_after(ctx, op);
     let r = ctx.regions(op)[0];
     let blocks = ctx.region(r).blocks.clone();
-    let region = ctx.block_region(cont).expect("block in a region");
     for &b in &blocks {
         ctx.remove_block(b);
-        let at = ctx
-            .region(region)
-            .blocks
-            .iter()
-            .position(|&x| x == cont)
-            .expect("block");
-        ctx.insert_block(region, at, b);
+        ctx.insert_block_before(cont, b);
         if ctx.terminator(b).is_some_and(|t| ctx.is(t, "scf.yield")) {
             yield_to(ctx, b, cont);
         }
@@ -212,14 +189,7 @@ fn convert_for(ctx: &mut Context, op: OpId) {
     let r = ctx.regions(op)[0];
     let body = take_block(ctx, r, cont);
     let pre = ctx.new_block();
-    let reg = ctx.block_region(body).expect("region");
-    let at = ctx
-        .region(reg)
-        .blocks
-        .iter()
-        .position(|&x| x == body)
-        .expect("block");
-    ctx.insert_block(reg, at, pre);
+    ctx.insert_block_before(body, pre);
     ctx.erase_op(op);
     // Entry: run the body at all?
     let ne = cmpi(ctx, blk, "slt", lb, ub, loc);
@@ -318,15 +288,7 @@ fn convert_switch(ctx: &mut Context, op: OpId) {
         };
         let eq = cmpi(ctx, at, "eq", x, kv, loc);
         let next = ctx.new_block();
-        let r = ctx.block_region(at).expect("region");
-        let pos = ctx
-            .region(r)
-            .blocks
-            .iter()
-            .position(|&b| b == at)
-            .expect("block")
-            + 1;
-        ctx.insert_block(r, pos, next);
+        ctx.insert_block_after(at, next);
         cond_br(ctx, at, eq, targets[k + 1], &[], next, &[], loc);
         at = next;
     }

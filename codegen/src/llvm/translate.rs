@@ -334,15 +334,7 @@ impl<'a> FnCx<'a> {
     /// by the chunk functions outlined from it.
     pub fn finish_status(mut self, header: &str) -> String {
         self.w.line("ret i8 0");
-        let fe = self.fault_exit.clone();
-        self.w.start(&fe);
-        self.w.line("ret i8 1");
-        let mut text = self.w.finish(header, &self.first);
-        for o in self.outlined {
-            text.push('\n');
-            text.push_str(&o);
-        }
-        text
+        self.finish_fault_exit(header)
     }
 
     // ----- values --------------------------------------------------------

@@ -297,12 +297,7 @@ impl<'a, 'f> FnCx<'a, 'f> {
     pub(crate) fn finish_status(mut self) {
         let zero = self.b.ins().iconst(I8, 0);
         self.b.ins().return_(&[zero]);
-        self.b.switch_to_block(self.fault_exit);
-        let one = self.b.ins().iconst(I8, 1);
-        self.b.ins().return_(&[one]);
-        let config = self.m.target_config();
-        self.b.seal_all_blocks();
-        self.b.finalize(config);
+        self.finish_fault_exit();
     }
 
     // ----- values --------------------------------------------------------
