@@ -31,7 +31,9 @@
 //! loop's size by its emits per iteration) and their transposes, rows,
 //! products, entries, matrix-vector products, or the matrix itself as a
 //! result; these shapes' ops in the generic form, the custom form or both
-//! ([`Forms`]); and
+//! ([`Forms`]); 2-D stencils over a flat index with clamped neighbours,
+//! which `lower` turns into row/column nests, splits at the clamps' edges
+//! and versions on the reads' bounds ([`Gen::stencil`]); and
 //! inputs of random lengths, equal or not, so that some programs fault on purpose
 //! (size mismatches, out-of-bounds reads; a zip takes vectors known to have
 //! equal lengths most of the time, [`Gen::like`]). Floats stay dyadic with few bits (inputs
@@ -525,7 +527,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(61);
+        let r = self.rng.below(63);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -774,6 +776,7 @@ impl Gen {
             57 => self.combiner(d),
             58 => self.nested(d),
             59 => self.parallel(d),
+            61 | 62 => self.stencil(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -1206,6 +1209,79 @@ impl Gen {
             "  {d}m = vec.map ({x}) : vec<f64> -> vec<f64> {{\n  ^bb0(%e: f64):\n    {d}f = arith.constant {f} : f64\n    {d}p = arith.mulf %e, {d}f : f64\n    vec.yield {d}p : f64\n  }}\n  {d}n = vec.len {y} : vec<f64>\n  {d}one = arith.constant 1 : index\n  {d}last = arith.subi {d}n, {d}one : index\n{trips}  {d} = gen.loop ({count}) [#gen.collect] : index -> vec<f64> {{\n  ^bb0(%i: index, %h: !gen.collect<f64>):\n    {index}\n    {d}v = vec.get {d}m, {d}j : vec<f64>\n    {d}w = vec.get {y}, %i : vec<f64>\n    {d}s = arith.addf {d}v, {d}w : f64\n    gen.emit %h, {d}s : !gen.collect<f64>\n    gen.end\n  }}\n"
         );
         self.push(d, Ty::VF64, t, &[&x, &y]);
+    }
+
+    /// A 2-D stencil over a flat index (issue 44, item 3; what `lower`
+    /// turns into a row/column nest, splits at the clamps' edges and
+    /// versions on the reads' bounds): `x`'s first `rows * cols` elements
+    /// as a matrix of `cols` columns (1 to 4, or a divisor computed from an
+    /// index input that may be zero or negative), each cell the sum of
+    /// two or three neighbours at `row + a`, `col + b` (`a`, `b` in -2..2),
+    /// each index clamped by `maxsi` and/or `minsi` in either operand order,
+    /// or not at all (then the read may fault, and must fault first at the
+    /// same cell).
+    fn stencil(&mut self, d: String) {
+        let Some(x) = self.any(Ty::VF64) else { return };
+        let cols = match self.any(Ty::Idx).filter(|_| self.rng.chance(25)) {
+            Some(i) => format!("{d}cols = arith.remsi {i}, {d}five : index"),
+            None => format!("{d}cols = arith.constant {} : index", 1 + self.rng.below(4)),
+        };
+        let mut t = format!(
+            "  // stencil\n  {d}n = vec.len {x} : vec<f64>\n  {d}zero = arith.constant 0 : index\n  {d}one = arith.constant 1 : index\n  {d}five = arith.constant 5 : index\n  {cols}\n  {d}rows = arith.divsi {d}n, {d}cols : index\n  {d}cnt = arith.muli {d}rows, {d}cols : index\n  {d}ks = vec.iota {d}cnt\n  {d}flat = vec.map ({d}ks) : vec<index> -> vec<f64> {{\n  ^bb0({d}k: index):\n    {d}fv = vec.get {x}, {d}k : vec<f64>\n    vec.yield {d}fv : f64\n  }}\n  {d}m = mat.from {d}flat, {d}rows, {d}cols : vec<f64>\n  {d}rmax = arith.subi {d}rows, {d}one : index\n  {d}cmax = arith.subi {d}cols, {d}one : index\n  {d} = vec.map ({d}ks) : vec<index> -> vec<f64> {{\n  ^bb0({d}k: index):\n    {d}r = arith.divsi {d}k, {d}cols : index\n    {d}c = arith.remsi {d}k, {d}cols : index\n    {d}acc0 = arith.constant 0.0 : f64\n"
+        );
+        let reads = 2 + self.rng.below(2);
+        for j in 0..reads {
+            let mut idx = Vec::new();
+            for (v, max) in [("r", "rmax"), ("c", "cmax")] {
+                let a = self.rng.below(5) as i64 - 2;
+                let name = format!("{d}i{j}{v}");
+                let mut cur = if a == 0 {
+                    format!("{d}{v}")
+                } else {
+                    let op = if a > 0 { "addi" } else { "subi" };
+                    t += &format!(
+                        "    {name}a = arith.constant {} : index\n    {name}s = arith.{op} {d}{v}, {name}a : index\n",
+                        a.abs()
+                    );
+                    format!("{name}s")
+                };
+                // Clamped below and/or above (all but rarely), either order.
+                let (lo, hi) = match self.rng.below(16) {
+                    0 => (false, false),
+                    1 => (true, false),
+                    2 => (false, true),
+                    _ => (true, true),
+                };
+                let mut steps = vec![];
+                if lo {
+                    steps.push(("maxsi", format!("{d}zero")));
+                }
+                if hi {
+                    steps.push(("minsi", format!("{d}{max}")));
+                }
+                if self.rng.chance(50) {
+                    steps.reverse();
+                }
+                for (k, (op, bound)) in steps.into_iter().enumerate() {
+                    let (p, q) = if self.rng.chance(50) {
+                        (cur.clone(), bound)
+                    } else {
+                        (bound, cur.clone())
+                    };
+                    t += &format!("    {name}k{k} = arith.{op} {p}, {q} : index\n");
+                    cur = format!("{name}k{k}");
+                }
+                idx.push(cur);
+            }
+            t += &format!(
+                "    {d}g{j} = mat.get {d}m, {}, {} : mat<f64>\n    {d}acc{} = arith.addf {d}acc{j}, {d}g{j} : f64\n",
+                idx[0],
+                idx[1],
+                j + 1
+            );
+        }
+        t += &format!("    vec.yield {d}acc{reads} : f64\n  }}\n");
+        self.push(d, Ty::VF64, t, &[&x]);
     }
 
     /// A check or read that is the same in every iteration of a map (which
@@ -3615,6 +3691,7 @@ const FORMS: &[(&str, &str, u64)] = &[
     ),
     ("// nested", "nested arrays", 80),
     ("// parallel", "scf.parallel with reductions", 80),
+    ("// stencil", "2-D stencils over a flat index", 80),
 ];
 
 /// What a run of the generator produced (for the assertions that it covers

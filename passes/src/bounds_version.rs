@@ -21,6 +21,20 @@
 //! the same iteration, with the same message. The check moves out of the
 //! loop without moving the fault. Loops that contain another loop are left
 //! alone (versioning them would copy the inner loops too).
+//!
+//! After lowering, [`version_scf_loops`] does the same for an innermost
+//! unit-step `scf.for %r = lb to ub` and its reads `vec.get(v, x)` and
+//! `mat.get(m, x, y)` (not transposed; `v`, `m` defined outside the loop)
+//! whose every index is either defined outside the loop (`0 <= x < len`
+//! must hold) or `r + a` for a constant `|a| <= 2^20` (written `r`,
+//! `r + a`, `a + r`, `r - a`; `lb + a >= 0` and `ub + a <= len` must hold),
+//! and at least one index is of the second kind. A loop that clamps its
+//! index (the edges that [`crate::index_split`] leaves) is not versioned.
+//! The condition is
+//! `ub <= lb` (no iteration) or `|lb|, |ub| <= 2^62` (nothing wraps) and
+//! every such read's bounds; the loops that [`crate::divrem`] and
+//! [`crate::index_split`] make for a stencil's interior then run without
+//! checks.
 
 use dialects::arith::build_cmpi;
 use ir::clone::{clone_op_into, ValueMap};
@@ -216,6 +230,152 @@ pub fn version_loops(ctx: &mut Context) -> u64 {
     let mut n = 0;
     for lp in loops {
         if ctx.alive(lp) && version(ctx, lp) {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// How an index of a read in an `scf.for` depends on its index `r`.
+#[derive(Clone, Copy)]
+enum ScfIndex {
+    /// A value defined outside the loop.
+    Invariant(ValueId),
+    /// `r + a`.
+    Shift(i64),
+}
+
+/// The form of index `x` in loop `lp` with index `r`.
+fn scf_index(ctx: &Context, lp: OpId, r: ValueId, x: ValueId) -> Option<ScfIndex> {
+    if ctx.value_block(x).is_some_and(|b| !ctx.block_in_op(b, lp)) {
+        return Some(ScfIndex::Invariant(x));
+    }
+    if x == r {
+        return Some(ScfIndex::Shift(0));
+    }
+    let d = ctx.def_op(x)?;
+    let (p, q) = match ctx.operands(d) {
+        [p, q] => (*p, *q),
+        _ => return None,
+    };
+    let c = |v| dialects::arith::fold::constant_int(ctx, v);
+    let a = match ctx.op_name(d) {
+        "arith.addi" if p == r => c(q)?,
+        "arith.addi" if q == r => c(p)?,
+        "arith.subi" if p == r => c(q)?.checked_neg()?,
+        _ => return None,
+    };
+    (a.abs() <= 1 << 20).then_some(ScfIndex::Shift(a))
+}
+
+/// A read that [`version_scf_loops`] covers: the read, and each index with
+/// the length it is checked against (`None`: `vec.len`, `Some(false)`:
+/// `mat.rows`, `Some(true)`: `mat.cols`).
+type ScfRead = (OpId, Vec<(ScfIndex, Option<bool>)>);
+
+/// The reads of `lp` that [`version_scf_loops`] covers.
+fn scf_reads(ctx: &Context, lp: OpId) -> Vec<ScfRead> {
+    let Some(r) = dialects::scf::induction_var(ctx, lp) else {
+        return Vec::new();
+    };
+    let outside = |v: ValueId| ctx.value_block(v).is_some_and(|b| !ctx.block_in_op(b, lp));
+    let mut out = Vec::new();
+    for op in ctx.walk_nested(lp) {
+        if ctx.attr(op, "in_bounds").is_some() {
+            continue;
+        }
+        let lens: &[Option<bool>] = match ctx.op_name(op) {
+            "vec.get" => &[None],
+            "mat.get" if !dialects::mat::get_is_transposed(ctx, op) => &[Some(false), Some(true)],
+            _ => continue,
+        };
+        if !outside(ctx.operand(op, 0)) {
+            continue;
+        }
+        let idx: Option<Vec<(ScfIndex, Option<bool>)>> = lens
+            .iter()
+            .enumerate()
+            .map(|(k, &l)| Some((scf_index(ctx, lp, r, ctx.operand(op, k + 1))?, l)))
+            .collect();
+        match idx {
+            Some(idx) if idx.iter().any(|(f, _)| matches!(f, ScfIndex::Shift(_))) => {
+                out.push((op, idx))
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Versions `lp` on the bounds of its reads `rs` (see the module doc).
+fn version_scf(ctx: &mut Context, lp: OpId, rs: &[ScfRead]) {
+    let (lb, ub) = (ctx.operand(lp, 0), ctx.operand(lp, 1));
+    let mut b = Builder::before(ctx, lp);
+    let smart = std::mem::replace(&mut b.smart, false);
+    let zero = b.constant(Attribute::int(0, Type::Index), &Type::Index);
+    let big = b.constant(Attribute::int(1 << 62, Type::Index), &Type::Index);
+    let small = b.constant(Attribute::int(-(1 << 62), Type::Index), &Type::Index);
+    let mut all = build_cmpi(&mut b, "sge", lb, small);
+    let ub_ok = build_cmpi(&mut b, "sle", ub, big);
+    all = and(&mut b, all, ub_ok);
+    for (op, idx) in rs {
+        let src = b.ctx.operand(*op, 0);
+        for &(form, which) in idx {
+            let len = match which {
+                None => b.op1("vec.len", &[src], Type::Index, vec![]),
+                Some(false) => b.op1("mat.rows", &[src], Type::Index, vec![]),
+                Some(true) => b.op1("mat.cols", &[src], Type::Index, vec![]),
+            };
+            let ok = match form {
+                ScfIndex::Invariant(x) => {
+                    let lo = build_cmpi(&mut b, "sge", x, zero);
+                    let hi = build_cmpi(&mut b, "slt", x, len);
+                    and(&mut b, lo, hi)
+                }
+                ScfIndex::Shift(a) => {
+                    let a = b.constant(Attribute::int(a, Type::Index), &Type::Index);
+                    let first = b.op1("arith.addi", &[lb, a], Type::Index, vec![]);
+                    let end = b.op1("arith.addi", &[ub, a], Type::Index, vec![]);
+                    let lo = build_cmpi(&mut b, "sge", first, zero);
+                    let hi = build_cmpi(&mut b, "sle", end, len);
+                    and(&mut b, lo, hi)
+                }
+            };
+            all = and(&mut b, all, ok);
+        }
+    }
+    let empty = build_cmpi(&mut b, "sle", ub, lb);
+    let cond = b.op1("arith.ori", &[empty, all], Type::I1, vec![]);
+    b.smart = smart;
+    version_loop(ctx, lp, cond, |b| {
+        let (out, map) = verbatim_copy(b, lp);
+        for (read, _) in rs {
+            let r = b.ctx.result(*read, 0);
+            if let Some(op) = map.get(&r).and_then(|&c| b.ctx.def_op(c)) {
+                b.ctx.set_attr(op, "in_bounds", Attribute::Unit);
+            }
+        }
+        out
+    });
+}
+
+/// Versions every innermost unit-step `scf.for` whose reads at `r + a`
+/// are not yet proved in bounds (see the module doc); returns how many
+/// loops it versioned (statistic `versioned-scf-loops`).
+pub fn version_scf_loops(ctx: &mut Context) -> u64 {
+    let loops: Vec<OpId> = ctx
+        .walk_all()
+        .into_iter()
+        .filter(|&op| crate::index_split::innermost_unit_for(ctx, op))
+        .collect();
+    let mut n = 0;
+    for lp in loops {
+        if !ctx.alive(lp) || crate::index_split::has_clamps(ctx, lp) {
+            continue;
+        }
+        let rs = scf_reads(ctx, lp);
+        if !rs.is_empty() {
+            version_scf(ctx, lp, &rs);
             n += 1;
         }
     }

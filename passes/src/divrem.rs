@@ -12,6 +12,15 @@
 //! induction-variable elimination of a division by a loop invariant
 //! (Muchnick, *Advanced Compiler Design and Implementation*, §14.1).
 //!
+//! A loop with one such pair becomes a loop nest instead (strip-mining at
+//! the divisor's multiples): an outer loop over the quotient `q` and an
+//! inner one over the remainder `r`, from `max(x0 - q d, 0)` to
+//! `min(x1 - q d, d)` (`x0 = lb + off`, `x1 = ub + off`), the index being
+//! `q d - off + r`. The iterations run in the original order. In the inner
+//! loop the row is invariant and the column is its induction variable, so
+//! the row's work moves out of it and what depends on the column is a
+//! unit-stride loop (see [`crate::index_split`] for its edges).
+//!
 //! This is exact when `d > 0` and every `x` is at least 0 (truncating
 //! division then is floor division) and `x` does not wrap: that is, when
 //! `d > 0`, `off >= 0`, `lb >= 0` and `ub <= i64::MAX - off`. The loop is
@@ -99,18 +108,13 @@ fn and(b: &mut Builder, x: ValueId, y: ValueId) -> ValueId {
     binop(b, "arith.andi", x, y)
 }
 
-/// Rewrites loop `lp` with pairs `ps`.
-fn reduce(ctx: &mut Context, lp: OpId, ps: &[Pair]) {
+/// The condition, built in front of `lp`, under which every pair of `ps`
+/// is exact: `lb >= 0` and, per pair, `d > 0`, `off >= 0` and
+/// `ub <= i64::MAX - off`.
+fn exact_condition(ctx: &mut Context, lp: OpId, ps: &[Pair]) -> ValueId {
     let (lb, ub) = (ctx.operand(lp, 0), ctx.operand(lp, 1));
-    let inits: Vec<ValueId> = ctx.operands(lp)[3..].to_vec();
-    let body = ctx.op_block(lp, 0);
-    let body_args = ctx.block_args(body).to_vec();
-    let body_ops = ctx.block_ops(body);
-    let term = *body_ops.last().expect("scf.for body has a terminator");
-
     let mut b = Builder::before(ctx, lp);
     let zero = dialects::arith::const_int(&mut b, 0, &Type::Index);
-    let one = dialects::arith::const_int(&mut b, 1, &Type::Index);
     let max = dialects::arith::const_int(&mut b, i64::MAX, &Type::Index);
     let mut cond = build_cmpi(&mut b, "sge", lb, zero);
     for p in ps {
@@ -124,6 +128,119 @@ fn reduce(ctx: &mut Context, lp: OpId, ps: &[Pair]) {
             cond = and(&mut b, cond, fits);
         }
     }
+    cond
+}
+
+/// Clones the body of `lp` (all but its terminator) at `b` with the index
+/// `j` and accumulators `accs`; returns the next accumulators. Each clone
+/// of a division of `p` is replaced by `q`, of a remainder by `r`.
+fn clone_body(
+    b: &mut Builder,
+    lp: OpId,
+    j: ValueId,
+    accs: &[ValueId],
+    p: &Pair,
+    q: ValueId,
+    r: ValueId,
+) -> Vec<ValueId> {
+    let body = b.ctx.op_block(lp, 0);
+    let body_args = b.ctx.block_args(body).to_vec();
+    let body_ops = b.ctx.block_ops(body);
+    let (term, rest) = body_ops
+        .split_last()
+        .expect("scf.for body has a terminator");
+    let mut map = ValueMap::new();
+    map.insert(body_args[0], j);
+    for (&a, &v) in body_args[1..].iter().zip(accs) {
+        map.insert(a, v);
+    }
+    for &op in rest {
+        clone_op_into(b, op, &mut map);
+    }
+    let next: Vec<ValueId> = b
+        .ctx
+        .operands(*term)
+        .iter()
+        .map(|v| map.get(v).copied().unwrap_or(*v))
+        .collect();
+    let replaced: Vec<(ValueId, ValueId)> = p
+        .divs
+        .iter()
+        .map(|&d| (d, q))
+        .chain(p.rems.iter().map(|&e| (e, r)))
+        .filter_map(|(op, new)| map.get(&b.ctx.result(op, 0)).map(|&c| (c, new)))
+        .collect();
+    for (c, new) in replaced {
+        if let Some(op) = b.ctx.def_op(c) {
+            b.ctx.replace_all_uses(c, new);
+            b.ctx.erase_op(op);
+        }
+    }
+    next
+}
+
+/// Rewrites loop `lp` with its one pair `p` into a nest (see the module
+/// doc), versioned on [`exact_condition`].
+fn nest(ctx: &mut Context, lp: OpId, p: &Pair) {
+    let (lb, ub) = (ctx.operand(lp, 0), ctx.operand(lp, 1));
+    let inits: Vec<ValueId> = ctx.operands(lp)[3..].to_vec();
+    let cond = exact_condition(ctx, lp, std::slice::from_ref(p));
+    let fast = |b: &mut Builder| -> Vec<ValueId> {
+        let smart = std::mem::replace(&mut b.smart, false);
+        let zero = dialects::arith::const_int(b, 0, &Type::Index);
+        let one = dialects::arith::const_int(b, 1, &Type::Index);
+        let d = p.d;
+        let (x0, x1) = match p.off {
+            Some(off) => (
+                binop(b, "arith.addi", lb, off),
+                binop(b, "arith.addi", ub, off),
+            ),
+            None => (lb, ub),
+        };
+        // q runs from x0 / d to ceil(x1 / d) (without computing x1 + d - 1,
+        // which may wrap). Every q d of the loop is at most x1, so no
+        // product wraps; when ub <= lb each inner loop is empty.
+        let q0 = binop(b, "arith.divsi", x0, d);
+        let qf = binop(b, "arith.divsi", x1, d);
+        let rf = binop(b, "arith.remsi", x1, d);
+        let part = build_cmpi(b, "ne", rf, zero);
+        let inc = b.op1("arith.select", &[part, one, zero], Type::Index, vec![]);
+        let qe = binop(b, "arith.addi", qf, inc);
+        let out = scf::build_for(b, q0, qe, one, &inits, |b, q, accs| {
+            let base = binop(b, "arith.muli", q, d);
+            let from = binop(b, "arith.subi", x0, base);
+            let cs = binop(b, "arith.maxi", from, zero);
+            let to = binop(b, "arith.subi", x1, base);
+            let ce = binop(b, "arith.mini", to, d);
+            let jb = match p.off {
+                Some(off) => binop(b, "arith.subi", base, off),
+                None => base,
+            };
+            scf::build_for(b, cs, ce, one, accs, |b, r, accs| {
+                let j = binop(b, "arith.addi", jb, r);
+                clone_body(b, lp, j, accs, p, q, r)
+            })
+            .to_vec()
+        });
+        b.smart = smart;
+        out.to_vec()
+    };
+    crate::bounds_version::version_loop(ctx, lp, cond, fast);
+}
+
+/// Rewrites loop `lp` with pairs `ps`.
+fn reduce(ctx: &mut Context, lp: OpId, ps: &[Pair]) {
+    let (lb, ub) = (ctx.operand(lp, 0), ctx.operand(lp, 1));
+    let inits: Vec<ValueId> = ctx.operands(lp)[3..].to_vec();
+    let body = ctx.op_block(lp, 0);
+    let body_args = ctx.block_args(body).to_vec();
+    let body_ops = ctx.block_ops(body);
+    let term = *body_ops.last().expect("scf.for body has a terminator");
+
+    let cond = exact_condition(ctx, lp, ps);
+    let mut b = Builder::before(ctx, lp);
+    let zero = dialects::arith::const_int(&mut b, 0, &Type::Index);
+    let one = dialects::arith::const_int(&mut b, 1, &Type::Index);
     let fast = |b: &mut Builder| -> Vec<ValueId> {
         let smart = std::mem::replace(&mut b.smart, false);
         // The first index, quotient and remainder of each pair.
@@ -205,7 +322,10 @@ pub fn strength_reduce(ctx: &mut Context) -> u64 {
             continue;
         }
         let ps = pairs(ctx, lp);
-        if !ps.is_empty() {
+        if ps.len() == 1 {
+            nest(ctx, lp, &ps[0]);
+            n += 1;
+        } else if !ps.is_empty() {
             reduce(ctx, lp, &ps);
             n += 1;
         }

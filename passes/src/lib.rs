@@ -15,6 +15,7 @@ pub mod divrem;
 pub mod fp_contract;
 pub mod fuse;
 pub mod gpu;
+pub mod index_split;
 pub mod inline;
 pub mod lower;
 pub mod mem2reg;

@@ -145,10 +145,21 @@ impl Pass for Lower {
             }
         }
         if self.until.is_none() {
-            stats.add(
-                "strength-reduced-loops",
-                crate::divrem::strength_reduce(ctx),
-            );
+            let mut changed = crate::divrem::strength_reduce(ctx);
+            stats.add("strength-reduced-loops", changed);
+            if self.version {
+                // Invariants out first: a read's invariant index must be
+                // defined before the loop to enter its versioning condition.
+                crate::code_motion::code_motion(ctx).record(stats);
+                let split = crate::index_split::split_index_sets(ctx);
+                let versioned = crate::bounds_version::version_scf_loops(ctx);
+                stats.add("index-split-loops", split);
+                stats.add("versioned-scf-loops", versioned);
+                changed += split + versioned;
+            }
+            if changed > 0 {
+                simplify(ctx, stats);
+            }
         }
         // Schedule the lowered loops: invariants out, single-branch ops in.
         crate::code_motion::code_motion(ctx).record(stats);
