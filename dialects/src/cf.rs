@@ -16,7 +16,8 @@
 //! Canonicalization (MLIR's patterns of the same names, in
 //! `passes::canonicalize`'s region simplification and here): a
 //! `cf.cond_br` on a constant becomes a `cf.br`, as does one whose two
-//! successors and operands are the same; `cf.assert` of `true` is erased.
+//! successors are the same block (operands that differ, scalars, are
+//! forwarded through `arith.select`); `cf.assert` of `true` is erased.
 
 use smallvec::SmallVec;
 
@@ -202,25 +203,56 @@ fn interp_cond_br(
     Ok(vals.iter().cloned().collect())
 }
 
-/// `cf.cond_br` on a constant, or to the same block with the same operands
-/// both ways: a `cf.br` (MLIR's `SimplifyConstCondBranchPred` and
-/// `SimplifyCondBranchIdenticalSuccessors`).
+/// `cf.cond_br` on a constant, or to the same block both ways: a `cf.br`
+/// (MLIR's `SimplifyConstCondBranchPred` and
+/// `SimplifyCondBranchIdenticalSuccessors`). Where the two ways forward
+/// different scalars to the same block, the branch forwards
+/// `arith.select(cond, a, b)` instead.
 fn simplify_cond_br(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
     let op = st.existing?;
     let ctx = &*b.ctx;
     if st.successors.len() != 2 || ctx.num_own_operands(op) != 1 {
         return None;
     }
-    let which = match const_bool(ctx, st.operands[0]) {
-        Some(c) => Some(if c { 0 } else { 1 }),
-        None => {
-            let same = st.successors[0].0 == st.successors[1].0
-                && ctx.successor_operands(op, 0) == ctx.successor_operands(op, 1);
-            same.then_some(0)
+    let cond = st.operands[0];
+    let (target, args) = match const_bool(ctx, cond) {
+        Some(c) => {
+            let which = if c { 0 } else { 1 };
+            (
+                st.successors[which].0,
+                ctx.successor_operands(op, which).to_vec(),
+            )
         }
-    }?;
-    let (target, _) = st.successors[which];
-    let args: Vec<ValueId> = ctx.successor_operands(op, which).to_vec();
+        None => {
+            if st.successors[0].0 != st.successors[1].0 {
+                return None;
+            }
+            let (xs, ys) = (ctx.successor_operands(op, 0), ctx.successor_operands(op, 1));
+            // Operands that differ must be scalars (what arith.select takes).
+            if xs.len() != ys.len()
+                || xs
+                    .iter()
+                    .zip(ys)
+                    .any(|(x, y)| x != y && !ctx.ty(*x).is_scalar())
+            {
+                return None;
+            }
+            let pairs: Vec<(ValueId, ValueId)> =
+                xs.iter().copied().zip(ys.iter().copied()).collect();
+            let args = pairs
+                .into_iter()
+                .map(|(x, y)| {
+                    if x == y {
+                        x
+                    } else {
+                        let ty = b.ctx.ty(x).clone();
+                        b.op1("arith.select", &[cond, x, y], ty, vec![])
+                    }
+                })
+                .collect();
+            (st.successors[0].0, args)
+        }
+    };
     let mut br = b.state("cf.br", &args, &[], Vec::new());
     br.successors.push((target, args.len() as u32));
     b.create_raw(br);

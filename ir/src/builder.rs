@@ -350,7 +350,13 @@ impl<'a> Builder<'a> {
             }
         }
         let spec_traits = self.ctx.registry().spec(st.kind).traits;
-        let gvn = self.smart && spec_traits.contains(Traits::PURE) && st.regions.is_empty();
+        // Terminators (a branch names its successors, which the key does
+        // not hold) are never shared.
+        let gvn = self.smart
+            && spec_traits.contains(Traits::PURE)
+            && !spec_traits.contains(Traits::TERMINATOR)
+            && st.regions.is_empty()
+            && st.successors.is_empty();
         let key = gvn.then(|| GvnKey::of(self.ctx, &st));
         if let Some(key) = &key {
             if let Some(&found) = self.ctx.gvn.get(key) {

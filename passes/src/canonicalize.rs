@@ -36,6 +36,17 @@ pub fn canonicalize(ctx: &mut Context, config: GreedyConfig, stats: &mut PassSta
     // Branches folded to constants leave blocks to erase and merge, which
     // may leave ops to fold.
     for _ in 0..8 {
+        if ctx.first_cfg_op().is_some() {
+            // As MLIR's folder does, constants go to the entry block first,
+            // so that a block left holding a constant and a branch becomes
+            // a pass-through block.
+            let merged = hoist_constants(ctx);
+            stats.add("constants-merged", merged);
+            if merged > 0 {
+                ir::builder::clear_gvn(ctx);
+                seed_gvn(ctx, |c, op| c.has_traits(op, Traits::CONSTANT_LIKE));
+            }
+        }
         let n = crate::cfg::simplify_regions(ctx);
         stats.add("blocks-simplified", n);
         if n == 0 {
