@@ -26,6 +26,7 @@ pub const SUPPORTED: &[&str] = &[
     // Terminators of a function body of several blocks (scalars only, below).
     "cf.br",
     "cf.cond_br",
+    "cf.switch",
     "vec.len",
     "vec.get",
     "mat.from",

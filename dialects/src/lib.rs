@@ -11,6 +11,7 @@ pub mod arith;
 pub mod arr;
 pub mod builtin;
 pub mod cf;
+pub mod cf_switch;
 pub mod func;
 pub mod gen;
 pub mod gpu;
@@ -38,6 +39,7 @@ pub fn register_all(r: &mut Registry) {
     arith::register(r);
     scf::register(r);
     cf::register(r);
+    cf_switch::register(r);
     vec::register(r);
     vec_slices::register(r);
     vec_scatter::register(r);

@@ -308,6 +308,31 @@ impl<'a> FnCx<'a> {
                     let c = self.cond(&vals[0]);
                     self.w.brif(&c, &t, &vals[1..1 + nt], &e, &vals[1 + nt..]);
                 }
+                "cf.switch" => {
+                    // A chain of compares, first case first.
+                    let cases = dialects::cf_switch::case_values(ctx, term)
+                        .ok_or_else(|| self.unsupported(term))?;
+                    let ty = scalar(ctx.ty(ctx.operand(term, 0)))
+                        .ok_or_else(|| self.unsupported(term))?
+                        .name();
+                    let mut start = 1;
+                    let mut ranges = Vec::new();
+                    for k in 0..=cases.len() {
+                        let n = self.flat_all(ctx.successor_operands(term, k)).len();
+                        let b = succ(k).ok_or_else(|| self.unsupported(term))?;
+                        ranges.push((b, start..start + n));
+                        start += n;
+                    }
+                    for (k, &v) in cases.iter().enumerate() {
+                        let (t, r) = ranges[k + 1].clone();
+                        let c = self.w.val(format!("icmp eq {ty} {}, {v}", vals[0]));
+                        let next = self.w.block(&[]);
+                        self.w.brif(&c, &t, &vals[r], &next, &[]);
+                        self.w.start(&next);
+                    }
+                    let (d, r) = ranges[0].clone();
+                    self.w.jump(&d, &vals[r]);
+                }
                 _ => return Err(self.unsupported(term)),
             }
         }

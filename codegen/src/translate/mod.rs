@@ -275,6 +275,40 @@ impl<'a, 'f> FnCx<'a, 'f> {
                     let c = vals[0];
                     self.brif(c, t, &vals[1..1 + nt], e, &vals[1 + nt..]);
                 }
+                "cf.switch" => {
+                    // A chain of compares, first case first.
+                    let cases = dialects::cf_switch::case_values(ctx, term)
+                        .ok_or_else(|| self.unsupported(term))?;
+                    let ty = self.b.func.dfg.value_type(vals[0]);
+                    let mut start = 1;
+                    let ranges: Vec<(Block, std::ops::Range<usize>)> = (0..=cases.len())
+                        .map(|k| {
+                            let n = self.flat_all(ctx.successor_operands(term, k)).len();
+                            let r = start..start + n;
+                            start += n;
+                            succ(k)
+                                .map(|b| (b, r))
+                                .ok_or_else(|| self.unsupported(term))
+                        })
+                        .collect::<Result<_, _>>()?;
+                    for (k, &v) in cases.iter().enumerate() {
+                        let (t, r) = ranges[k + 1].clone();
+                        // Cranelift's immediates are zero-extended from the width.
+                        let bits = ty.bits();
+                        let imm = if bits < 64 {
+                            v & ((1i64 << bits) - 1)
+                        } else {
+                            v
+                        };
+                        let x = self.b.ins().iconst(ty, imm);
+                        let c = self.b.ins().icmp(IntCC::Equal, vals[0], x);
+                        let next = self.block_with(&[]);
+                        self.brif(c, t, &vals[r], next, &[]);
+                        self.b.switch_to_block(next);
+                    }
+                    let (d, r) = ranges[0].clone();
+                    self.jump(d, &vals[r]);
+                }
                 _ => return Err(self.unsupported(term)),
             }
         }

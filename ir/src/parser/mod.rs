@@ -1675,6 +1675,47 @@ impl<'s> Driver<'s, '_> {
                 }
                 Attribute::Array(items)
             }
+            Rule::dense_elements => {
+                let list = p.as_str()["dense".len()..]
+                    .trim_start()
+                    .trim_start_matches('<')
+                    .trim_start()
+                    .starts_with('[');
+                let parts: Vec<_> = p.into_inner().collect();
+                let (ty_pair, rest) = parts.split_last().ok_or_else(|| internal(loc))?;
+                let (shape, nums) = rest.split_last().ok_or_else(|| internal(loc))?;
+                let ty = self.ty(ty_pair.clone())?;
+                if !ty.is_integer() {
+                    return Err(error(
+                        loc,
+                        format!("dense elements here hold integers, not '{ty}'"),
+                    ));
+                }
+                let n: usize =
+                    shape.as_str().trim_end_matches('x').parse().map_err(|_| {
+                        error(loc, format!("shape '{}' is too large", shape.as_str()))
+                    })?;
+                let mut items = Vec::new();
+                for q in nums {
+                    let at = Self::at(self.pos, q);
+                    items.push(number_attr(q.as_str(), Some(ty.clone()), at)?);
+                }
+                // A splat `dense<5>` repeats its one element.
+                if !list && n != 1 {
+                    let x = items[0].clone();
+                    items = vec![x; n];
+                }
+                if items.len() != n {
+                    return Err(error(
+                        loc,
+                        format!(
+                            "dense elements hold {} values, but the shape says {n}",
+                            items.len()
+                        ),
+                    ));
+                }
+                Attribute::Array(items)
+            }
             Rule::dialect_attr if self.aliases.attrs.contains_key(&p.as_str()[1..]) => {
                 self.alias(loc, p.as_str())?
             }
