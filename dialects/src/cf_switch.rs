@@ -237,7 +237,7 @@ fn verify_switch(ctx: &Context, op: OpId) -> Result<(), String> {
     }
     let ty = ctx.ty(ctx.operand(op, 0));
     // MLIR takes integers, not `index`.
-    if *ty == Type::Index || !ty.int_width().is_some_and(|w| w >= 8) {
+    if *ty == Type::Index || ty.int_width().is_none_or(|w| w < 8) {
         return Err(format!(
             "flag must be an integer of at least 8 bits, not '{ty}'"
         ));
