@@ -143,7 +143,7 @@ fn cond_br_counts(
         _ => None,
     };
     match sizes.as_deref() {
-        Some(&[1, t, e]) if t >= 0 && e >= 0 && (1 + t + e) as usize == n => {
+        Some(&[1, t, e]) if t >= 0 && e >= 0 && 1 + t as i128 + e as i128 == n as i128 => {
             Ok(vec![t as u32, e as u32])
         }
         _ => Err(format!(

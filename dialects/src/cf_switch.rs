@@ -180,8 +180,8 @@ fn switch_counts(
             if d >= 0
                 && cases.len() == succs - 1
                 && cases.iter().all(|&x| x >= 0)
-                && cases.iter().sum::<i64>() == c
-                && (1 + d + c) as usize == n =>
+                && cases.iter().map(|&x| x as i128).sum::<i128>() == c as i128
+                && 1 + d as i128 + c as i128 == n as i128 =>
         {
             Ok(std::iter::once(d).chain(cases).map(|x| x as u32).collect())
         }

@@ -1701,6 +1701,12 @@ impl<'s> Driver<'s, '_> {
                     items.push(number_attr(q.as_str(), Some(ty.clone()), at)?);
                 }
                 // A splat `dense<5>` repeats its one element.
+                if n > 1 << 16 {
+                    return Err(error(
+                        loc,
+                        format!("dense elements of {n} values are more than L0 reads (65536)"),
+                    ));
+                }
                 if !list && n != 1 {
                     let x = items[0].clone();
                     items = vec![x; n];
