@@ -212,9 +212,8 @@ fn switch_generic_attrs(ctx: &Context, op: OpId) -> Vec<(String, Attribute)> {
             join(&mut cases.iter().map(|c| c.to_string()))
         )),
     ));
-    if let Some(vals) = case_values(ctx, op).filter(|v| !v.is_empty()) {
-        let flag = ctx.ty(ctx.operand(op, 0));
-        let elem = flag.to_string();
+    let flag = ctx.operands(op).first().map(|&f| ctx.ty(f).to_string());
+    if let (Some(vals), Some(elem)) = (case_values(ctx, op).filter(|v| !v.is_empty()), flag) {
         attrs.push((
             CASE_VALUES.into(),
             Attribute::Keyword(format!(

@@ -109,6 +109,22 @@ pub fn lowerable(ctx: &Context, op: OpId) -> bool {
         })
 }
 
+/// Whether `op` lies inside an isolated-from-above op (a nested function)
+/// that is itself inside block `outer`.
+fn in_isolated(ctx: &Context, op: OpId, outer: ir::BlockId) -> bool {
+    let mut cur = ctx.parent_op(op);
+    while let Some(p) = cur {
+        if ctx.has_traits(p, ir::Traits::ISOLATED_FROM_ABOVE) {
+            return true;
+        }
+        if ctx.op(p).parent == Some(outer) {
+            return false;
+        }
+        cur = ctx.parent_op(p);
+    }
+    false
+}
+
 fn const_index(b: &mut Builder, v: i64) -> ValueId {
     b.op1(
         "arith.constant",
@@ -399,7 +415,9 @@ fn lower_loop_op(
         // Nested loops of the clone (outer ones first; lowering one erases
         // the loops inside it and lowers their clones recursively).
         for l in b.ctx.walk_block(nb) {
-            if b.ctx.alive(l) && b.ctx.is(l, LOOP) {
+            // A loop in a function nested here is its own: it must not see
+            // these constants (the greedy driver lowers it later).
+            if b.ctx.alive(l) && b.ctx.is(l, LOOP) && !in_isolated(b.ctx, l, nb) {
                 b.set_before(l);
                 let vals = lower_loop_op(b, l, Some((c0, c1)));
                 b.ctx.replace_op(l, &vals);
