@@ -350,7 +350,7 @@ fn main_signatures() {
 fn has_branches(text: &str) -> bool {
     text.lines()
         .filter(|l| !l.trim_start().starts_with("//"))
-        .any(|l| l.contains("cf.br") || l.contains("cf.cond_br"))
+        .any(|l| l.contains("cf.br") || l.contains("cf.cond_br") || l.contains("cf.switch"))
 }
 
 /// Whether every pass of a column's pipeline handles branches between
