@@ -37,7 +37,7 @@ fn const_bool(ctx: &Context, v: ValueId) -> Option<bool> {
 }
 
 /// MLIR's names for the segment sizes of a conditional branch's operands.
-const SEGMENTS: [&str; 2] = ["operand_segment_sizes", "operandSegmentSizes"];
+pub(crate) const SEGMENTS: [&str; 2] = ["operand_segment_sizes", "operandSegmentSizes"];
 
 fn parse_br(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     let mut p = ParsedOp::default();

@@ -37,7 +37,7 @@ use crate::scf::constant_int;
 
 /// The attribute holding the case values.
 pub const CASE_VALUES: &str = "case_values";
-const SEGMENTS: [&str; 2] = ["operand_segment_sizes", "operandSegmentSizes"];
+use crate::cf::SEGMENTS;
 const CASE_SEGMENTS: &str = "case_operand_segments";
 
 /// The case values of switch `op` (as sign-extended `i64`s), if well formed.
@@ -261,11 +261,6 @@ fn verify_switch(ctx: &Context, op: OpId) -> Result<(), String> {
     Ok(())
 }
 
-/// Which successor a flag value `x` picks.
-fn pick(vals: &[i64], x: i64) -> usize {
-    vals.iter().position(|&v| v == x).map_or(0, |k| k + 1)
-}
-
 /// The operand range of successor `i` among `op`'s forwarded operands.
 fn range(ctx: &Context, op: OpId, i: usize) -> std::ops::Range<usize> {
     let counts: Vec<usize> = ctx.successors(op).iter().map(|s| s.1 as usize).collect();
@@ -285,7 +280,7 @@ fn interp_switch(
         .ok_or_else(|| RunError::at(ctx, op, "flag is not an integer"))?;
     let vals =
         case_values(ctx, op).ok_or_else(|| RunError::at(ctx, op, "malformed case values"))?;
-    let i = pick(&vals, x);
+    let i = crate::scf::switch_op::chosen(&vals, x);
     let r = range(ctx, op, i);
     let out = args[1..][r].iter().cloned().collect();
     it.branch_to(i);
@@ -303,7 +298,7 @@ fn simplify_switch(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2
     let i = if vals.is_empty() {
         0
     } else {
-        pick(&vals, constant_int(ctx, st.operands[0])?)
+        crate::scf::switch_op::chosen(&vals, constant_int(ctx, st.operands[0])?)
     };
     let args: Vec<ValueId> = ctx.successor_operands(op, i).to_vec();
     let mut br = b.state("cf.br", &args, &[], Vec::new());

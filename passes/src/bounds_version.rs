@@ -250,22 +250,7 @@ fn scf_index(ctx: &Context, lp: OpId, r: ValueId, x: ValueId) -> Option<ScfIndex
     if ctx.value_block(x).is_some_and(|b| !ctx.block_in_op(b, lp)) {
         return Some(ScfIndex::Invariant(x));
     }
-    if x == r {
-        return Some(ScfIndex::Shift(0));
-    }
-    let d = ctx.def_op(x)?;
-    let (p, q) = match ctx.operands(d) {
-        [p, q] => (*p, *q),
-        _ => return None,
-    };
-    let c = |v| dialects::arith::fold::constant_int(ctx, v);
-    let a = match ctx.op_name(d) {
-        "arith.addi" if p == r => c(q)?,
-        "arith.addi" if q == r => c(p)?,
-        "arith.subi" if p == r => c(q)?.checked_neg()?,
-        _ => return None,
-    };
-    (a.abs() <= 1 << 20).then_some(ScfIndex::Shift(a))
+    crate::index_split::offset(ctx, x, r).map(ScfIndex::Shift)
 }
 
 /// A read that [`version_scf_loops`] covers: the read, and each index with

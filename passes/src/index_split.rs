@@ -41,7 +41,7 @@ struct Clamp {
 }
 
 /// `a` when `x` is `r + a` (see the module doc).
-fn offset(ctx: &Context, x: ValueId, r: ValueId) -> Option<i64> {
+pub(crate) fn offset(ctx: &Context, x: ValueId, r: ValueId) -> Option<i64> {
     if x == r {
         return Some(0);
     }

@@ -77,7 +77,7 @@ mod for_op;
 mod forall_op;
 mod if_op;
 pub mod parallel_op;
-mod switch_op;
+pub(crate) mod switch_op;
 pub(crate) mod terminators;
 mod while_op;
 

@@ -82,7 +82,9 @@ pub(super) fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
 
 /// The index of the region that runs for switch value `x`: 0 (default) or
 /// 1 + the position of the matching case.
-fn chosen(cs: &[i64], x: i64) -> usize {
+/// Which region (successor, for `cf.switch`) value `x` picks among cases
+/// `cs`: 0 for the default, `k + 1` for case `k`.
+pub(crate) fn chosen(cs: &[i64], x: i64) -> usize {
     cs.iter().position(|&c| c == x).map_or(0, |k| k + 1)
 }
 
