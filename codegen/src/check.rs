@@ -48,6 +48,7 @@ pub const SUPPORTED: &[&str] = &[
     "gpu.alloc",
     "gpu.memcpy",
     "gpu.dealloc",
+    "gpu.pack_rows",
     "gpu.launch_func",
 ];
 

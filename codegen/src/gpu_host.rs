@@ -8,6 +8,7 @@
 //! | `gpu.alloc(n) : arr<T>` | `h = l0rt_gpu_alloc(n, sizeof T)`, faulting when null |
 //! | `gpu.memcpy(dst, src)` | `l0rt_gpu_memcpy(dst, src_hdr, src_data, src_len, sizeof T, read_only)`: an `arr` source as its header, a `vec` as `(data, len)`, a `mat` as `(data, rows * cols)`; `read_only` 1 when no kernel writes `dst` ([`read_only_copy`], for `--resident`) |
 //! | `gpu.dealloc(a)` | `l0rt_gpu_dealloc(a)` |
+//! | `gpu.pack_rows(vs) : vec<vec<T>>` | `d = l0rt_gpu_pack_rows(rows, n, sizeof T)` and `e = l0rt_gpu_row_ends(rows, n)` (`vs` as `(rows, n)`, its rows vector descriptors), each faulting when null |
 //! | `gpu.launch_func(grid, block, args...) {kernel = @k}` | `l0rt_gpu_launch(k, grid, block, slots, n)`: `k` the kernel's number in module order ([`crate::runtime::gpu::kernels`]), `slots` a stack array of one 8-byte slot per argument (an `arr` as its header, a scalar in the low bytes) |
 //!
 //! Every call but `l0rt_gpu_alloc` returns an `i8` status, 0 on success.
@@ -61,7 +62,7 @@ pub(crate) trait HostEmit {
 pub(crate) fn is_host_op(name: &str) -> bool {
     matches!(
         name,
-        "gpu.alloc" | "gpu.memcpy" | "gpu.dealloc" | "gpu.launch_func"
+        "gpu.alloc" | "gpu.memcpy" | "gpu.dealloc" | "gpu.launch_func" | "gpu.pack_rows"
     )
 }
 
@@ -165,6 +166,28 @@ pub(crate) fn emit<E: HostEmit>(e: &mut E, op: OpId) -> Result<(), Diagnostic> {
             )?;
             e.fault_unless_zero(st, op, site)?;
         }
+        "gpu.pack_rows" => {
+            let es = elem_bytes(ctx.ty(ctx.result(op, 0)));
+            let (r0, r1) = (ctx.result(op, 0), ctx.result(op, 1));
+            let (rows, n) = (e.part(ops[0], 0), e.part(ops[0], 1));
+            let es = e.int(es);
+            let d = e.call(
+                "l0rt_gpu_pack_rows",
+                &[RtTy::Ptr, RtTy::I64, RtTy::I64],
+                RtTy::Ptr,
+                &[rows.clone(), n.clone(), es],
+            )?;
+            e.fault_if_null(d.clone(), op, site.clone())?;
+            let ends = e.call(
+                "l0rt_gpu_row_ends",
+                &[RtTy::Ptr, RtTy::I64],
+                RtTy::Ptr,
+                &[rows, n],
+            )?;
+            e.fault_if_null(ends.clone(), op, site)?;
+            e.bind(r0, d);
+            e.bind(r1, ends);
+        }
         "gpu.dealloc" => {
             let h = e.part(ops[0], 0);
             let st = e.call("l0rt_gpu_dealloc", &[RtTy::Ptr], RtTy::I8, &[h])?;
@@ -223,9 +246,9 @@ pub(crate) fn check_device_uses(ctx: &Context, f: OpId) -> Result<(), Diagnostic
     let mut work: Vec<ValueId> = ctx
         .walk_nested(f)
         .into_iter()
-        .filter(|&op| ctx.is(op, "gpu.alloc"))
+        .filter(|&op| ctx.is(op, "gpu.alloc") || ctx.is(op, "gpu.pack_rows"))
         .filter(|&op| !in_kernel(ctx, op))
-        .map(|op| ctx.result(op, 0))
+        .flat_map(|op| ctx.results(op).to_vec())
         .collect();
     device.extend(work.iter().copied());
     let mut mark = |v: ValueId, work: &mut Vec<ValueId>| {

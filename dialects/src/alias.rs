@@ -30,11 +30,17 @@ pub fn is_memory(t: &Type) -> bool {
     matches!(t, Type::Arr(_) | Type::Var(_))
 }
 
-/// Whether `op` creates a new allocation that no other value names yet.
+/// Whether `op` creates new allocations (one per result) that no other value
+/// names yet.
 pub fn is_fresh_allocation(ctx: &Context, op: OpId) -> bool {
     matches!(
         ctx.op_name(op),
-        "arr.alloc" | "arr.from_vec" | "var.new" | "gpu.alloc" | "gpu.workgroup_alloc"
+        "arr.alloc"
+            | "arr.from_vec"
+            | "var.new"
+            | "gpu.alloc"
+            | "gpu.workgroup_alloc"
+            | "gpu.pack_rows"
     )
 }
 
@@ -102,14 +108,16 @@ impl Aliases {
         let memory = |v: ValueId| is_memory(ctx.ty(v));
         for &op in &ops {
             if is_fresh_allocation(ctx, op) {
-                let r = ctx.result(op, 0);
-                a.sets.insert(
-                    r,
-                    PointsTo {
-                        allocs: smallvec::smallvec![r],
-                        unknown: false,
-                    },
-                );
+                // Each result is an allocation of its own.
+                for &r in ctx.results(op) {
+                    a.sets.insert(
+                        r,
+                        PointsTo {
+                            allocs: smallvec::smallvec![r],
+                            unknown: false,
+                        },
+                    );
+                }
             }
             let name = ctx.op_name(op);
             let modeled = match name {

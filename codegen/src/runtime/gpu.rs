@@ -31,7 +31,7 @@ use std::cell::{Cell, RefCell};
 
 use rustc_hash::FxHashSet;
 
-use super::ArrHeader;
+use super::{ArrHeader, VecDesc};
 use ir::{Loc, Type};
 
 /// Threads per block at most (CUDA's limit, as `dialects::gpu::MAX_BLOCK`).
@@ -316,6 +316,80 @@ fn memcpy(
     }
 }
 
+/// `gpu.pack_rows(vs)`'s first result: a device buffer holding the
+/// entries of the `n` rows at `rows` (vector descriptors of elements of
+/// `elem` bytes) one row after another; null after recording the error.
+///
+/// # Safety
+/// `rows` holds `n` valid descriptors (it may be null when `n` is 0).
+pub unsafe extern "C" fn l0rt_gpu_pack_rows(
+    rows: *const VecDesc,
+    n: i64,
+    elem: i64,
+) -> *mut ArrHeader {
+    let elem = elem.max(1) as usize;
+    let rows = row_slice(rows, n);
+    let mut bytes = Vec::new();
+    for r in rows {
+        let len = r.len.max(0) as usize * elem;
+        if len > 0 {
+            // SAFETY: a row of `len` bytes (compiled code's own vector).
+            bytes.extend_from_slice(std::slice::from_raw_parts(r.data, len));
+        }
+    }
+    to_device(&bytes, elem)
+}
+
+/// `gpu.pack_rows(vs)`'s second result: a device buffer of the `n` row
+/// ends (`ends[i]`, the number of entries in rows `0..=i`); null after
+/// recording the error.
+///
+/// # Safety
+/// As for [`l0rt_gpu_pack_rows`].
+pub unsafe extern "C" fn l0rt_gpu_row_ends(rows: *const VecDesc, n: i64) -> *mut ArrHeader {
+    let mut total = 0i64;
+    let mut bytes = Vec::with_capacity(n.max(0) as usize * 8);
+    for r in row_slice(rows, n) {
+        total += r.len.max(0);
+        bytes.extend_from_slice(&total.to_le_bytes());
+    }
+    to_device(&bytes, 8)
+}
+
+/// The `n` descriptors at `rows` (none when `n <= 0`).
+///
+/// # Safety
+/// As for [`l0rt_gpu_pack_rows`].
+unsafe fn row_slice<'a>(rows: *const VecDesc, n: i64) -> &'a [VecDesc] {
+    if n <= 0 || rows.is_null() {
+        &[]
+    } else {
+        std::slice::from_raw_parts(rows, n as usize)
+    }
+}
+
+/// A fresh device buffer holding `bytes` (elements of `elem` bytes), or null
+/// after recording the error.
+fn to_device(bytes: &[u8], elem: usize) -> *mut ArrHeader {
+    let n = (bytes.len() / elem) as i64;
+    let put = || -> Result<*mut ArrHeader, String> {
+        let h = alloc(n, elem as i64)?;
+        if !bytes.is_empty() {
+            // SAFETY: a live device header of `n` elements.
+            let data = unsafe { (*h).data };
+            device()?.copy_in(data as u64, bytes)?;
+        }
+        Ok(h)
+    };
+    match put() {
+        Ok(h) => h,
+        Err(e) => {
+            fail(e);
+            std::ptr::null_mut()
+        }
+    }
+}
+
 /// `gpu.dealloc(a)`: 0, or 1 after recording the error.
 ///
 /// # Safety
@@ -413,8 +487,10 @@ fn launch(k: i64, grid: i64, block: i64, args: *const u64, n: i64) -> Result<(),
 }
 
 /// The runtime functions by name, for the JIT's symbol table.
-pub fn symbols() -> [(&'static str, *const u8); 4] {
+pub fn symbols() -> [(&'static str, *const u8); 6] {
     [
+        ("l0rt_gpu_pack_rows", l0rt_gpu_pack_rows as *const u8),
+        ("l0rt_gpu_row_ends", l0rt_gpu_row_ends as *const u8),
         ("l0rt_gpu_alloc", l0rt_gpu_alloc as *const u8),
         ("l0rt_gpu_memcpy", l0rt_gpu_memcpy as *const u8),
         ("l0rt_gpu_dealloc", l0rt_gpu_dealloc as *const u8),

@@ -21,6 +21,7 @@
 //! | `gpu.alloc(n)` | `index -> arr<T>` | a zeroed device buffer |
 //! | `gpu.memcpy(dst, src)` | `arr<T>, arr<T> \| vec<T> \| mat<T> ->` | copies all of `src` (a matrix: its row-major entries) into `dst` (equal lengths) |
 //! | `gpu.dealloc(a)` | `arr<T> ->` | releases a device buffer |
+//! | `gpu.pack_rows(vs)` | `vec<vec<T>> -> arr<T>, arr<index>` | two fresh device buffers: the entries of `vs`'s rows one row after another, and the row ends (`ends[i]` is the number of entries in rows `0..=i`, so row `i` is `data[ends[i-1]..ends[i]]`, from 0 for the first, and `arr.len(ends)` is the number of rows) |
 //!
 //! **Where barriers stand.** `gpu.barrier`, `gpu.shuffle` and
 //! `gpu.workgroup_alloc` must sit directly in the kernel's body, not under
@@ -169,6 +170,22 @@ pub fn alloc(b: &mut Builder, n: ValueId, elem: Type) -> ValueId {
 pub fn memcpy(b: &mut Builder, dst: ValueId, src: ValueId) {
     let st = b.state("gpu.memcpy", &[dst, src], &[], vec![]);
     b.create_raw(st);
+}
+/// `gpu.pack_rows(vs)`: `(data, ends)`, the device buffers of the entries
+/// of nested vector `vs : vec<vec<T>>` (`T` a scalar) and of its row ends.
+pub fn pack_rows(b: &mut Builder, vs: ValueId) -> (ValueId, ValueId) {
+    let elem = match b.ctx.ty(vs) {
+        Type::Vec(r) => r.elem().cloned().unwrap_or(Type::I64),
+        _ => Type::I64,
+    };
+    let st = b.state(
+        "gpu.pack_rows",
+        &[vs],
+        &[Type::arr(elem), Type::arr(Type::Index)],
+        vec![],
+    );
+    let op = b.create_raw(st);
+    (b.ctx.result(op, 0), b.ctx.result(op, 1))
 }
 /// `gpu.dealloc(a)`.
 pub fn dealloc(b: &mut Builder, a: ValueId) {
@@ -379,6 +396,37 @@ fn verify_memcpy(ctx: &Context, op: OpId) -> Result<(), String> {
     }
 }
 
+fn verify_pack_rows(ctx: &Context, op: OpId) -> Result<(), String> {
+    not_in_kernel(ctx, op)?;
+    let t = match ctx.ty(ctx.operand(op, 0)) {
+        Type::Vec(r) => match &**r {
+            Type::Vec(e) if e.is_scalar() => (**e).clone(),
+            _ => {
+                return Err(format!(
+                    "operand must be a 'vec<vec<T>>' of scalars, got '{}'",
+                    ctx.ty(ctx.operand(op, 0))
+                ))
+            }
+        },
+        t => {
+            return Err(format!(
+                "operand must be a 'vec<vec<T>>' of scalars, got '{t}'"
+            ))
+        }
+    };
+    let d = arr_elem(ctx, ctx.result(op, 0), "result #0")?;
+    if d != t {
+        return Err(format!("result #0 must be 'arr<{t}>', got 'arr<{d}>'"));
+    }
+    if *ctx.ty(ctx.result(op, 1)) != Type::arr(Type::Index) {
+        return Err(format!(
+            "result #1 must be 'arr<index>', got '{}'",
+            ctx.ty(ctx.result(op, 1))
+        ));
+    }
+    Ok(())
+}
+
 fn verify_dealloc(ctx: &Context, op: OpId) -> Result<(), String> {
     not_in_kernel(ctx, op)?;
     arr_elem(ctx, ctx.operand(op, 0), "operand #0").map(|_| ())
@@ -505,6 +553,18 @@ pub fn register(r: &mut Registry) {
         .assembly_format("operands attr-dict : type(operands)")
         .verify(verify_memcpy)
         .interpret(sim::interp_memcpy),
+    );
+    r.register(
+        OpSpec::new(
+            "gpu.pack_rows",
+            "copies a nested vector into device buffers of its entries and row ends",
+        )
+        .operands(Arity::Exactly(1))
+        .results(Arity::Exactly(2))
+        .traits(Traits::ALLOCATES)
+        .assembly_format("operands attr-dict : type(operands) -> type(results)")
+        .verify(verify_pack_rows)
+        .interpret(sim::interp_pack_rows),
     );
     r.register(
         OpSpec::new("gpu.dealloc", "releases a device buffer")

@@ -190,6 +190,42 @@ pub(super) fn interp_alloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
     Ok(smallvec![new_buffer(it.ctx, op, n)?])
 }
 
+/// `gpu.pack_rows(vs)`: the entries of the rows one after another, and the
+/// row ends, in two fresh buffers (device buffers under a [`Device`]).
+pub(super) fn interp_pack_rows(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
+    let ctx = it.ctx;
+    let RtValue::Vec(rows) = &args[0] else {
+        return Err(RunError::at(ctx, op, "operand is not a vector"));
+    };
+    let mut data = Vec::new();
+    let mut ends = Vec::with_capacity(rows.len());
+    for r in rows.iter() {
+        let RtValue::Vec(r) = r else {
+            return Err(RunError::at(ctx, op, "a row is not a vector"));
+        };
+        data.extend(r.iter().cloned());
+        ends.push(RtValue::Int(data.len() as i64));
+    }
+    let elem = elem_type(ctx, ctx.result(op, 0));
+    let parts = [(data, elem), (ends, Type::Index)];
+    let mut out: SmallVec<[RtValue; 2]> = SmallVec::new();
+    if let Some(d) = device(it) {
+        for (vals, t) in parts {
+            let b = d
+                .alloc(&t, vals.len())
+                .map_err(|e| RunError::at(ctx, op, e))?;
+            d.memcpy(&b, &RtValue::Vec(Rc::new(vals)), &t)
+                .map_err(|e| RunError::at(ctx, op, e))?;
+            out.push(b);
+        }
+        return Ok(out);
+    }
+    for (vals, _) in parts {
+        out.push(RtValue::Arr(Rc::new(RefCell::new(vals))));
+    }
+    Ok(out)
+}
+
 pub(super) fn interp_memcpy(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
     let ctx = it.ctx;
     if let Some(d) = device(it) {

@@ -26,7 +26,7 @@ use dialects::vec_combine::SEQUENTIAL_ATTR;
 use dialects::{arr, gpu};
 
 use super::kernel::{
-    copy_per_index, finish, mat_reads_to_arr, new_kernel, prologue, vec_reads_to_arr,
+    copy_per_index, finish, new_kernel, prologue, shaped_reads_to_arr, vec_reads_to_arr,
 };
 use super::{
     captures_to_device, dalloc, host_start, kernel_captures, kernel_name, GpuOptions, HostStart,
@@ -118,7 +118,7 @@ pub(super) fn offload(
 ) -> u64 {
     let n = ctx.operand(l, 0);
     let own = own(&p.loaded, &p.stored);
-    let (caps, cap_types, mats) = kernel_captures(ctx, l, &p.captures);
+    let (caps, cap_types, shapes) = kernel_captures(ctx, l, &p.captures);
     let name = kernel_name(ctx, f, seq);
 
     let mut params = vec![Type::Index];
@@ -139,7 +139,7 @@ pub(super) fn offload(
     copy_per_index(&mut b, &t, args[0], &ops, &[iv], &mut map, |_, _| {});
     finish(&mut b);
     vec_reads_to_arr(ctx, k);
-    mat_reads_to_arr(ctx, k, &mats);
+    shaped_reads_to_arr(ctx, k, &shapes);
 
     let mut b = Builder::before(ctx, l);
     let HostStart { blk, grid, .. } = host_start(&mut b, n, opts);

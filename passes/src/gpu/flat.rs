@@ -33,11 +33,12 @@ use dialects::gen::{self, GenKind, Generator, Monoid};
 use dialects::{arr, gpu, scf};
 
 use super::kernel::{
-    copy_per_index, finish, loop_kernel, mat_reads_to_arr, prologue, vec_reads_to_arr, LoopKernel,
+    copy_per_index, finish, loop_kernel, prologue, shaped_reads_to_arr, vec_reads_to_arr,
+    LoopKernel,
 };
 use super::{
     binop, captures_to_device, cmpi, dalloc, host_start, idx, kernel_captures, kernel_name, select,
-    GpuOptions, HostStart,
+    GpuOptions, HostStart, Shapes,
 };
 
 /// What a generator of a flatMap loop is in its kernels.
@@ -118,7 +119,7 @@ fn flat_kernel(
     name: &str,
     caps: &[ValueId],
     cap_types: &[Type],
-    mats: &[usize],
+    shapes: &Shapes,
     p: &FlatPlan,
     write: bool,
 ) {
@@ -237,7 +238,7 @@ fn flat_kernel(
         ctx.erase_op(e);
     }
     vec_reads_to_arr(ctx, k);
-    mat_reads_to_arr(ctx, k, mats);
+    shaped_reads_to_arr(ctx, k, shapes);
 }
 
 /// Replaces flatMap loop `l` (in host function `f`) by its kernels and
@@ -254,12 +255,12 @@ pub(super) fn offload(
     let inits = gen::inits(ctx, l);
     let elems = p.collects();
     let reduces = p.reduces();
-    let (caps, cap_types, mats) = kernel_captures(ctx, l, &p.captures);
+    let (caps, cap_types, shapes) = kernel_captures(ctx, l, &p.captures);
     let k_count = kernel_name(ctx, f, seq);
-    flat_kernel(ctx, f, l, &k_count, &caps, &cap_types, &mats, p, false);
+    flat_kernel(ctx, f, l, &k_count, &caps, &cap_types, &shapes, p, false);
     let k_write = (!elems.is_empty()).then(|| kernel_name(ctx, f, seq));
     if let Some(k) = &k_write {
-        flat_kernel(ctx, f, l, k, &caps, &cap_types, &mats, p, true);
+        flat_kernel(ctx, f, l, k, &caps, &cap_types, &shapes, p, true);
     }
 
     let mut b = Builder::before(ctx, l);

@@ -20,7 +20,7 @@ use ir::{Attribute, BlockId, Builder, Context, OpId, Type, ValueId};
 use dialects::gen::{self, Generator, Monoid};
 use dialects::{arith, arr, gpu, scf};
 
-use super::{binop, cmpi, idx, select, Role};
+use super::{binop, cmpi, idx, select, Role, Shapes};
 
 /// Creates an empty kernel `@name(params)` just before host function `f`;
 /// returns its op and body block.
@@ -262,13 +262,20 @@ pub(super) fn finish(b: &mut Builder) {
 }
 
 /// Rewrites the `vec.get`/`vec.len` of kernel `k` whose vector became a
-/// device buffer into `arr.load`/`arr.len` (keeping `in_bounds`).
+/// device buffer into `arr.load`/`arr.len` (keeping `in_bounds`). A
+/// `vec.get` of a row of a nested vector (its result a vector) is left to
+/// [`nest_reads_to_arr`]; the nested vector's `vec.len` becomes the
+/// `arr.len` of its row ends, its number of rows.
 pub(super) fn vec_reads_to_arr(ctx: &mut Context, k: OpId) {
     for op in ctx.walk_nested(k) {
         let name = ctx.op_name(op);
-        if !(name == "vec.get" || name == "vec.len")
-            || !matches!(ctx.ty(ctx.operand(op, 0)), Type::Arr(_))
-        {
+        if !(name == "vec.get" || name == "vec.len") {
+            continue;
+        }
+        let Type::Arr(e) = ctx.ty(ctx.operand(op, 0)) else {
+            continue;
+        };
+        if !(name == "vec.len" || (name == "vec.get" && **e == *ctx.ty(ctx.result(op, 0)))) {
             continue;
         }
         let ops = ctx.operands(op).to_vec();
@@ -281,6 +288,73 @@ pub(super) fn vec_reads_to_arr(ctx: &mut Context, k: OpId) {
             arr::len(&mut b, ops[0])
         };
         ctx.replace_op(op, &[new]);
+    }
+}
+
+/// Rewrites the reads of kernel `k`'s captures that became several
+/// parameters ([`super::kernel_captures`]): matrices
+/// ([`mat_reads_to_arr`]) and nested vectors ([`nest_reads_to_arr`]).
+pub(super) fn shaped_reads_to_arr(ctx: &mut Context, k: OpId, shapes: &Shapes) {
+    mat_reads_to_arr(ctx, k, &shapes.mats);
+    nest_reads_to_arr(ctx, k, &shapes.nests);
+}
+
+/// Rewrites the row reads of kernel `k` whose nested vectors became two
+/// parameters each (the device buffers of `gpu.pack_rows`: the rows'
+/// entries and the row ends; `nests` holds the positions of the first among
+/// the captures). The body's value map sent each nested vector to its row
+/// ends, so `%r = vec.get %ends, %i` (a vector) is a row: `%i` is checked
+/// against the number of rows as the op checks it (unless marked
+/// `in_bounds`), the row spans `ends[i - 1]` (0 for the first) to
+/// `ends[i]`, `vec.len %r` becomes its length and `vec.get %r, %j` a load of
+/// the entries at `start + j` after a check of `j` against that length
+/// (unless marked `in_bounds`). The planner made sure nothing else reads a
+/// row (`super::row_of_capture`).
+pub(super) fn nest_reads_to_arr(ctx: &mut Context, k: OpId, nests: &[usize]) {
+    let params = ctx.block_args(ctx.op_block(k, 0)).to_vec();
+    for op in ctx.walk_nested(k) {
+        if !ctx.alive(op) || !ctx.is(op, "vec.get") {
+            continue;
+        }
+        let ends = ctx.operand(op, 0);
+        let Some(&c) = nests.iter().find(|&&c| params[2 + c] == ends) else {
+            continue;
+        };
+        let data = params[1 + c];
+        let i = ctx.operand(op, 1);
+        let mut b = Builder::before(ctx, op);
+        if b.ctx.attr(op, "in_bounds").is_none() {
+            let n = arr::len(&mut b, ends);
+            let ok = cmpi(&mut b, "ult", i, n);
+            dialects::scf::build_assert(&mut b, ok, "index out of bounds in vec.get");
+        }
+        let end = arr::load_in_bounds(&mut b, ends, i);
+        let (zero, one) = (idx(&mut b, 0), idx(&mut b, 1));
+        let at = binop(&mut b, "arith.maxi", i, one);
+        let at = binop(&mut b, "arith.subi", at, one);
+        let prev = arr::load_in_bounds(&mut b, ends, at);
+        let first = cmpi(&mut b, "eq", i, zero);
+        let start = select(&mut b, first, zero, prev);
+        let len = binop(&mut b, "arith.subi", end, start);
+        let row = ctx.result(op, 0);
+        let reads: Vec<OpId> = ctx.uses(row).iter().map(|u| u.op).collect();
+        for r in reads {
+            let new = if ctx.is(r, "vec.len") {
+                len
+            } else {
+                let j = ctx.operand(r, 1);
+                let checked = ctx.attr(r, "in_bounds").is_none();
+                let mut b = Builder::before(ctx, r);
+                if checked {
+                    let ok = cmpi(&mut b, "ult", j, len);
+                    dialects::scf::build_assert(&mut b, ok, "index out of bounds in vec.get");
+                }
+                let at = binop(&mut b, "arith.addi", start, j);
+                arr::load_in_bounds(&mut b, data, at)
+            };
+            ctx.replace_op(r, &[new]);
+        }
+        ctx.erase_op(op);
     }
 }
 

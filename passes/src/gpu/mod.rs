@@ -525,25 +525,35 @@ fn body_ok(
                 continue;
             }
             let t = ctx.ty(v);
-            if !(scalar(t) || matches!(t, Type::Vec(e) | Type::Mat(e) if scalar(e))) {
+            if !(scalar(t)
+                || matches!(t, Type::Vec(e) | Type::Mat(e) if scalar(e))
+                || nested_elem(t).is_some())
+            {
                 return Err(format!(
-                    "its body reads a value of type '{t}' from outside (kernels take scalars, and vectors and matrices of scalars)"
+                    "its body reads a value of type '{t}' from outside (kernels take scalars, vectors and matrices of scalars, and vectors of vectors of scalars)"
                 ));
             }
             captures.push(v);
         }
     }
     // A captured vector may only be read by vec.get / vec.len, a captured
-    // matrix by mat.get / mat.rows / mat.cols (see [`kernel::mat_reads_to_arr`]).
+    // matrix by mat.get / mat.rows / mat.cols (see [`kernel::mat_reads_to_arr`]),
+    // and the rows of a captured nested vector only by vec.get / vec.len
+    // ([`kernel::nest_reads_to_arr`]).
     let reads_only = captures.iter().all(|&v| {
+        let rows_read =
+            |op: OpId| !ctx.is(op, "vec.get") || row_of_capture(ctx, outer, ctx.result(op, 0));
         let reads: &[&str] = match ctx.ty(v) {
             Type::Vec(_) => &["vec.get", "vec.len"],
             Type::Mat(_) => &["mat.get", "mat.rows", "mat.cols", "mat.row"],
             _ => return true,
         };
+        let nested = nested_elem(ctx.ty(v)).is_some();
         ctx.uses(v).iter().all(|u| {
             !ctx.block_in_op(ctx.op(u.op).parent.unwrap_or(ctx.top), outer)
-                || (u.index == 0 && reads.contains(&ctx.op_name(u.op)))
+                || (u.index == 0
+                    && reads.contains(&ctx.op_name(u.op))
+                    && (!nested || rows_read(u.op)))
         })
     });
     if reads_only {
@@ -554,14 +564,23 @@ fn body_ok(
 }
 
 /// Whether `v` is a row (or, `{transposed}`, a column) of a matrix from
-/// outside `outer`, `mat.row %m, %i`, that only `vec.get` and `vec.len`
-/// read: in a kernel these become reads of the matrix's device buffer at
-/// computed indices ([`kernel::mat_reads_to_arr`]), and no row is built.
+/// outside `outer`, `mat.row %m, %i`, or a row of a nested vector from
+/// outside, `vec.get %vs, %i`, that only `vec.get` and `vec.len` read: in
+/// a kernel these become reads of the device buffer of the matrix's or the
+/// rows' entries at computed indices ([`kernel::mat_reads_to_arr`],
+/// [`kernel::nest_reads_to_arr`]), and no row is built.
 fn row_of_capture(ctx: &Context, outer: OpId, v: ValueId) -> bool {
-    let Some(row) = ctx.def_op_named(v, "mat.row") else {
+    let m = if let Some(row) = ctx.def_op_named(v, "mat.row") {
+        ctx.operand(row, 0)
+    } else if let Some(get) = ctx.def_op_named(v, "vec.get") {
+        let vs = ctx.operand(get, 0);
+        if nested_elem(ctx.ty(vs)).is_none() {
+            return false;
+        }
+        vs
+    } else {
         return false;
     };
-    let m = ctx.operand(row, 0);
     !ctx.value_block(m)
         .is_some_and(|b| ctx.block_in_op(b, outer))
         && ctx
@@ -653,23 +672,42 @@ struct HostBufs {
     res: Option<ValueId>,
 }
 
-/// Replaces loop `l` by kernels and their launches; returns the kernels built.
+/// Where the captures that take several kernel parameters stand among
+/// the kernel arguments of [`kernel_captures`] (the position of the first).
+#[derive(Default)]
+pub(super) struct Shapes {
+    /// Matrices: their row-major entries, rows and columns.
+    pub mats: Vec<usize>,
+    /// Nested vectors (`vec<vec<T>>` of scalars): their entries and row
+    /// ends (`gpu.pack_rows`).
+    pub nests: Vec<usize>,
+}
+
 /// The kernel arguments standing for `p`'s captures, their kernel
-/// parameter types, and the positions of the captured matrices among them:
-/// a captured vector becomes a device buffer; a captured matrix, its
-/// row-major entries in a device buffer followed by its rows and columns
-/// (three kernel parameters; `mats` holds the first one's position).
+/// parameter types, and the positions of the captures that take several
+/// parameters: a captured vector becomes a device buffer; a captured
+/// matrix, its row-major entries in a device buffer followed by its rows
+/// and columns (three kernel parameters); a captured nested vector, its
+/// entries and its row ends in two device buffers (it stands twice in the
+/// arguments; [`captures_to_device`] packs it once, and the kernel body's
+/// value map sends it to the row ends, whose `arr.len` is its length).
 fn kernel_captures(
     ctx: &mut Context,
     l: OpId,
     captures: &[ValueId],
-) -> (Vec<ValueId>, Vec<Type>, Vec<usize>) {
+) -> (Vec<ValueId>, Vec<Type>, Shapes) {
     let mut caps = Vec::new();
     let mut cap_types = Vec::new();
-    let mut mats = Vec::new();
+    let mut shapes = Shapes::default();
     for &v in captures {
         match ctx.ty(v).clone() {
             Type::Vec(e) => {
+                if let Some(s) = nested_elem(ctx.ty(v)) {
+                    shapes.nests.push(caps.len());
+                    caps.extend([v, v]);
+                    cap_types.extend([Type::arr(s), Type::arr(Type::Index)]);
+                    continue;
+                }
                 caps.push(v);
                 cap_types.push(Type::arr((*e).clone()));
             }
@@ -677,7 +715,7 @@ fn kernel_captures(
                 let mut b = Builder::before(ctx, l);
                 let r = b.op1("mat.rows", &[v], Type::Index, vec![]);
                 let c = b.op1("mat.cols", &[v], Type::Index, vec![]);
-                mats.push(caps.len());
+                shapes.mats.push(caps.len());
                 caps.extend([v, r, c]);
                 cap_types.extend([Type::arr((*e).clone()), Type::Index, Type::Index]);
             }
@@ -687,7 +725,19 @@ fn kernel_captures(
             }
         }
     }
-    (caps, cap_types, mats)
+    (caps, cap_types, shapes)
+}
+
+/// `T` when `t` is `vec<vec<T>>` with `T` a scalar (a nested vector a
+/// kernel reads through `gpu.pack_rows`'s buffers).
+pub(super) fn nested_elem(t: &Type) -> Option<Type> {
+    match t {
+        Type::Vec(r) => match &**r {
+            Type::Vec(e) if scalar(e) => Some((**e).clone()),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// The host's first values for an offloaded loop of size `n`.
@@ -723,7 +773,8 @@ fn host_start(b: &mut Builder, n: ValueId, opts: &GpuOptions) -> HostStart {
 
 /// Pushes the launch argument of each capture ([`kernel_captures`]) onto
 /// `args`: vectors and matrices copied into fresh device buffers (recorded
-/// in `dev`), scalars as they are.
+/// in `dev`), nested vectors packed into two (`gpu.pack_rows`), scalars as
+/// they are.
 fn captures_to_device(
     b: &mut Builder,
     caps: &[ValueId],
@@ -732,6 +783,15 @@ fn captures_to_device(
 ) {
     for (c, &v) in caps.iter().enumerate() {
         match b.ctx.ty(v).clone() {
+            Type::Vec(_) if nested_elem(b.ctx.ty(v)).is_some() => {
+                // The second of its two arguments was pushed with the first.
+                if c > 0 && caps[c - 1] == v {
+                    continue;
+                }
+                let (d, e) = gpu::pack_rows(b, v);
+                dev.extend([d, e]);
+                args.extend([d, e]);
+            }
             Type::Vec(e) => {
                 let len = b.op1("vec.len", &[v], Type::Index, vec![]);
                 let d = dalloc(b, dev, len, (*e).clone());
@@ -792,7 +852,7 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
     let k_sums = ordered.then(|| kernel_name(ctx, f, seq));
     let k_back = ordered.then(|| kernel_name(ctx, f, seq));
 
-    let (caps, cap_types, mats) = kernel_captures(ctx, l, &p.captures);
+    let (caps, cap_types, shapes) = kernel_captures(ctx, l, &p.captures);
     // Kernels first (they only need types).
     let main_kernel = if ordered {
         scan::main_kernel
@@ -801,7 +861,7 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
     };
     main_kernel(ctx, f, &k_main, l, &p.roles, &caps, &cap_types, opts.block);
     if let Some(k) = ctx.lookup_symbol(&k_main) {
-        kernel::mat_reads_to_arr(ctx, k, &mats);
+        kernel::shaped_reads_to_arr(ctx, k, &shapes);
     }
     if let Some(k) = &k_comb {
         kernel::combine_kernel(ctx, f, k, &reduces, opts.block);

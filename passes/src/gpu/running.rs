@@ -40,7 +40,7 @@ use dialects::gen::{self, Generator, Monoid};
 use dialects::{arr, gpu};
 
 use super::kernel::{
-    block_reduce, combine_kernel, finish, loop_kernel, mat_reads_to_arr, prologue,
+    block_reduce, combine_kernel, finish, loop_kernel, prologue, shaped_reads_to_arr,
     vec_reads_to_arr, LoopKernel,
 };
 use super::scan::{block_scan, chunk, combine, identity, store_by_thread0, sums_kernel, Ordered};
@@ -405,9 +405,9 @@ pub(super) fn offload(
     let k_sums = kernel_name(ctx, f, seq);
     let k_main = kernel_name(ctx, f, seq);
     let k_comb = (!others.is_empty()).then(|| kernel_name(ctx, f, seq));
-    let (caps, cap_types, mats) = kernel_captures(ctx, l, &p.captures);
+    let (caps, cap_types, shapes) = kernel_captures(ctx, l, &p.captures);
     let kt = totals_kernel(ctx, f, &k_tot, l, p, &caps, &cap_types, opts.block);
-    mat_reads_to_arr(ctx, kt, &mats);
+    shaped_reads_to_arr(ctx, kt, &shapes);
     let folds: Vec<(Monoid, Type)> = p.running.iter().map(|&j| fold_of(&p.roles[j])).collect();
     let ords: Vec<Ordered> = folds
         .iter()
@@ -419,7 +419,7 @@ pub(super) fn offload(
         .collect();
     sums_kernel(ctx, f, &k_sums, &ords, opts.block);
     let km = main_kernel(ctx, f, &k_main, l, p, &caps, &cap_types, opts.block);
-    mat_reads_to_arr(ctx, km, &mats);
+    shaped_reads_to_arr(ctx, km, &shapes);
     let other_folds: Vec<(Monoid, Type)> = others.iter().map(|&j| fold_of(&p.roles[j])).collect();
     if let Some(k) = &k_comb {
         combine_kernel(ctx, f, k, &other_folds, opts.block);

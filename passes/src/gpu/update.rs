@@ -33,12 +33,12 @@ use ir::{Attribute, Builder, Context, OpId, Type, ValueId};
 use dialects::{arr, gpu, scf};
 
 use super::kernel::{
-    copy_per_index, finish, loop_kernel, mat_reads_to_arr, new_kernel, prologue, vec_reads_to_arr,
-    LoopKernel,
+    copy_per_index, finish, loop_kernel, new_kernel, prologue, shaped_reads_to_arr,
+    vec_reads_to_arr, LoopKernel,
 };
 use super::{
     captures_to_device, cmpi, dalloc, host_start, idx, kernel_captures, kernel_name, GpuOptions,
-    HostStart,
+    HostStart, Shapes,
 };
 
 /// How an update loop's store combines.
@@ -178,7 +178,7 @@ fn update_kernel(
     a: ValueId,
     caps: &[ValueId],
     cap_types: &[Type],
-    mats: &[usize],
+    shapes: &Shapes,
     edit: Edit,
 ) {
     let mut params = vec![Type::Index];
@@ -259,7 +259,7 @@ fn update_kernel(
         }
     }
     vec_reads_to_arr(ctx, k);
-    mat_reads_to_arr(ctx, k, mats);
+    shaped_reads_to_arr(ctx, k, shapes);
 }
 
 /// Kernel `name(n, win)`: `win[i] = -1` for `i` in `[0, n)`.
@@ -293,13 +293,13 @@ pub(super) fn offload(
     seq: &mut u32,
 ) -> u64 {
     let m = ctx.operand(l, 1);
-    let (caps, cap_types, mats) = kernel_captures(ctx, l, &p.captures);
+    let (caps, cap_types, shapes) = kernel_captures(ctx, l, &p.captures);
     let names: Vec<String> = match p.how {
         How::Atomic(_) => vec![kernel_name(ctx, f, seq)],
         How::Scatter => (0..3).map(|_| kernel_name(ctx, f, seq)).collect(),
     };
     let mk = |ctx: &mut Context, name: &str, edit| {
-        update_kernel(ctx, f, l, name, p.a, &caps, &cap_types, &mats, edit)
+        update_kernel(ctx, f, l, name, p.a, &caps, &cap_types, &shapes, edit)
     };
     match p.how {
         How::Atomic(kind) => mk(ctx, &names[0], Edit::Atomic(kind)),
