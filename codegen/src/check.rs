@@ -49,6 +49,7 @@ pub const SUPPORTED: &[&str] = &[
     "gpu.memcpy",
     "gpu.dealloc",
     "gpu.pack_rows",
+    "gpu.unpack_rows",
     "gpu.launch_func",
 ];
 

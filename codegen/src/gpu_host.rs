@@ -8,6 +8,7 @@
 //! | `gpu.alloc(n) : arr<T>` | `h = l0rt_gpu_alloc(n, sizeof T)`, faulting when null |
 //! | `gpu.memcpy(dst, src)` | `l0rt_gpu_memcpy(dst, src_hdr, src_data, src_len, sizeof T, read_only)`: an `arr` source as its header, a `vec` as `(data, len)`, a `mat` as `(data, rows * cols)`; `read_only` 1 when no kernel writes `dst` ([`read_only_copy`], for `--resident`) |
 //! | `gpu.dealloc(a)` | `l0rt_gpu_dealloc(a)` |
+//! | `gpu.unpack_rows(data, ends) : vec<vec<T>>` | `(l0rt_gpu_unpack_rows(data, ends, sizeof T), l0rt_gpu_rows(ends))`, faulting when the first is null; an owned nested vector |
 //! | `gpu.pack_rows(vs) : vec<vec<T>>` | `d = l0rt_gpu_pack_rows(rows, n, sizeof T)` and `e = l0rt_gpu_row_ends(rows, n)` (`vs` as `(rows, n)`, its rows vector descriptors), each faulting when null |
 //! | `gpu.launch_func(grid, block, args...) {kernel = @k}` | `l0rt_gpu_launch(k, grid, block, slots, n)`: `k` the kernel's number in module order ([`crate::runtime::gpu::kernels`]), `slots` a stack array of one 8-byte slot per argument (an `arr` as its header, a scalar in the low bytes) |
 //!
@@ -33,6 +34,8 @@ pub(crate) trait HostEmit {
     fn part(&mut self, v: ValueId, k: usize) -> Self::V;
     /// Binds the one-part result `r`.
     fn bind(&mut self, r: ValueId, x: Self::V);
+    /// Binds buffer result `r` to its parts, owned by the current block.
+    fn bind_owned(&mut self, r: ValueId, xs: &[Self::V]);
     fn int(&mut self, x: i64) -> Self::V;
     fn null(&mut self) -> Self::V;
     fn mul(&mut self, a: Self::V, b: Self::V) -> Self::V;
@@ -62,7 +65,12 @@ pub(crate) trait HostEmit {
 pub(crate) fn is_host_op(name: &str) -> bool {
     matches!(
         name,
-        "gpu.alloc" | "gpu.memcpy" | "gpu.dealloc" | "gpu.launch_func" | "gpu.pack_rows"
+        "gpu.alloc"
+            | "gpu.memcpy"
+            | "gpu.dealloc"
+            | "gpu.launch_func"
+            | "gpu.pack_rows"
+            | "gpu.unpack_rows"
     )
 }
 
@@ -188,6 +196,21 @@ pub(crate) fn emit<E: HostEmit>(e: &mut E, op: OpId) -> Result<(), Diagnostic> {
             e.bind(r0, d);
             e.bind(r1, ends);
         }
+        "gpu.unpack_rows" => {
+            let r = ctx.result(op, 0);
+            let es = elem_bytes(ctx.ty(ops[0]));
+            let (data, ends) = (e.part(ops[0], 0), e.part(ops[1], 0));
+            let es = e.int(es);
+            let rows = e.call(
+                "l0rt_gpu_unpack_rows",
+                &[RtTy::Ptr, RtTy::Ptr, RtTy::I64],
+                RtTy::Ptr,
+                &[data, ends.clone(), es],
+            )?;
+            e.fault_if_null(rows.clone(), op, site)?;
+            let n = e.call("l0rt_gpu_rows", &[RtTy::Ptr], RtTy::I64, &[ends])?;
+            e.bind_owned(r, &[rows, n]);
+        }
         "gpu.dealloc" => {
             let h = e.part(ops[0], 0);
             let st = e.call("l0rt_gpu_dealloc", &[RtTy::Ptr], RtTy::I8, &[h])?;
@@ -261,7 +284,8 @@ pub(crate) fn check_device_uses(ctx: &Context, f: OpId) -> Result<(), Diagnostic
             let (op, k) = (u.op, u.index as usize);
             let name = ctx.op_name(op);
             match name {
-                "gpu.memcpy" | "gpu.dealloc" | "gpu.launch_func" | "arr.len" => {}
+                "gpu.memcpy" | "gpu.dealloc" | "gpu.launch_func" | "gpu.unpack_rows"
+                | "arr.len" => {}
                 "arith.select" if k > 0 => mark(ctx.result(op, 0), &mut work),
                 "scf.for" if k >= 3 => {
                     mark(ctx.block_args(ctx.op_block(op, 0))[k - 2], &mut work);

@@ -92,7 +92,7 @@ pub fn accessed_only(ctx: &Context, op: OpId, i: usize) -> bool {
         "arr.load" | "arr.len" | "arr.to_vec" | "arr.free" | "arr.push" | "var.get"
         | "gpu.dealloc" | "gpu.atomic_rmw" | "gpu.atomic_cas" => i == 0,
         "arr.store" | "arr.find_or_insert" | "var.set" => i == 0,
-        "gpu.memcpy" => true,
+        "gpu.memcpy" | "gpu.unpack_rows" => true,
         _ => false,
     }
 }
@@ -310,6 +310,7 @@ impl Effects {
                 self.reads.push(a0());
                 self.writes.push(a0());
             }
+            "gpu.unpack_rows" => self.reads.extend(ctx.operands(op).iter().copied()),
             "gpu.memcpy" => {
                 self.writes.push(a0());
                 let src = ctx.operand(op, 1);

@@ -257,6 +257,10 @@ impl dialects::gpu::sim::Device for Bridge {
         }
     }
 
+    fn len(&self, buf: &RtValue) -> Result<usize, String> {
+        Ok(dev(buf).ok_or("not a device buffer")?.len)
+    }
+
     fn dealloc(&self, buf: &RtValue) -> Result<(), String> {
         let d = dev(buf).ok_or("not a device buffer")?;
         let a = self.addr(d)?;

@@ -26,6 +26,9 @@ impl HostEmit for FnCx<'_> {
     fn bind(&mut self, r: ValueId, x: String) {
         self.set(r, &[x]);
     }
+    fn bind_owned(&mut self, r: ValueId, xs: &[String]) {
+        self.set_owned(r, xs);
+    }
     fn int(&mut self, x: i64) -> String {
         x.to_string()
     }

@@ -356,6 +356,107 @@ pub unsafe extern "C" fn l0rt_gpu_row_ends(rows: *const VecDesc, n: i64) -> *mut
     to_device(&bytes, 8)
 }
 
+/// `gpu.unpack_rows(data, ends)`: a fresh host `vec<vec<T>>`'s buffer of
+/// row descriptors (`arr.len(ends)` of them, each row a fresh buffer of
+/// elements of `elem` bytes) copied from device buffers `data` and `ends`;
+/// null after recording the error (nothing leaks).
+///
+/// # Safety
+/// `data` and `ends` are headers compiled code holds.
+pub unsafe extern "C" fn l0rt_gpu_unpack_rows(
+    data: *mut ArrHeader,
+    ends: *mut ArrHeader,
+    elem: i64,
+) -> *mut VecDesc {
+    match unpack_rows(data, ends, elem.max(1) as usize) {
+        Ok(p) => p,
+        Err(e) => {
+            fail(e);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// The number of rows `gpu.unpack_rows` makes of row ends `ends` (the
+/// buffer's length).
+///
+/// # Safety
+/// `ends` is a header compiled code holds.
+pub unsafe extern "C" fn l0rt_gpu_rows(ends: *mut ArrHeader) -> i64 {
+    (*ends).len.max(0)
+}
+
+/// The bytes of device (or host) buffer `h` of elements of `elem` bytes.
+///
+/// # Safety
+/// As for [`l0rt_gpu_unpack_rows`].
+unsafe fn host_bytes(h: *mut ArrHeader, elem: usize) -> Result<Vec<u8>, String> {
+    let (data, len) = ((*h).data, (*h).len.max(0) as usize);
+    let mut out = vec![0u8; len * elem];
+    if out.is_empty() {
+        return Ok(out);
+    }
+    if is_live(h) {
+        device()?.copy_out(&mut out, data as u64)?;
+    } else if STATE.with(|s| s.borrow().released.contains(&(h as usize))) {
+        return Err("use of a released device buffer".into());
+    } else {
+        std::ptr::copy_nonoverlapping(data, out.as_mut_ptr(), out.len());
+    }
+    Ok(out)
+}
+
+/// [`l0rt_gpu_unpack_rows`].
+///
+/// # Safety
+/// As for [`l0rt_gpu_unpack_rows`].
+unsafe fn unpack_rows(
+    data: *mut ArrHeader,
+    ends: *mut ArrHeader,
+    elem: usize,
+) -> Result<*mut VecDesc, String> {
+    let bytes = host_bytes(data, elem)?;
+    let ends: Vec<i64> = host_bytes(ends, 8)?
+        .chunks_exact(8)
+        .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect();
+    let total = (bytes.len() / elem) as i64;
+    let mut start = 0i64;
+    for &end in &ends {
+        if end < start || end > total {
+            return Err(format!(
+                "row ends out of order: {end} after {start}, with {total} entries"
+            ));
+        }
+        start = end;
+    }
+    if start != total {
+        return Err(format!(
+            "the rows end at {start}, not at the {total} entries"
+        ));
+    }
+    let rows = super::l0rt_alloc(16 * ends.len() as i64) as *mut VecDesc;
+    if rows.is_null() {
+        return Err("out of memory".into());
+    }
+    let mut start = 0usize;
+    for (k, &end) in ends.iter().enumerate() {
+        let end = end as usize;
+        let n = (end - start) * elem;
+        let p = super::l0rt_copy(bytes[start * elem..].as_ptr(), n as i64);
+        if p.is_null() {
+            super::l0rt_vec_drop(rows as *mut u8, k as i64, 1);
+            return Err("out of memory".into());
+        }
+        rows.add(k).write_unaligned(VecDesc {
+            data: p,
+            len: (end - start) as i64,
+        });
+        start = end;
+    }
+    Ok(rows)
+}
+
 /// The `n` descriptors at `rows` (none when `n <= 0`).
 ///
 /// # Safety
@@ -487,8 +588,10 @@ fn launch(k: i64, grid: i64, block: i64, args: *const u64, n: i64) -> Result<(),
 }
 
 /// The runtime functions by name, for the JIT's symbol table.
-pub fn symbols() -> [(&'static str, *const u8); 6] {
+pub fn symbols() -> [(&'static str, *const u8); 8] {
     [
+        ("l0rt_gpu_unpack_rows", l0rt_gpu_unpack_rows as *const u8),
+        ("l0rt_gpu_rows", l0rt_gpu_rows as *const u8),
         ("l0rt_gpu_pack_rows", l0rt_gpu_pack_rows as *const u8),
         ("l0rt_gpu_row_ends", l0rt_gpu_row_ends as *const u8),
         ("l0rt_gpu_alloc", l0rt_gpu_alloc as *const u8),

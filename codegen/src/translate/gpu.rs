@@ -29,6 +29,9 @@ impl HostEmit for FnCx<'_, '_> {
     fn bind(&mut self, r: ValueId, x: Value) {
         self.set(r, &[x]);
     }
+    fn bind_owned(&mut self, r: ValueId, xs: &[Value]) {
+        self.set_owned(r, xs);
+    }
     fn int(&mut self, x: i64) -> Value {
         self.iconst(I64, x)
     }

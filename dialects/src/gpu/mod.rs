@@ -21,6 +21,7 @@
 //! | `gpu.alloc(n)` | `index -> arr<T>` | a zeroed device buffer |
 //! | `gpu.memcpy(dst, src)` | `arr<T>, arr<T> \| vec<T> \| mat<T> ->` | copies all of `src` (a matrix: its row-major entries) into `dst` (equal lengths) |
 //! | `gpu.dealloc(a)` | `arr<T> ->` | releases a device buffer |
+//! | `gpu.unpack_rows(data, ends)` | `arr<T>, arr<index> -> vec<vec<T>>` | the nested vector whose rows are `data[ends[i-1]..ends[i]]` (from 0 for the first), read back from device buffers: `gpu.pack_rows`'s inverse; faults unless the ends never decrease and the last is `len(data)` (0 without rows) |
 //! | `gpu.pack_rows(vs)` | `vec<vec<T>> -> arr<T>, arr<index>` | two fresh device buffers: the entries of `vs`'s rows one row after another, and the row ends (`ends[i]` is the number of entries in rows `0..=i`, so row `i` is `data[ends[i-1]..ends[i]]`, from 0 for the first, and `arr.len(ends)` is the number of rows) |
 //!
 //! **Where barriers stand.** `gpu.barrier`, `gpu.shuffle` and
@@ -186,6 +187,16 @@ pub fn pack_rows(b: &mut Builder, vs: ValueId) -> (ValueId, ValueId) {
     );
     let op = b.create_raw(st);
     (b.ctx.result(op, 0), b.ctx.result(op, 1))
+}
+/// `gpu.unpack_rows(data, ends) : vec<vec<T>>` (see [`pack_rows`]).
+pub fn unpack_rows(b: &mut Builder, data: ValueId, ends: ValueId) -> ValueId {
+    let elem = b.ctx.ty(data).elem().cloned().unwrap_or(Type::I64);
+    b.op1(
+        "gpu.unpack_rows",
+        &[data, ends],
+        Type::vec(Type::vec(elem)),
+        vec![],
+    )
 }
 /// `gpu.dealloc(a)`.
 pub fn dealloc(b: &mut Builder, a: ValueId) {
@@ -427,6 +438,25 @@ fn verify_pack_rows(ctx: &Context, op: OpId) -> Result<(), String> {
     Ok(())
 }
 
+fn verify_unpack_rows(ctx: &Context, op: OpId) -> Result<(), String> {
+    not_in_kernel(ctx, op)?;
+    let t = arr_elem(ctx, ctx.operand(op, 0), "operand #0")?;
+    if *ctx.ty(ctx.operand(op, 1)) != Type::arr(Type::Index) {
+        return Err(format!(
+            "operand #1 must be 'arr<index>', got '{}'",
+            ctx.ty(ctx.operand(op, 1))
+        ));
+    }
+    let want = Type::vec(Type::vec(t));
+    if *ctx.ty(ctx.result(op, 0)) != want {
+        return Err(format!(
+            "result must be '{want}', got '{}'",
+            ctx.ty(ctx.result(op, 0))
+        ));
+    }
+    Ok(())
+}
+
 fn verify_dealloc(ctx: &Context, op: OpId) -> Result<(), String> {
     not_in_kernel(ctx, op)?;
     arr_elem(ctx, ctx.operand(op, 0), "operand #0").map(|_| ())
@@ -565,6 +595,18 @@ pub fn register(r: &mut Registry) {
         .assembly_format("operands attr-dict : type(operands) -> type(results)")
         .verify(verify_pack_rows)
         .interpret(sim::interp_pack_rows),
+    );
+    r.register(
+        OpSpec::new(
+            "gpu.unpack_rows",
+            "reads a nested vector back from device buffers of its entries and row ends",
+        )
+        .operands(Arity::Exactly(2))
+        .results(Arity::Exactly(1))
+        .traits(Traits::READS | Traits::ALLOCATES)
+        .assembly_format("operands attr-dict : type(operands) -> type(results)")
+        .verify(verify_unpack_rows)
+        .interpret(sim::interp_unpack_rows),
     );
     r.register(
         OpSpec::new("gpu.dealloc", "releases a device buffer")

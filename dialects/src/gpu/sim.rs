@@ -41,6 +41,8 @@ pub trait Device {
     /// `vec` or `mat` (its row-major entries) as the source, a host `arr` as
     /// the destination, or two device buffers) of element type `elem`.
     fn memcpy(&self, dst: &RtValue, src: &RtValue, elem: &Type) -> Result<(), String>;
+    /// The number of elements of a device buffer.
+    fn len(&self, buf: &RtValue) -> Result<usize, String>;
     /// Releases a device buffer.
     fn dealloc(&self, buf: &RtValue) -> Result<(), String>;
     /// Runs kernel `name` (parameter types `types`) on `grid` blocks of
@@ -224,6 +226,53 @@ pub(super) fn interp_pack_rows(it: &mut Interp, op: OpId, args: &[RtValue]) -> R
         out.push(RtValue::Arr(Rc::new(RefCell::new(vals))));
     }
     Ok(out)
+}
+
+/// `gpu.unpack_rows(data, ends)`: the rows `data[ends[i-1]..ends[i]]`,
+/// read back from device buffers under a [`Device`]. Faults unless the
+/// ends never decrease and the last is the number of entries.
+pub(super) fn interp_unpack_rows(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
+    let ctx = it.ctx;
+    let host = |k: usize| -> Result<Vec<RtValue>, RunError> {
+        let Some(d) = device(it) else {
+            return Ok(buffer(ctx, op, &args[k])?.borrow().clone());
+        };
+        let n = d.len(&args[k]).map_err(|e| RunError::at(ctx, op, e))?;
+        let h = RtValue::Arr(Rc::new(RefCell::new(vec![RtValue::Int(0); n])));
+        let t = elem_type(ctx, ctx.operand(op, k));
+        d.memcpy(&h, &args[k], &t)
+            .map_err(|e| RunError::at(ctx, op, e))?;
+        let RtValue::Arr(a) = h else { unreachable!() };
+        let v = a.borrow().clone();
+        Ok(v)
+    };
+    let data = host(0)?;
+    let ends = host(1)?;
+    let mut rows = Vec::with_capacity(ends.len());
+    let mut start = 0usize;
+    for e in &ends {
+        let end = index(ctx, op, e, data.len() + 1)?;
+        if end < start {
+            return Err(RunError::at(
+                ctx,
+                op,
+                format!(
+                    "row ends out of order: {end} after {start}, with {} entries",
+                    data.len()
+                ),
+            ));
+        }
+        rows.push(RtValue::Vec(Rc::new(data[start..end].to_vec())));
+        start = end;
+    }
+    if start != data.len() {
+        return Err(RunError::at(
+            ctx,
+            op,
+            format!("the rows end at {start}, not at the {} entries", data.len()),
+        ));
+    }
+    Ok(smallvec![RtValue::Vec(Rc::new(rows))])
 }
 
 pub(super) fn interp_memcpy(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {

@@ -22,6 +22,14 @@
 //! (from the monoid's identity); a reduce loop over the slots, offloaded
 //! as any reduce, combines them from the loop's init.
 //!
+//! **Rows.** A collect of vectors, each the result of a collect loop at the
+//! top of the body that only this collect's one unconditional emit reads
+//! (a map of maps: `mat.to_rows`, `vec.transpose`), is a flatMap whose
+//! iterations' elements are rows: in both kernels the inner loop's emits
+//! are the outer collect's and the inner loop makes no vector; the
+//! inclusive scan of the counts is the rows' ends, and `gpu.unpack_rows`
+//! reads the nested vector back from the written entries and those ends.
+//!
 //! The body is pure apart from its emits ([`super::body_ok`]), so the second
 //! run emits exactly what the first counted; the stores still keep their
 //! bounds checks. The elements come out in the order of the sequential
@@ -46,6 +54,10 @@ use super::{
 enum Part {
     /// A collect: counted, scanned, written.
     Collect(Type),
+    /// A collect of vectors of `T`, each made by the inner collect loop
+    /// (of the body's top level) of the original loop: counted, scanned
+    /// and written as a collect of `T`, and read back as rows.
+    Rows(Type, OpId),
     /// A reduce: each iteration folds its emits into a slot of its own in
     /// the count kernel; a reduce loop over the slots (offloaded as any
     /// reduce) gives the result.
@@ -65,7 +77,7 @@ impl FlatPlan {
         self.parts
             .iter()
             .filter_map(|p| match p {
-                Part::Collect(t) => Some(t.clone()),
+                Part::Collect(t) | Part::Rows(t, _) => Some(t.clone()),
                 Part::Reduce(..) => None,
             })
             .collect()
@@ -75,7 +87,7 @@ impl FlatPlan {
             .iter()
             .filter_map(|p| match p {
                 Part::Reduce(m, t) => Some((*m, t.clone())),
-                Part::Collect(_) => None,
+                Part::Collect(_) | Part::Rows(..) => None,
             })
             .collect()
     }
@@ -86,9 +98,14 @@ pub(super) fn plan(ctx: &Context, l: OpId) -> Result<FlatPlan, String> {
     let gens =
         gen::try_generators(ctx, l).map_err(|_| "its generators are malformed".to_string())?;
     let mut parts = Vec::new();
-    for g in &gens {
+    let handles = gen::handles(ctx, l);
+    for (g, &h) in gens.iter().zip(handles) {
         parts.push(match g.kind {
             GenKind::Collect if super::scalar(&g.elem) => Part::Collect(g.elem.clone()),
+            GenKind::Collect => match row_loop(ctx, l, h) {
+                Some((t, inner)) => Part::Rows(t, inner),
+                None => return Err("not a flatMap of scalars".into()),
+            },
             GenKind::Reduce(m)
                 if super::scalar(&g.elem)
                     && Monoid::supports(&g.elem)
@@ -102,9 +119,53 @@ pub(super) fn plan(ctx: &Context, l: OpId) -> Result<FlatPlan, String> {
     if parts.is_empty() || gen::running::reads_own_generators(ctx, l) {
         return Err("not a flatMap of scalars".into());
     }
+    let rows: Vec<OpId> = parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Rows(_, inner) => Some(*inner),
+            _ => None,
+        })
+        .collect();
     let mut captures = Vec::new();
-    super::body_ok(ctx, l, l, &mut captures, &[], true)?;
+    super::body_ok(ctx, l, l, &mut captures, &[], Some(&rows))?;
     Ok(FlatPlan { parts, captures })
+}
+
+/// The element type `T` and the inner loop of a collect of vectors `h` of
+/// loop `l` whose rows kernels can write ([`Part::Rows`]): `h` has one
+/// emit, at the top of the body, of the collect result of a `gen.loop` at
+/// the top of the body whose generators are one collect of scalars `T` and
+/// reduces a kernel thread runs (as in [`super::roles`]; fusion puts a
+/// row's sum beside it), and that emit is the collect result's only use.
+pub(super) fn row_loop(ctx: &Context, l: OpId, h: ValueId) -> Option<(Type, OpId)> {
+    let body = gen::body(ctx, l);
+    let e = gen::exact_emit(ctx, body, h)?;
+    let v = *ctx.operands(e).get(1)?;
+    let inner = ctx.def_op_named(v, gen::LOOP)?;
+    if ctx.op(inner).parent != Some(body) || ctx.uses(v).len() != 1 {
+        return None;
+    }
+    let gens = gen::try_generators(ctx, inner).ok()?;
+    let inner_body = gen::body(ctx, inner);
+    let mut elem = None;
+    for (g, &gh) in gens.iter().zip(gen::handles(ctx, inner)) {
+        match g.kind {
+            GenKind::Collect if elem.is_none() && super::scalar(&g.elem) => {
+                elem = Some(g.elem.clone());
+            }
+            GenKind::Reduce(m)
+                if super::scalar(&g.elem)
+                    && Monoid::supports(&g.elem)
+                    && gen::emits_to(ctx, gh)
+                        .iter()
+                        .all(|&x| super::reduce_emit_ok(ctx, inner_body, x, m, &g.elem)) => {}
+            _ => return None,
+        }
+    }
+    let offs = gen::result_offsets(&gens);
+    let at = gens.iter().position(|g| g.kind == GenKind::Collect)?;
+    let elem = elem?;
+    (ctx.result(inner, offs[at]) == v).then_some((elem, inner))
 }
 
 /// Builds the count kernel (`write` false: parameters `n, captures...,
@@ -186,6 +247,13 @@ fn flat_kernel(
         }
     });
     finish(&mut b);
+    // Each row's inner loop: its emits become the outer collect's, and it
+    // makes no vector (the outer emit of it goes).
+    for (pos, part) in p.parts.iter().enumerate() {
+        if let Part::Rows(..) = part {
+            rows_to_flat(ctx, k, handles[pos]);
+        }
+    }
     // The copied emits still name the loop's handles: a collect's becomes a
     // step of its cursor (and, when writing, a store at the cursor); a
     // reduce's folds into the iteration's slot (count kernel) or goes.
@@ -194,7 +262,7 @@ fn flat_kernel(
         .parts
         .iter()
         .map(|part| match part {
-            Part::Collect(_) => {
+            Part::Collect(_) | Part::Rows(..) => {
                 nc += 1;
                 (true, nc - 1)
             }
@@ -239,6 +307,101 @@ fn flat_kernel(
     }
     vec_reads_to_arr(ctx, k);
     shaped_reads_to_arr(ctx, k, shapes);
+}
+
+/// A collect of vectors whose one emit (at the top of `l`'s body) emits a
+/// vector made elsewhere (a row of a matrix or of a nested vector, or a
+/// whole vector): the emit undone by [`undo_row_copies`].
+pub(super) struct RowCopy {
+    emit: OpId,
+    old: ValueId,
+    len: OpId,
+    copy: OpId,
+}
+
+/// Makes each row that a collect of vectors of loop `l` emits at the top
+/// of its body, and that no collect loop of the body makes, a collect loop
+/// copying it (`gen.loop(len)` of `vec.get`s), so that [`row_loop`] sees
+/// rows kernels can write. The copy is the row itself; if the loop does
+/// not become kernels after all, [`undo_row_copies`] takes it back.
+pub(super) fn row_copies(ctx: &mut Context, l: OpId) -> Vec<RowCopy> {
+    let Ok(gens) = gen::try_generators(ctx, l) else {
+        return Vec::new();
+    };
+    let body = gen::body(ctx, l);
+    let handles = gen::handles(ctx, l).to_vec();
+    let mut out = Vec::new();
+    for (g, h) in gens.iter().zip(handles) {
+        let Some(t) = super::nested_elem(&Type::vec(g.elem.clone())) else {
+            continue;
+        };
+        if g.kind != GenKind::Collect {
+            continue;
+        }
+        let Some(e) = gen::exact_emit(ctx, body, h) else {
+            continue;
+        };
+        let old = ctx.operand(e, 1);
+        if ctx.def_op_named(old, gen::LOOP).is_some() {
+            continue;
+        }
+        let mut b = Builder::before(ctx, e);
+        let n = b.op1("vec.len", &[old], Type::Index, vec![]);
+        let len = b.ctx.def_op(n).expect("just built");
+        let copy = gen::build_loop(&mut b, n, &[], &[Generator::collect(t)], |b, j, hs| {
+            let x = dialects::vec::get_in_bounds(b, old, j);
+            gen::emit(b, hs[0], x);
+        })[0];
+        ctx.set_operand(e, 1, copy);
+        let copy = ctx.def_op(copy).expect("a loop result");
+        out.push(RowCopy {
+            emit: e,
+            old,
+            len,
+            copy,
+        });
+    }
+    out
+}
+
+/// Takes back [`row_copies`].
+pub(super) fn undo_row_copies(ctx: &mut Context, copies: Vec<RowCopy>) {
+    for c in copies.into_iter().rev() {
+        ctx.set_operand(c.emit, 1, c.old);
+        ctx.erase_op(c.copy);
+        ctx.erase_op(c.len);
+    }
+}
+
+/// In kernel `k`, the copy of a row's inner loop, whose collect result the
+/// one emit to outer collect handle `h` emits: the emit goes, the inner
+/// loop's collect emits name `h`, and the loop is rebuilt without its
+/// collect (its reduces stay).
+fn rows_to_flat(ctx: &mut Context, k: OpId, h: ValueId) {
+    let Some(e) = ctx
+        .walk_nested(k)
+        .into_iter()
+        .find(|&op| ctx.is(op, gen::EMIT) && ctx.operand(op, 0) == h)
+    else {
+        return;
+    };
+    let v = ctx.operand(e, 1);
+    ctx.erase_op(e);
+    let Some(inner) = ctx.def_op_named(v, gen::LOOP) else {
+        return;
+    };
+    let Some(view) = crate::fuse::loops::view(ctx, inner) else {
+        return;
+    };
+    let (rows, rest): (Vec<_>, Vec<_>) = view.gens.into_iter().partition(|g| g.kind == "collect");
+    for g in &rows {
+        for e in gen::emits_to(ctx, g.handle) {
+            ctx.set_operand(e, 0, h);
+        }
+    }
+    let ops = crate::fuse::loops::body_ops(ctx, view.body);
+    crate::fuse::loops::build_loop(ctx, inner, view.size, &rest, &[view.index], &ops);
+    ctx.erase_op(inner);
 }
 
 /// Replaces flatMap loop `l` (in host function `f`) by its kernels and
@@ -348,6 +511,7 @@ pub(super) fn offload(
         let last = binop(&mut b, "arith.subi", last, one);
         let mut write_args = args;
         let mut totals = Vec::new();
+        let mut ends = Vec::new();
         for &v in incl.iter() {
             let total = scf::build_if(
                 &mut b,
@@ -363,6 +527,7 @@ pub(super) fn offload(
             let d = dalloc(&mut b, &mut dev, len, Type::Index);
             gpu::memcpy(&mut b, d, v);
             write_args.push(d);
+            ends.push(d);
             totals.push(total);
         }
         // Fresh cursors: the counts only ever being read lets their copy to
@@ -377,11 +542,27 @@ pub(super) fn offload(
             .collect();
         write_args.extend(&outs);
         gpu::launch_func(&mut b, k_write, grid, blk, &write_args);
+        let rows: Vec<bool> = p
+            .parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::Collect(_) => Some(false),
+                Part::Rows(..) => Some(true),
+                Part::Reduce(..) => None,
+            })
+            .collect();
         collected = outs
             .iter()
             .zip(&totals)
             .zip(&elems)
-            .map(|((&d, &m), t)| to_host(&mut b, d, m, t))
+            .zip(rows.iter().zip(&ends))
+            .map(|(((&d, &m), t), (&row, &e))| {
+                if row {
+                    gpu::unpack_rows(&mut b, d, e)
+                } else {
+                    to_host(&mut b, d, m, t)
+                }
+            })
             .collect();
     }
     for d in dev {
@@ -393,7 +574,7 @@ pub(super) fn offload(
         .parts
         .iter()
         .map(|part| match part {
-            Part::Collect(_) => ci.next().expect("a collect's result"),
+            Part::Collect(_) | Part::Rows(..) => ci.next().expect("a collect's result"),
             Part::Reduce(..) => ri.next().expect("a reduce's result"),
         })
         .collect();

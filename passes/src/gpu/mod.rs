@@ -228,7 +228,12 @@ impl Walk<'_> {
                     }
                     Err(why) => why,
                 };
-                match flat::plan(ctx, op) {
+                let copies = flat::row_copies(ctx, op);
+                let fp = flat::plan(ctx, op);
+                if fp.is_err() {
+                    flat::undo_row_copies(ctx, copies);
+                }
+                match fp {
                     Ok(p) => {
                         self.kernels += flat::offload(ctx, f, op, &p, self.opts, &mut self.seq);
                         continue;
@@ -446,14 +451,15 @@ fn roles(ctx: &Context, l: OpId) -> Result<Vec<Role>, String> {
 /// (an indexed update's destination, [`update`]; a chunked scan's arrays,
 /// [`chunks`]); they are not captures.
 /// With `flat`, loops nested in `outer` may feed `outer`'s generators (a
-/// flatMap, [`flat`]).
+/// flatMap, [`flat`]), and the loops `flat` holds may be collects (each
+/// makes a row of a collect of vectors, [`flat::row_loop`]).
 fn body_ok(
     ctx: &Context,
     outer: OpId,
     l: OpId,
     captures: &mut Vec<ValueId>,
     own: &[ValueId],
-    flat: bool,
+    flat: Option<&[OpId]>,
 ) -> Result<(), String> {
     for op in ctx.walk_nested(l) {
         let name = ctx.op_name(op);
@@ -485,8 +491,9 @@ fn body_ok(
                     .is_some_and(|o| o == l || ctx.is_ancestor(outer, o)))
             || (name == gen::LOOP
                 && op != outer
-                && roles(ctx, op)
-                    .is_ok_and(|r| r.iter().all(|x| matches!(x, Role::Reduce { .. }))));
+                && (flat.is_some_and(|rows| rows.contains(&op))
+                    || roles(ctx, op)
+                        .is_ok_and(|r| r.iter().all(|x| matches!(x, Role::Reduce { .. })))));
         if !ok {
             return Err(if name == gen::LOOP {
                 "its body holds a loop that is not a reduction (only reductions run sequentially inside a kernel thread)".into()
@@ -509,7 +516,7 @@ fn body_ok(
             let mut p = ctx.parent_op(op);
             while let Some(q) = p {
                 if ctx.is(q, gen::LOOP) {
-                    if Some(q) != owner && !(flat && owner == Some(outer)) {
+                    if Some(q) != owner && !(flat.is_some() && owner == Some(outer)) {
                         return Err("a nested loop feeds a generator of an enclosing loop".into());
                     }
                     break;
@@ -595,7 +602,7 @@ fn plan(ctx: &Context, l: OpId) -> Result<Plan, String> {
     let roles = roles(ctx, l)?;
     let own = arrays::own_arrays(ctx, l)?;
     let mut captures = Vec::new();
-    body_ok(ctx, l, l, &mut captures, &own, false)?;
+    body_ok(ctx, l, l, &mut captures, &own, None)?;
     let running = running::generators(ctx, l, &roles).ok_or_else(|| {
         "its body reads a scan's running value in a way the scan kernels do not provide".to_string()
     })?;

@@ -139,7 +139,7 @@ fn check(
         }
     };
     let mut captures = Vec::new();
-    super::body_ok(ctx, l, l, &mut captures, &[a], false)?;
+    super::body_ok(ctx, l, l, &mut captures, &[a], None)?;
     Ok(UpdatePlan { a, how, captures })
 }
 
