@@ -345,7 +345,10 @@ pub(super) fn row_copies(ctx: &mut Context, l: OpId) -> Vec<RowCopy> {
         if ctx.def_op_named(old, gen::LOOP).is_some() {
             continue;
         }
+        // Built as they are (no folding, no reuse of equal ops): the undo
+        // erases exactly these ops.
         let mut b = Builder::before(ctx, e);
+        b.smart = false;
         let n = b.op1("vec.len", &[old], Type::Index, vec![]);
         let len = b.ctx.def_op(n).expect("just built");
         let copy = gen::build_loop(&mut b, n, &[], &[Generator::collect(t)], |b, j, hs| {
