@@ -32,8 +32,11 @@
 //!
 //! Every step is data parallel, and the result does not depend on which
 //! thread wins a slot: the keys' order and numbers come from the smallest
-//! `j`s, the values' grouping from the lengths. A bucket of collects (its
-//! values are vectors) stays a host loop.
+//! `j`s, the values' grouping from the lengths.
+//!
+//! A bucket of collects (scalar values) is grouped the same way up to the
+//! key numbers; its rows come from a stable sort of the pairs by key
+//! number, the counts per key and their scan ([`rows`]).
 
 use ir::{Attribute, Builder, Context, OpId, Type, ValueId};
 
@@ -71,15 +74,17 @@ fn groupable(ctx: &Context, l: OpId) -> Option<usize> {
     let gens = gen::try_generators(ctx, l).ok()?;
     let handles = gen::handles(ctx, l);
     gens.iter().zip(handles).position(|(g, &h)| {
-        let GenKind::Bucket(BucketOf::Reduce(m)) = g.kind else {
-            return false;
+        let elem_ok = match g.kind {
+            GenKind::Bucket(BucketOf::Reduce(m)) => {
+                super::scalar(&g.elem) && Monoid::supports(&g.elem) && m.identity(&g.elem).is_some()
+            }
+            GenKind::Bucket(BucketOf::Collect) => super::scalar(&g.elem),
+            _ => false,
         };
         let key_ok = matches!(
             g.key.as_ref(),
             Some(Type::I1 | Type::I32 | Type::I64 | Type::Index | Type::F32 | Type::F64)
         );
-        let elem_ok =
-            super::scalar(&g.elem) && Monoid::supports(&g.elem) && m.identity(&g.elem).is_some();
         let only_emits = ctx
             .uses(h)
             .iter()
@@ -91,7 +96,7 @@ fn groupable(ctx: &Context, l: OpId) -> Option<usize> {
 /// Rewrites bucket generator `p` of loop `l`; returns the new loop.
 fn rewrite(ctx: &mut Context, l: OpId, p: usize) -> OpId {
     let g = gen::generators(ctx, l)[p].clone();
-    let GenKind::Bucket(BucketOf::Reduce(m)) = g.kind else {
+    let GenKind::Bucket(of) = g.kind else {
         unreachable!("checked by groupable")
     };
     let kt = g.key.clone().expect("a bucket has a key type");
@@ -106,6 +111,10 @@ fn rewrite(ctx: &mut Context, l: OpId, p: usize) -> OpId {
         ctx.set_operands(e, &[hk, k]);
         gen::emit(&mut Builder::before(ctx, e), hv, v);
     }
+    // The values' collect holds scalars (a bucket of collects' result
+    // holds their rows until `group` makes them).
+    let vals = view.gens[p].results[1];
+    ctx.set_type(vals, Type::vec(vt.clone()));
     let collect = GenKind::Collect.attr();
     let mut gens = Vec::new();
     for (k, og) in view.gens.iter().enumerate() {
@@ -142,7 +151,7 @@ fn rewrite(ctx: &mut Context, l: OpId, p: usize) -> OpId {
         .collect();
     ctx.erase_op(l);
 
-    let (uk, red) = group(ctx, nl, ks, vs, &kt, &vt, m);
+    let (uk, red) = group(ctx, nl, ks, vs, &kt, &vt, of);
     for (op, index, is_key) in users {
         ctx.set_operand(op, index as usize, if is_key { uk } else { red });
     }
@@ -150,7 +159,8 @@ fn rewrite(ctx: &mut Context, l: OpId, p: usize) -> OpId {
 }
 
 /// Builds steps 2-4 after loop `l` for its collected keys `ks` and values
-/// `vs`; returns the distinct keys and their folds.
+/// `vs`; returns the distinct keys and their folds (a bucket of reduces) or
+/// their rows of values ([`rows`], a bucket of collects).
 fn group(
     ctx: &mut Context,
     l: OpId,
@@ -158,7 +168,7 @@ fn group(
     vs: ValueId,
     kt: &Type,
     vt: &Type,
-    m: Monoid,
+    of: BucketOf,
 ) -> (ValueId, ValueId) {
     let mut b = Builder::after(ctx, l);
     let b = &mut b;
@@ -273,6 +283,10 @@ fn group(
         gen::emit(b, hs[0], g);
     })[0];
     let u = vec::len(b, uk);
+    let m = match of {
+        BucketOf::Reduce(m) => m,
+        BucketOf::Collect => return (uk, rows(b, gid, vs, u, vt)),
+    };
     let id = m.identity(vt).expect("checked by groupable");
     let idv = b.constant(id, vt);
     let dest = b.op1("vec.fill", &[u, idv], Type::vec(vt.clone()), vec![]);
@@ -283,6 +297,162 @@ fn group(
         vec![("kind".to_string(), GenKind::Reduce(m).attr())],
     );
     (uk, red)
+}
+
+/// The rows of a bucket of collects: for each of the `u` keys, the values
+/// `vs[j]` of the pairs `j` whose key number `gid[j]` is its number, in the
+/// order of `j`. Each step is a loop that kernels run:
+/// 1. `ord`, the pairs sorted by key number, stably (`j` breaks ties): a
+///    merge sort from runs of one pair, where each pass doubles the runs
+///    and each output position finds its pair by a binary search for the
+///    number of pairs the first run gives the merge before it (a gather:
+///    no two threads write one place); the passes run in an `scf.while`,
+///    `ceil(log2(c))` of them;
+/// 2. the values in that order, and each key's count (a histogram of
+///    `gid`, integer adds), whose inclusive scan is the rows' ends;
+/// 3. the rows: a collect of vectors whose row `k` is a collect loop over
+///    the sorted values between the ends (a flatMap of rows,
+///    `super::flat`).
+fn rows(b: &mut Builder, gid: ValueId, vs: ValueId, u: ValueId, vt: &Type) -> ValueId {
+    let ix = Type::Index;
+    let collect_ix = Generator::collect(ix.clone());
+    let c = vec::len(b, gid);
+    let zero = const_int(b, 0, &ix);
+    let one = const_int(b, 1, &ix);
+    let two = const_int(b, 2, &ix);
+    let iota = gen::build_loop(b, c, &[], std::slice::from_ref(&collect_ix), |b, j, hs| {
+        gen::emit(b, hs[0], j);
+    })[0];
+    let ord_t = Type::vec(ix.clone());
+    let sorted = scf::build_while(
+        b,
+        &[one, iota],
+        &[ix.clone(), ord_t.clone()],
+        |b, a| {
+            let go = build_cmpi(b, "ult", a[0], c);
+            (go, vec![a[0], a[1]])
+        },
+        |b, a| {
+            let (w, ord) = (a[0], a[1]);
+            let w2 = build_binop(b, "arith.muli", w, two);
+            let next = gen::build_loop(b, c, &[], std::slice::from_ref(&collect_ix), |b, q, hs| {
+                let key = |b: &mut Builder, at: ValueId| {
+                    let j = vec::get_in_bounds(b, ord, at);
+                    vec::get_in_bounds(b, gid, j)
+                };
+                // Runs A = [s, ae) and B = [ae, be); q is output r of their merge.
+                let blk = build_binop(b, "arith.divui", q, w2);
+                let s = build_binop(b, "arith.muli", blk, w2);
+                let ae = build_binop(b, "arith.addi", s, w);
+                let ae = build_binop(b, "arith.minui", ae, c);
+                let be = build_binop(b, "arith.addi", s, w2);
+                let be = build_binop(b, "arith.minui", be, c);
+                let la = build_binop(b, "arith.subi", ae, s);
+                let lb = build_binop(b, "arith.subi", be, ae);
+                let r = build_binop(b, "arith.subi", q, s);
+                // The number i of A's pairs among the first r outputs: the
+                // least i in [max(r - lb, 0), min(r, la)] whose A[i] does not
+                // come before B[r - i - 1] (A first on equal keys).
+                let rl = build_binop(b, "arith.subi", r, lb);
+                let neg = build_cmpi(b, "ult", r, lb);
+                let lo = b.op1("arith.select", &[neg, zero, rl], ix.clone(), vec![]);
+                let hi = build_binop(b, "arith.minui", r, la);
+                let found = scf::build_while(
+                    b,
+                    &[lo, hi],
+                    &[ix.clone(), ix.clone()],
+                    |b, a| {
+                        let go = build_cmpi(b, "ult", a[0], a[1]);
+                        (go, vec![a[0], a[1]])
+                    },
+                    |b, a| {
+                        let (lo, hi) = (a[0], a[1]);
+                        let sum = build_binop(b, "arith.addi", lo, hi);
+                        let mid = build_binop(b, "arith.divui", sum, two);
+                        let at_a = build_binop(b, "arith.addi", s, mid);
+                        let ka = key(b, at_a);
+                        let rm = build_binop(b, "arith.subi", r, mid);
+                        let rm = build_binop(b, "arith.subi", rm, one);
+                        let at_b = build_binop(b, "arith.addi", ae, rm);
+                        let kb = key(b, at_b);
+                        let before = build_cmpi(b, "ule", ka, kb);
+                        let m1 = build_binop(b, "arith.addi", mid, one);
+                        let lo2 = b.op1("arith.select", &[before, m1, lo], ix.clone(), vec![]);
+                        let hi2 = b.op1("arith.select", &[before, hi, mid], ix.clone(), vec![]);
+                        vec![lo2, hi2]
+                    },
+                );
+                let i = found[0];
+                let jb = build_binop(b, "arith.subi", r, i);
+                // Output r is A[i] unless A is used up, or B[jb] comes first.
+                let a_left = build_cmpi(b, "ult", i, la);
+                let b_left = build_cmpi(b, "ult", jb, lb);
+                let at_a = build_binop(b, "arith.addi", s, i);
+                let at_b = build_binop(b, "arith.addi", ae, jb);
+                // Clamped so that both reads stay in bounds; the select
+                // below only uses a read whose side is left.
+                let last = build_binop(b, "arith.subi", c, one);
+                let ra = build_binop(b, "arith.minui", at_a, last);
+                let rb = build_binop(b, "arith.minui", at_b, last);
+                let ka = key(b, ra);
+                let kb = key(b, rb);
+                let a_first = build_cmpi(b, "ule", ka, kb);
+                let no = zero_i1(b);
+                let nb = build_cmpi(b, "eq", b_left, no);
+                let take_a = build_binop(b, "arith.ori", nb, a_first);
+                let take_a = build_binop(b, "arith.andi", a_left, take_a);
+                let from = b.op1("arith.select", &[take_a, ra, rb], ix.clone(), vec![]);
+                let j = vec::get_in_bounds(b, ord, from);
+                gen::emit(b, hs[0], j);
+            })[0];
+            vec![w2, next]
+        },
+    )[1];
+    let sv = gen::build_loop(b, c, &[], &[Generator::collect(vt.clone())], |b, q, hs| {
+        let j = vec::get_in_bounds(b, sorted, q);
+        let x = vec::get_in_bounds(b, vs, j);
+        gen::emit(b, hs[0], x);
+    })[0];
+    let zeros = b.op1("vec.fill", &[u, zero], Type::vec(ix.clone()), vec![]);
+    let ones = b.op1("vec.fill", &[c, one], Type::vec(ix.clone()), vec![]);
+    let counts = b.op1(
+        "vec.hist",
+        &[zeros, gid, ones],
+        Type::vec(ix.clone()),
+        vec![("kind".to_string(), GenKind::Reduce(Monoid::Add).attr())],
+    );
+    let scan = Generator::scan(Monoid::Add, ix.clone());
+    let ends = gen::build_loop(b, u, &[zero], &[scan], |b, k, hs| {
+        let n = vec::get_in_bounds(b, counts, k);
+        gen::emit(b, hs[0], n);
+    })[0];
+    let row_t = Generator::collect(Type::vec(vt.clone()));
+    gen::build_loop(b, u, &[], &[row_t], |b, k, hs| {
+        let end = vec::get_in_bounds(b, ends, k);
+        let first = build_cmpi(b, "eq", k, zero);
+        let km1 = build_binop(b, "arith.maxui", k, one);
+        let km1 = build_binop(b, "arith.subi", km1, one);
+        let prev = vec::get_in_bounds(b, ends, km1);
+        let start = b.op1("arith.select", &[first, zero, prev], ix.clone(), vec![]);
+        let len = build_binop(b, "arith.subi", end, start);
+        let row = gen::build_loop(
+            b,
+            len,
+            &[],
+            &[Generator::collect(vt.clone())],
+            |b, j, hs| {
+                let at = build_binop(b, "arith.addi", start, j);
+                let x = vec::get_in_bounds(b, sv, at);
+                gen::emit(b, hs[0], x);
+            },
+        )[0];
+        gen::emit(b, hs[0], row);
+    })[0]
+}
+
+/// `false`.
+fn zero_i1(b: &mut Builder) -> ValueId {
+    const_int(b, 0, &Type::I1)
 }
 
 /// Key `k` of type `kt` as an `index` with the same bits (distinct keys give
