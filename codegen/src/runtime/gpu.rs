@@ -703,6 +703,52 @@ mod tests {
     }
 
     #[test]
+    fn rows_packed_and_unpacked() {
+        let dev = Fake::default();
+        let rows: Vec<Vec<f64>> = vec![vec![1.0, 2.0], vec![], vec![3.5]];
+        let descs: Vec<VecDesc> = rows
+            .iter()
+            .map(|r| VecDesc {
+                data: r.as_ptr() as *mut u8,
+                len: r.len() as i64,
+            })
+            .collect();
+        with_device(&dev, || unsafe {
+            let d = l0rt_gpu_pack_rows(descs.as_ptr(), 3, 8);
+            let e = l0rt_gpu_row_ends(descs.as_ptr(), 3);
+            assert!(!d.is_null() && !e.is_null());
+            assert_eq!(((*d).len, (*e).len), (3, 3));
+            let mut ends = [0u8; 24];
+            dev.copy_out(&mut ends, (*e).data as u64).unwrap();
+            let ends: Vec<i64> = ends
+                .chunks(8)
+                .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+                .collect();
+            assert_eq!(ends, vec![2, 2, 3]);
+            let back = l0rt_gpu_unpack_rows(d, e, 8);
+            assert!(!back.is_null());
+            assert_eq!(l0rt_gpu_rows(e), 3);
+            let got: Vec<Vec<f64>> = (0..3)
+                .map(|k| {
+                    let r = back.add(k).read_unaligned();
+                    std::slice::from_raw_parts(r.data as *const f64, r.len as usize).to_vec()
+                })
+                .collect();
+            assert_eq!(got, rows);
+            crate::runtime::l0rt_vec_drop(back as *mut u8, 3, 1);
+            // Ends past the entries are a fault with the interpreter's words.
+            let mut bad = host(&[0.0]);
+            (*bad.data.cast::<i64>()) = 4;
+            assert!(l0rt_gpu_unpack_rows(d, &mut bad, 8).is_null());
+            assert_eq!(
+                take_error().unwrap().message,
+                "row ends out of order: 4 after 0, with 3 entries"
+            );
+        });
+        assert!(dev.mem.borrow().is_empty(), "both buffers freed at the end");
+    }
+
+    #[test]
     fn faults_record_the_interpreters_messages() {
         let dev = Fake {
             params: vec![Type::arr(Type::F64)],

@@ -251,8 +251,10 @@ pub(super) fn interp_unpack_rows(it: &mut Interp, op: OpId, args: &[RtValue]) ->
     let mut rows = Vec::with_capacity(ends.len());
     let mut start = 0usize;
     for e in &ends {
-        let end = index(ctx, op, e, data.len() + 1)?;
-        if end < start {
+        let end = e
+            .as_int()
+            .ok_or_else(|| RunError::at(ctx, op, "expected an integer row end"))?;
+        if end < start as i64 || end > data.len() as i64 {
             return Err(RunError::at(
                 ctx,
                 op,
@@ -262,6 +264,7 @@ pub(super) fn interp_unpack_rows(it: &mut Interp, op: OpId, args: &[RtValue]) ->
                 ),
             ));
         }
+        let end = end as usize;
         rows.push(RtValue::Vec(Rc::new(data[start..end].to_vec())));
         start = end;
     }

@@ -1,5 +1,5 @@
-//! One device copy of a host vector or matrix per block (issue 41, item 3: data stays
-//! on the device). Offloading builds each loop's launch on its own, so two
+//! One device copy of a host vector or matrix, and one packing of a nested
+//! vector, per block (issue 41, item 3: data stays on the device). Offloading builds each loop's launch on its own, so two
 //! kernels that read the same vector (a scan's partials and its second
 //! pass, a map and a reduce of one input) each copy it to the device.
 
@@ -27,7 +27,69 @@ pub fn reuse_device_copies(ctx: &mut Context) -> u64 {
             n += 1;
         }
     }
+    let packs: Vec<OpId> = ctx
+        .walk_all()
+        .into_iter()
+        .filter(|&op| ctx.is(op, "gpu.pack_rows"))
+        .collect();
+    for p in packs {
+        if ctx.alive(p) && reuse_pack(ctx, p) {
+            n += 1;
+        }
+    }
     n
+}
+
+/// The frees of the two buffers of `gpu.pack_rows` op `pack` at the top of
+/// `block`, when launches only read them.
+fn read_only_pack(ctx: &Context, pack: OpId, block: ir::BlockId) -> Option<[OpId; 2]> {
+    if !top(ctx, pack, block) {
+        return None;
+    }
+    let mut frees = [pack; 2];
+    for (k, f) in frees.iter_mut().enumerate() {
+        let d = ctx.result(pack, k);
+        if ctx.uses(d).iter().any(|u| !top(ctx, u.op, block)) {
+            return None;
+        }
+        *f = only_launched(ctx, d, block, &[], true)?;
+    }
+    Some(frees)
+}
+
+/// [`reuse_device_copies`] for a later `gpu.pack_rows` `pack2` of a nested
+/// vector that the block packed before (as for copies: both read-only, the
+/// earlier buffers freed at the later of the two frees).
+fn reuse_pack(ctx: &mut Context, pack2: OpId) -> bool {
+    let Some(block) = ctx.op(pack2).parent else {
+        return false;
+    };
+    let Some(frees2) = read_only_pack(ctx, pack2, block) else {
+        return false;
+    };
+    let v = ctx.operand(pack2, 0);
+    let first = ctx.uses(v).iter().map(|u| u.op).find(|&p| {
+        p != pack2
+            && ctx.is(p, "gpu.pack_rows")
+            && top(ctx, p, block)
+            && ctx.is_before_in_block(p, pack2)
+            && read_only_pack(ctx, p, block).is_some()
+    });
+    let Some(pack1) = first else {
+        return false;
+    };
+    let frees1 = read_only_pack(ctx, pack1, block).expect("checked");
+    for k in 0..2 {
+        let (d1, d2) = (ctx.result(pack1, k), ctx.result(pack2, k));
+        if ctx.is_before_in_block(frees1[k], frees2[k]) {
+            ctx.erase_op(frees1[k]);
+        } else {
+            ctx.erase_op(frees2[k]);
+        }
+        ctx.replace_all_uses(d2, d1);
+    }
+    ctx.erase_op(pack2);
+    true
 }
 
 /// A copy `gpu.memcpy %d, %v` of vector `%v` into a fresh read-only device
