@@ -614,9 +614,21 @@ pub fn hoist_invariant_copies(ctx: &mut Context) -> u64 {
             .rev()
             .filter(|&op| ctx.is(op, "gpu.memcpy"))
             .collect();
+        let packs: Vec<OpId> = ctx
+            .walk_all()
+            .into_iter()
+            .rev()
+            .filter(|&op| ctx.is(op, "gpu.pack_rows"))
+            .collect();
         let mut changed = false;
         for c in copies {
             if ctx.alive(c) && hoist(ctx, c) {
+                n += 1;
+                changed = true;
+            }
+        }
+        for p in packs {
+            if ctx.alive(p) && hoist_pack(ctx, p) {
                 n += 1;
                 changed = true;
             }
@@ -625,6 +637,52 @@ pub fn hoist_invariant_copies(ctx: &mut Context) -> u64 {
             return n;
         }
     }
+}
+
+/// The host loop (`scf.for`, or a `gen.loop` of host code) whose body is
+/// the block that holds `op`.
+fn host_loop_of(ctx: &Context, op: OpId) -> Option<(ir::BlockId, OpId)> {
+    let body = ctx.op(op).parent?;
+    let l = ctx.block_parent_op(body)?;
+    if !(ctx.is(l, "scf.for") || ctx.is(l, dialects::gen::LOOP)) || ctx.op_block(l, 0) != body {
+        return None;
+    }
+    if dialects::gpu::enclosing_kernel(ctx, l).is_some() {
+        return None;
+    }
+    Some((body, l))
+}
+
+/// [`hoist_invariant_copies`] for one `gpu.pack_rows %v` of a nested vector
+/// defined outside its loop, both of whose buffers launches only read and
+/// one `gpu.dealloc` each at the top of the body frees: the packing moves
+/// before the loop and the frees after it.
+fn hoist_pack(ctx: &mut Context, pack: OpId) -> bool {
+    let Some((body, l)) = host_loop_of(ctx, pack) else {
+        return false;
+    };
+    let v = ctx.operand(pack, 0);
+    if ctx.value_block(v).is_some_and(|b| ctx.block_in_op(b, l)) {
+        return false;
+    }
+    let mut frees = Vec::new();
+    for k in 0..2 {
+        let d = ctx.result(pack, k);
+        if ctx.uses(d).iter().any(|u| !top(ctx, u.op, body)) {
+            return false;
+        }
+        match only_launched(ctx, d, body, &[], true) {
+            Some(f) => frees.push(f),
+            None => return false,
+        }
+    }
+    let outer = ctx.op(l).parent.expect("a loop in a block");
+    ctx.move_op(pack, outer, Some(l));
+    for f in frees {
+        let after = ctx.op(l).next;
+        ctx.move_op(f, outer, after);
+    }
+    true
 }
 
 /// [`hoist_invariant_copies`] for one `gpu.memcpy %d, %v`.
