@@ -7,6 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH="${1:-60}"
+# The nightly fuzz builds keep out of a target directory that stable builds share (cargo's
+# cached rustc probe there can be the stable compiler's: the nightly probe then fails).
+if [ -n "${CARGO_TARGET_DIR:-}" ]; then
+  export CARGO_TARGET_DIR="$CARGO_TARGET_DIR/fuzz"
+fi
 for t in parse_verify pipeline interp patterns; do
   corpus="fuzz/corpus/$t"
   mkdir -p "$corpus"
