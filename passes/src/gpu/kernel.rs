@@ -336,25 +336,39 @@ pub(super) fn nest_reads_to_arr(ctx: &mut Context, k: OpId, nests: &[usize]) {
         let first = cmpi(&mut b, "eq", i, zero);
         let start = select(&mut b, first, zero, prev);
         let len = binop(&mut b, "arith.subi", end, start);
-        let row = ctx.result(op, 0);
-        let reads: Vec<OpId> = ctx.uses(row).iter().map(|u| u.op).collect();
-        for r in reads {
-            let new = if ctx.is(r, "vec.len") {
-                len
-            } else {
-                let j = ctx.operand(r, 1);
-                let checked = ctx.attr(r, "in_bounds").is_none();
-                let mut b = Builder::before(ctx, r);
-                if checked {
-                    let ok = cmpi(&mut b, "ult", j, len);
-                    dialects::scf::build_assert(&mut b, ok, "index out of bounds in vec.get");
-                }
-                let at = binop(&mut b, "arith.addi", start, j);
-                arr::load_in_bounds(&mut b, data, at)
-            };
-            ctx.replace_op(r, &[new]);
-        }
+        replace_row_reads(ctx, ctx.result(op, 0), len, |b, j| {
+            let at = binop(b, "arith.addi", start, j);
+            arr::load_in_bounds(b, data, at)
+        });
         ctx.erase_op(op);
+    }
+}
+
+/// Replaces the reads of a row `row` of `len` entries that is never built
+/// (the caller made sure only `vec.len` and `vec.get` read it): `vec.len`
+/// becomes `len`, and `vec.get %row, %j` becomes `load(b, j)` after a check
+/// of `j` against `len` (unless the read is marked `in_bounds`).
+fn replace_row_reads(
+    ctx: &mut Context,
+    row: ValueId,
+    len: ValueId,
+    load: impl Fn(&mut Builder, ValueId) -> ValueId,
+) {
+    let reads: Vec<OpId> = ctx.uses(row).iter().map(|u| u.op).collect();
+    for r in reads {
+        let new = if ctx.is(r, "vec.len") {
+            len
+        } else {
+            let j = ctx.operand(r, 1);
+            let checked = ctx.attr(r, "in_bounds").is_none();
+            let mut b = Builder::before(ctx, r);
+            if checked {
+                let ok = cmpi(&mut b, "ult", j, len);
+                dialects::scf::build_assert(&mut b, ok, "index out of bounds in vec.get");
+            }
+            load(&mut b, j)
+        };
+        ctx.replace_op(r, &[new]);
     }
 }
 
@@ -433,26 +447,12 @@ fn row_reads_to_arr(ctx: &mut Context, op: OpId, rows: ValueId, cols: ValueId) {
         let ok = cmpi(&mut b, "ult", i, lr);
         dialects::scf::build_assert(&mut b, ok, "row index out of bounds in mat.row");
     }
-    let row = ctx.result(op, 0);
-    let reads: Vec<OpId> = ctx.uses(row).iter().map(|u| u.op).collect();
-    for r in reads {
-        let new = if ctx.is(r, "vec.len") {
-            len
-        } else {
-            let k = ctx.operand(r, 1);
-            let checked = ctx.attr(r, "in_bounds").is_none();
-            let mut b = Builder::before(ctx, r);
-            if checked {
-                let ok = cmpi(&mut b, "ult", k, len);
-                dialects::scf::build_assert(&mut b, ok, "index out of bounds in vec.get");
-            }
-            let (r0, c0) = if t { (k, i) } else { (i, k) };
-            let base = binop(&mut b, "arith.muli", r0, cols);
-            let at = binop(&mut b, "arith.addi", base, c0);
-            arr::load_in_bounds(&mut b, m, at)
-        };
-        ctx.replace_op(r, &[new]);
-    }
+    replace_row_reads(ctx, ctx.result(op, 0), len, |b, k| {
+        let (r0, c0) = if t { (k, i) } else { (i, k) };
+        let base = binop(b, "arith.muli", r0, cols);
+        let at = binop(b, "arith.addi", base, c0);
+        arr::load_in_bounds(b, m, at)
+    });
     ctx.erase_op(op);
 }
 

@@ -608,27 +608,21 @@ fn forward(ctx: &mut Context, copy_in: OpId) -> bool {
 pub fn hoist_invariant_copies(ctx: &mut Context) -> u64 {
     let mut n = 0;
     loop {
-        let copies: Vec<OpId> = ctx
+        let moves: Vec<OpId> = ctx
             .walk_all()
             .into_iter()
             .rev()
-            .filter(|&op| ctx.is(op, "gpu.memcpy"))
-            .collect();
-        let packs: Vec<OpId> = ctx
-            .walk_all()
-            .into_iter()
-            .rev()
-            .filter(|&op| ctx.is(op, "gpu.pack_rows"))
+            .filter(|&op| ctx.is(op, "gpu.memcpy") || ctx.is(op, "gpu.pack_rows"))
             .collect();
         let mut changed = false;
-        for c in copies {
-            if ctx.alive(c) && hoist(ctx, c) {
-                n += 1;
-                changed = true;
-            }
-        }
-        for p in packs {
-            if ctx.alive(p) && hoist_pack(ctx, p) {
+        for c in moves {
+            let hoisted = ctx.alive(c)
+                && if ctx.is(c, "gpu.memcpy") {
+                    hoist(ctx, c)
+                } else {
+                    hoist_pack(ctx, c)
+                };
+            if hoisted {
                 n += 1;
                 changed = true;
             }
