@@ -200,7 +200,7 @@ pub fn append_br(ctx: &mut Context, b: BlockId, target: BlockId, args: &[ValueId
 }
 
 /// Appends branch `name` at the end of block `b`: its own operands `own`,
-/// then each successor with the operands it forwards.
+/// then each successor with the operands it forwards; returns the branch.
 pub fn append_branch(
     ctx: &mut Context,
     b: BlockId,
@@ -208,7 +208,7 @@ pub fn append_branch(
     own: &[ValueId],
     successors: &[(BlockId, &[ValueId])],
     loc: ir::Loc,
-) {
+) -> OpId {
     let mut bld = ir::Builder::at_end(ctx, b);
     bld.loc = loc;
     let operands: Vec<ValueId> = own
@@ -221,5 +221,5 @@ pub fn append_branch(
         .iter()
         .map(|&(t, args)| (t, args.len() as u32))
         .collect();
-    bld.create_raw(st);
+    bld.create_raw(st)
 }

@@ -277,22 +277,23 @@ fn convert_switch(ctx: &mut Context, op: OpId) {
         targets.push(b);
     }
     ctx.erase_op(op);
-    // A chain of tests, in the order of the cases, then the default.
-    let mut at = blk;
-    for (k, &c) in cases.iter().enumerate() {
-        let kv = {
-            let mut bld = Builder::at_end(ctx, at);
-            bld.loc = loc;
-            bld.smart = false;
-            bld.constant(Attribute::Int(c, Type::Index), &Type::Index)
-        };
-        let eq = cmpi(ctx, at, "eq", x, kv, loc);
-        let next = ctx.new_block();
-        ctx.insert_block_after(at, next);
-        cond_br(ctx, at, eq, targets[k + 1], &[], next, &[], loc);
-        at = next;
+    // MLIR's lowering: the index cast to an integer (`i64` here, which holds
+    // every index exactly) and one `cf.switch`, the default first.
+    let flag = {
+        let mut bld = Builder::at_end(ctx, blk);
+        bld.loc = loc;
+        bld.smart = false;
+        bld.op1("arith.index_cast", &[x], Type::I64, vec![])
+    };
+    let succ: Vec<(BlockId, &[ValueId])> = targets.iter().map(|&t| (t, &[][..])).collect();
+    let sw = crate::cfg::append_branch(ctx, blk, "cf.switch", &[flag], &succ, loc);
+    if !cases.is_empty() {
+        let vals = cases
+            .iter()
+            .map(|&c| Attribute::int(c, Type::I64))
+            .collect();
+        ctx.set_attr(sw, dialects::cf_switch::CASE_VALUES, Attribute::Array(vals));
     }
-    crate::cfg::append_br(ctx, at, targets[0], &[], loc);
 }
 
 fn create(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
