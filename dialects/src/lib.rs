@@ -1,5 +1,5 @@
 //! The L0 dialects, one module each: `func`, `arith`, `scf`, `cf` (and the
-//! higher levels `vec`/`mat`, `gen`, `arr`, and `gpu`, and `var` and `struct`). Each module's `register`
+//! higher levels `vec`/`mat`, `gen`, `arr`, and `gpu`, and `var`, `struct` and `ub`). Each module's `register`
 //! declares its op specs; [`registry`] assembles all of them.
 
 use std::rc::Rc;
@@ -19,6 +19,7 @@ pub mod mat;
 pub mod nested;
 pub mod scf;
 pub mod structs;
+pub mod ub;
 pub mod util;
 pub mod var;
 pub mod vec;
@@ -50,6 +51,8 @@ pub fn register_all(r: &mut Registry) {
     gpu::register(r);
     var::register(r);
     structs::register(r);
+    // After arith and scf: it adds its folds to their ops.
+    ub::register(r);
     r.phases = PHASES.to_vec();
 }
 

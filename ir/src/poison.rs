@@ -11,7 +11,8 @@
 //!   fault is remembered ([`Deferral::first`]);
 //! - a pure op with a poison operand yields poison results without running,
 //!   except [`PoisonRule::Carries`] ops, which only store their operands (a struct
-//!   whose field is poison, a vector filled with poison), and ops with regions
+//!   whose field is poison, a vector filled with poison, an `arith.select`
+//!   whose arm not chosen is poison), and ops with regions
 //!   (a loop whose body may not read the poison; where it does, the loop's
 //!   fault turns into poison results as above);
 //! - an op with effects runs with poison operands (a store keeps a poison

@@ -1240,6 +1240,10 @@ pub fn register(r: &mut Registry) {
             fold::fold_select,
             interp_select,
         )
+        // Under deferred faults, poison in the arm not chosen does not
+        // matter (LLVM's select); a poison condition faults in
+        // `interp_select`, which makes the result poison.
+        .poison(ir::poison::PoisonRule::Carries)
         .custom_form(print_select, parse_select),
     );
     cast!(
