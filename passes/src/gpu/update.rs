@@ -17,7 +17,18 @@
 //!   Only where `op` is `arith.addi`, `arith.mini` or `arith.maxi` on `i32`,
 //!   `i64` or `index`: these are associative and commutative exactly
 //!   (wrapping addition included), so every order of the updates gives
-//!   the left fold's result. A float histogram, a multiplication (no
+//!   the left fold's result. Where the destination fits in
+//!   [`SHARED_BYTES`] of shared memory and the store was proved in bounds,
+//!   a second kernel privatizes the bins per block (the classic
+//!   shared-memory histogram, as in Parboil's `histo` and CUB's
+//!   `DeviceHistogram`): each block's threads update a `gpu.workgroup_alloc`
+//!   copy of the bins with shared-memory atomics (set to the operator's
+//!   neutral element first), and after a barrier add their non-neutral bins
+//!   into the global ones with one atomic each. So `n` contended global
+//!   atomics become `n` shared ones and at most `grid * len(a)` global
+//!   ones; the host launches it where `len(a)` is small enough at run time,
+//!   else the global kernel. The result is the same: the operators are
+//!   exact. A float histogram, a multiplication (no
 //!   atomic) and any other combiner fold each bin left to right on the
 //!   host, and count in `gpu-host-loops`: Futhark's `reduce_by_index`
 //!   makes the same split between atomics and a fixed order.
@@ -34,12 +45,23 @@ use dialects::{arr, gpu, scf};
 
 use super::kernel::{
     copy_per_index, finish, loop_kernel, new_kernel, prologue, shaped_reads_to_arr,
-    vec_reads_to_arr, LoopKernel,
+    vec_reads_to_arr, LoopKernel, Thread,
 };
 use super::{
     captures_to_device, cmpi, dalloc, host_start, idx, kernel_captures, kernel_name, GpuOptions,
     HostStart, Shapes,
 };
+
+/// The most shared memory per block a privatized histogram uses, in bytes
+/// (a third of the 48 KiB a block may take without opting in): 4096 bins
+/// of `i32`, 2048 of `i64` or `index`.
+pub const SHARED_BYTES: i64 = 16 * 1024;
+
+/// How many bins of `elem` fit in [`SHARED_BYTES`].
+fn shared_bins(elem: &Type) -> i64 {
+    let bytes = if *elem == Type::I32 { 4 } else { 8 };
+    SHARED_BYTES / bytes
+}
 
 /// How an update loop's store combines.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -57,6 +79,10 @@ pub(super) struct UpdatePlan {
     how: How,
     /// Values from outside the loop that its body reads.
     captures: Vec<ValueId>,
+    /// An atomic update whose store is proved in bounds: bins privatized in
+    /// shared memory are allowed (an index past `len(a)` would land in the
+    /// private copy's slack instead of faulting).
+    private: bool,
 }
 
 /// Whether `l` is an indexed update loop (`None`: it is not), and then how
@@ -140,7 +166,13 @@ fn check(
     };
     let mut captures = Vec::new();
     super::body_ok(ctx, l, l, &mut captures, &[a], None)?;
-    Ok(UpdatePlan { a, how, captures })
+    let private = matches!(how, How::Atomic(_)) && ctx.attr(store, "in_bounds").is_some();
+    Ok(UpdatePlan {
+        a,
+        how,
+        captures,
+        private,
+    })
 }
 
 /// `gpu.atomic_rmw kind a[i], x` at `b`'s insertion point.
@@ -160,6 +192,8 @@ fn atomic(b: &mut Builder, kind: &str, a: ValueId, i: ValueId, x: ValueId) {
 enum Edit {
     /// `a[i] = a[i] op x` becomes an atomic.
     Atomic(&'static str),
+    /// The same on the block's private bins, merged into `a` at the end.
+    Private(&'static str),
     /// `win[i] = max(win[i], j)`.
     Claim,
     /// `a[i] = x` where `win[i] == j`.
@@ -184,7 +218,7 @@ fn update_kernel(
     let mut params = vec![Type::Index];
     params.extend(cap_types.iter().cloned());
     params.push(ctx.ty(a).clone());
-    if !matches!(edit, Edit::Atomic(_)) {
+    if !matches!(edit, Edit::Atomic(_) | Edit::Private(_)) {
         params.push(Type::arr(Type::Index));
     }
     let LoopKernel {
@@ -201,9 +235,16 @@ fn update_kernel(
     let mut b = Builder::at_end(ctx, kb);
     b.loc = b.ctx.loc(l);
     let t = prologue(&mut b);
+    let private = match edit {
+        Edit::Private(kind) => Some(private_bins(&mut b, &t, d_a, kind)),
+        _ => None,
+    };
     // Copied verbatim, so that the store and its load are where the plan
     // found them.
     let j = copy_per_index(&mut b, &t, args[0], &ops, &[iv], &mut map, |_, _| {});
+    if let (Edit::Private(kind), Some(bins)) = (edit, private) {
+        merge_bins(&mut b, &t, d_a, bins, kind);
+    }
     finish(&mut b);
     let store = ctx
         .walk_nested(k)
@@ -214,7 +255,8 @@ fn update_kernel(
     let checked = ctx.attr(store, "in_bounds").is_none();
     let mut b = Builder::before(ctx, store);
     match edit {
-        Edit::Atomic(kind) => {
+        Edit::Atomic(kind) | Edit::Private(kind) => {
+            let target = private.map_or(d_a, |(bins, _)| bins);
             let comb = b.ctx.def_op(x).expect("combine op");
             let old = b.ctx.operands(comb).to_vec();
             let load = old
@@ -226,7 +268,7 @@ fn update_kernel(
                 .iter()
                 .find(|&&v| v != b.ctx.result(load, 0))
                 .expect("the update's value");
-            atomic(&mut b, kind, d_a, i, val);
+            atomic(&mut b, kind, target, i, val);
             ctx.erase_op(store);
             ctx.erase_op(comb);
             ctx.erase_op(load);
@@ -262,6 +304,67 @@ fn update_kernel(
     shaped_reads_to_arr(ctx, k, shapes);
 }
 
+/// `for t = tid; t < n; t += block_dim`, at `b`'s insertion point.
+fn block_stride(b: &mut Builder, t: &Thread, n: ValueId, body: impl FnOnce(&mut Builder, ValueId)) {
+    scf::build_for(b, t.tid, n, t.bdim, &[], |b, i, _| {
+        body(b, i);
+        vec![]
+    });
+}
+
+/// The block's private bins for a histogram into `d_a` with atomic `kind`:
+/// a `gpu.workgroup_alloc` of [`shared_bins`] elements (zeroed by the
+/// hardware lowering), set to `kind`'s neutral element where that is not
+/// zero, then a barrier. Returns the bins and the neutral element.
+fn private_bins(b: &mut Builder, t: &Thread, d_a: ValueId, kind: &str) -> (ValueId, ValueId) {
+    let elem = b.ctx.ty(d_a).elem().cloned().expect("an array");
+    let bins = gpu::workgroup_alloc(b, shared_bins(&elem), elem.clone());
+    let (lo, hi) = if elem == Type::I32 {
+        (i32::MIN as i64, i32::MAX as i64)
+    } else {
+        (i64::MIN, i64::MAX)
+    };
+    let neutral = match kind {
+        "min" => hi,
+        "max" => lo,
+        _ => 0,
+    };
+    let ne = dialects::arith::const_int(b, neutral, &elem);
+    if neutral != 0 {
+        let n = arr::len(b, d_a);
+        block_stride(b, t, n, |b, i| arr::store_in_bounds(b, bins, i, ne));
+        gpu::barrier(b);
+    }
+    (bins, ne)
+}
+
+/// After the grid-stride loop: a barrier, then the block's threads fold
+/// each private bin that is not neutral into `d_a` with one atomic.
+fn merge_bins(
+    b: &mut Builder,
+    t: &Thread,
+    d_a: ValueId,
+    (bins, ne): (ValueId, ValueId),
+    kind: &str,
+) {
+    gpu::barrier(b);
+    let n = arr::len(b, d_a);
+    block_stride(b, t, n, |b, i| {
+        let v = arr::load_in_bounds(b, bins, i);
+        let used = cmpi(b, "ne", v, ne);
+        scf::build_if(
+            b,
+            used,
+            &[],
+            |b| {
+                atomic(b, kind, d_a, i, v);
+                vec![]
+            },
+            |_| vec![],
+        );
+    });
+}
+
 /// Kernel `name(n, win)`: `win[i] = -1` for `i` in `[0, n)`.
 fn fill_kernel(ctx: &mut Context, f: OpId, l: OpId, name: &str) {
     let (_, kb) = new_kernel(ctx, f, l, name, &[Type::Index, Type::arr(Type::Index)]);
@@ -295,6 +398,7 @@ pub(super) fn offload(
     let m = ctx.operand(l, 1);
     let (caps, cap_types, shapes) = kernel_captures(ctx, l, &p.captures);
     let names: Vec<String> = match p.how {
+        How::Atomic(_) if p.private => (0..2).map(|_| kernel_name(ctx, f, seq)).collect(),
         How::Atomic(_) => vec![kernel_name(ctx, f, seq)],
         How::Scatter => (0..3).map(|_| kernel_name(ctx, f, seq)).collect(),
     };
@@ -302,7 +406,12 @@ pub(super) fn offload(
         update_kernel(ctx, f, l, name, p.a, &caps, &cap_types, &shapes, edit)
     };
     match p.how {
-        How::Atomic(kind) => mk(ctx, &names[0], Edit::Atomic(kind)),
+        How::Atomic(kind) => {
+            mk(ctx, &names[0], Edit::Atomic(kind));
+            if p.private {
+                mk(ctx, &names[1], Edit::Private(kind));
+            }
+        }
         How::Scatter => {
             fill_kernel(ctx, f, l, &names[0]);
             mk(ctx, &names[1], Edit::Claim);
@@ -327,6 +436,24 @@ pub(super) fn offload(
         args.push(win);
         gpu::launch_func(&mut b, &names[1], grid, blk, &args);
         gpu::launch_func(&mut b, &names[2], grid, blk, &args);
+    } else if p.private {
+        // The private bins where they fit, else atomics on the global ones.
+        let elem = b.ctx.ty(p.a).elem().cloned().expect("an array");
+        let lim = idx(&mut b, shared_bins(&elem));
+        let fits = cmpi(&mut b, "sle", len, lim);
+        scf::build_if(
+            &mut b,
+            fits,
+            &[],
+            |b| {
+                gpu::launch_func(b, &names[1], grid, blk, &args);
+                vec![]
+            },
+            |b| {
+                gpu::launch_func(b, &names[0], grid, blk, &args);
+                vec![]
+            },
+        );
     } else {
         gpu::launch_func(&mut b, &names[0], grid, blk, &args);
     }
