@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU benchmark: the programs in benches/gpu/ (sum of squares, Black-Scholes over spot
-# prices), compiled with l0-opt --pass='fuse,lower{target=gpu}' --target=nvptx.
+# prices, a 256-bin histogram), compiled with l0-opt --pass='fuse,lower{target=gpu}' --target=nvptx.
 #
 #   benches/gpu.sh
 #
@@ -41,7 +41,7 @@ ARCHS="${ARCHS:-sm_80 sm_90}"
 WORK="${WORK:-/tmp/l0-gpu-bench}"
 L0_GPU="${L0_GPU:-auto}"
 PIPELINE='fuse,lower{target=gpu}'
-PROGS=(sumsq blackscholes)
+PROGS=(sumsq blackscholes hist)
 
 log() { echo "gpu.sh: $*" >&2; }
 die() { echo "gpu.sh: error: $*" >&2; exit 1; }
@@ -211,7 +211,7 @@ gpu_bench() {
   printf '%-14s %14s %14s %10s %8s %12s %8s  %-24s %s\n' program median_ns kernel_ns GB/s %peak cuda_ns l0/cuda result check
   for prog in "${PROGS[@]}"; do
     case "$prog" in
-      sumsq) input="$x" ;;
+      sumsq | hist) input="$x" ;;
       blackscholes) input="$s" ;;
       *) die "no input defined for $prog" ;;
     esac

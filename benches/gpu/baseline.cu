@@ -1,11 +1,12 @@
-// Hand-written CUDA baselines for benches/gpu.sh: the same two programs as
-// sumsq.ir and blackscholes.ir, written the way one writes them by hand (a
-// grid-stride loop, a warp-shuffle reduction to one partial sum per block, and
-// one block that adds the partials), in f64 with the same operation order per
-// element as the L0 programs.
+// Hand-written CUDA baselines for benches/gpu.sh: the same programs as
+// sumsq.ir, blackscholes.ir and hist.ir, written the way one writes them by
+// hand (a grid-stride loop, a warp-shuffle reduction to one partial sum per
+// block, and one block that adds the partials; for the histogram, 256 bins
+// per block in shared memory merged with one global atomic per bin), in f64
+// with the same operation order per element as the L0 programs.
 //
 //   nvcc -O3 -arch=native -o baseline benches/gpu/baseline.cu
-//   ./baseline sumsq|blackscholes INPUT.npy REPS
+//   ./baseline sumsq|blackscholes|hist INPUT.npy REPS
 //
 // Reads a little-endian f64 vector from INPUT.npy (format 1.0 or 2.0), copies it
 // to the GPU once, runs the two kernels once to warm up and then REPS times, and
@@ -114,10 +115,28 @@ __global__ void final_sum(const double *partial, int m, double *out) {
   if (threadIdx.x == 0) *out = s;
 }
 
+// hist.ir: bin floor((x + 1) * 128) of 256, counted per block in shared
+// memory, then added to the global bins.
+__global__ void hist_kernel(const double *x, size_t n, unsigned long long *bins) {
+  __shared__ unsigned long long local[256];
+  for (int b = threadIdx.x; b < 256; b += blockDim.x) local[b] = 0;
+  __syncthreads();
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    long long k = (long long)((x[i] + 1.0) * 128.0);
+    if (k >= 0 && k < 256) atomicAdd(&local[k], 1ull);
+  }
+  __syncthreads();
+  for (int b = threadIdx.x; b < 256; b += blockDim.x)
+    if (local[b] != 0) atomicAdd(&bins[b], local[b]);
+}
+
 int main(int argc, char **argv) {
-  if (argc != 4) die("usage: baseline sumsq|blackscholes INPUT.npy REPS");
+  if (argc != 4) die("usage: baseline sumsq|blackscholes|hist INPUT.npy REPS");
   bool bs = strcmp(argv[1], "blackscholes") == 0;
-  if (!bs && strcmp(argv[1], "sumsq") != 0) die("the program must be sumsq or blackscholes");
+  bool hist = strcmp(argv[1], "hist") == 0;
+  if (!bs && !hist && strcmp(argv[1], "sumsq") != 0)
+    die("the program must be sumsq, blackscholes or hist");
   int reps = atoi(argv[3]);
   if (reps <= 0) die("REPS must be positive");
   std::vector<double> x = load_npy(argv[2]);
@@ -127,6 +146,8 @@ int main(int argc, char **argv) {
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int block = 256, grid = sms * 8;
   double *dx, *dpartial, *dout;
+  unsigned long long *dbins;
+  CHECK(cudaMalloc(&dbins, 256 * sizeof(unsigned long long)));
   CHECK(cudaMalloc(&dx, std::max<size_t>(n, 1) * sizeof(double)));
   CHECK(cudaMalloc(&dpartial, grid * sizeof(double)));
   CHECK(cudaMalloc(&dout, sizeof(double)));
@@ -139,11 +160,16 @@ int main(int argc, char **argv) {
   double result = 0.0;
   for (int rep = 0; rep <= reps; rep++) {
     CHECK(cudaEventRecord(start));
-    if (bs)
-      partial_sums<true><<<grid, block>>>(dx, n, dpartial);
-    else
-      partial_sums<false><<<grid, block>>>(dx, n, dpartial);
-    final_sum<<<1, block>>>(dpartial, grid, dout);
+    if (hist) {
+      CHECK(cudaMemsetAsync(dbins, 0, 256 * sizeof(unsigned long long)));
+      hist_kernel<<<grid, block>>>(dx, n, dbins);
+    } else {
+      if (bs)
+        partial_sums<true><<<grid, block>>>(dx, n, dpartial);
+      else
+        partial_sums<false><<<grid, block>>>(dx, n, dpartial);
+      final_sum<<<1, block>>>(dpartial, grid, dout);
+    }
     CHECK(cudaEventRecord(stop));
     CHECK(cudaEventSynchronize(stop));
     CHECK(cudaGetLastError());
@@ -151,7 +177,16 @@ int main(int argc, char **argv) {
     CHECK(cudaEventElapsedTime(&ms, start, stop));
     if (rep > 0) times.push_back(ms * 1e6);
   }
-  CHECK(cudaMemcpy(&result, dout, sizeof(double), cudaMemcpyDeviceToHost));
+  if (hist) {
+    // The checksum of hist.ir: sum((b + 1) * count[b]).
+    unsigned long long counts[256];
+    CHECK(cudaMemcpy(counts, dbins, sizeof counts, cudaMemcpyDeviceToHost));
+    long long sum = 0;
+    for (int b = 0; b < 256; b++) sum += (long long)(b + 1) * (long long)counts[b];
+    result = (double)sum;
+  } else {
+    CHECK(cudaMemcpy(&result, dout, sizeof(double), cudaMemcpyDeviceToHost));
+  }
   std::sort(times.begin(), times.end());
   printf("%.17g\n", result);
   fprintf(stderr, "baseline_ns=%.0f\n", times[times.size() / 2]);

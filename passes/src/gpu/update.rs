@@ -63,6 +63,28 @@ fn shared_bins(elem: &Type) -> i64 {
     SHARED_BYTES / bytes
 }
 
+/// The length of fresh array `a` where it is a constant: `arr.alloc(n)`, or
+/// `arr.from_vec` of a `vec.fill(n, x)`.
+fn constant_len(ctx: &Context, a: ValueId) -> Option<i64> {
+    let d = ctx.def_op(a)?;
+    let n = if ctx.is(d, "arr.alloc") {
+        ctx.operand(d, 0)
+    } else {
+        let v = ctx.def_op_named(ctx.operand(d, 0), "vec.fill")?;
+        ctx.operand(v, 0)
+    };
+    scf::constant_int(ctx, n)
+}
+
+/// How many private bins a block of the histogram into `a` allocates: the
+/// array's constant length where it fits (so a 256-bin histogram takes 2 KiB
+/// of shared memory, not 16), else [`shared_bins`].
+fn private_size(ctx: &Context, a: ValueId) -> i64 {
+    let elem = ctx.ty(a).elem().cloned().expect("an array");
+    let most = shared_bins(&elem);
+    constant_len(ctx, a).map_or(most, |n| n.clamp(1, most))
+}
+
 /// How an update loop's store combines.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum How {
@@ -192,8 +214,9 @@ fn atomic(b: &mut Builder, kind: &str, a: ValueId, i: ValueId, x: ValueId) {
 enum Edit {
     /// `a[i] = a[i] op x` becomes an atomic.
     Atomic(&'static str),
-    /// The same on the block's private bins, merged into `a` at the end.
-    Private(&'static str),
+    /// The same on the block's private bins (this many), merged into `a`
+    /// at the end.
+    Private(&'static str, i64),
     /// `win[i] = max(win[i], j)`.
     Claim,
     /// `a[i] = x` where `win[i] == j`.
@@ -218,7 +241,7 @@ fn update_kernel(
     let mut params = vec![Type::Index];
     params.extend(cap_types.iter().cloned());
     params.push(ctx.ty(a).clone());
-    if !matches!(edit, Edit::Atomic(_) | Edit::Private(_)) {
+    if !matches!(edit, Edit::Atomic(_) | Edit::Private(..)) {
         params.push(Type::arr(Type::Index));
     }
     let LoopKernel {
@@ -236,13 +259,13 @@ fn update_kernel(
     b.loc = b.ctx.loc(l);
     let t = prologue(&mut b);
     let private = match edit {
-        Edit::Private(kind) => Some(private_bins(&mut b, &t, d_a, kind)),
+        Edit::Private(kind, size) => Some(private_bins(&mut b, &t, d_a, kind, size)),
         _ => None,
     };
     // Copied verbatim, so that the store and its load are where the plan
     // found them.
     let j = copy_per_index(&mut b, &t, args[0], &ops, &[iv], &mut map, |_, _| {});
-    if let (Edit::Private(kind), Some(bins)) = (edit, private) {
+    if let (Edit::Private(kind, _), Some(bins)) = (edit, private) {
         merge_bins(&mut b, &t, d_a, bins, kind);
     }
     finish(&mut b);
@@ -255,7 +278,7 @@ fn update_kernel(
     let checked = ctx.attr(store, "in_bounds").is_none();
     let mut b = Builder::before(ctx, store);
     match edit {
-        Edit::Atomic(kind) | Edit::Private(kind) => {
+        Edit::Atomic(kind) | Edit::Private(kind, _) => {
             let target = private.map_or(d_a, |(bins, _)| bins);
             let comb = b.ctx.def_op(x).expect("combine op");
             let old = b.ctx.operands(comb).to_vec();
@@ -313,12 +336,19 @@ fn block_stride(b: &mut Builder, t: &Thread, n: ValueId, body: impl FnOnce(&mut 
 }
 
 /// The block's private bins for a histogram into `d_a` with atomic `kind`:
-/// a `gpu.workgroup_alloc` of [`shared_bins`] elements (zeroed by the
-/// hardware lowering), set to `kind`'s neutral element where that is not
-/// zero, then a barrier. Returns the bins and the neutral element.
-fn private_bins(b: &mut Builder, t: &Thread, d_a: ValueId, kind: &str) -> (ValueId, ValueId) {
+/// a `gpu.workgroup_alloc` of `size` elements (zeroed by the hardware
+/// lowering; the host launches the kernel only where `len(d_a) <= size`),
+/// set to `kind`'s neutral element where that is not zero, then a barrier.
+/// Returns the bins and the neutral element.
+fn private_bins(
+    b: &mut Builder,
+    t: &Thread,
+    d_a: ValueId,
+    kind: &str,
+    size: i64,
+) -> (ValueId, ValueId) {
     let elem = b.ctx.ty(d_a).elem().cloned().expect("an array");
-    let bins = gpu::workgroup_alloc(b, shared_bins(&elem), elem.clone());
+    let bins = gpu::workgroup_alloc(b, size, elem.clone());
     let (lo, hi) = if elem == Type::I32 {
         (i32::MIN as i64, i32::MAX as i64)
     } else {
@@ -409,7 +439,7 @@ pub(super) fn offload(
         How::Atomic(kind) => {
             mk(ctx, &names[0], Edit::Atomic(kind));
             if p.private {
-                mk(ctx, &names[1], Edit::Private(kind));
+                mk(ctx, &names[1], Edit::Private(kind, private_size(ctx, p.a)));
             }
         }
         How::Scatter => {
@@ -438,8 +468,8 @@ pub(super) fn offload(
         gpu::launch_func(&mut b, &names[2], grid, blk, &args);
     } else if p.private {
         // The private bins where they fit, else atomics on the global ones.
-        let elem = b.ctx.ty(p.a).elem().cloned().expect("an array");
-        let lim = idx(&mut b, shared_bins(&elem));
+        let size = private_size(b.ctx, p.a);
+        let lim = idx(&mut b, size);
         let fits = cmpi(&mut b, "sle", len, lim);
         scf::build_if(
             &mut b,
