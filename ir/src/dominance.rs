@@ -20,6 +20,8 @@ pub struct RegionDominance {
     /// Immediate dominator of each numbered block, by number (the entry's
     /// is itself).
     idom: Vec<usize>,
+    /// The numbered blocks, in reverse postorder.
+    rpo: Vec<BlockId>,
 }
 
 impl RegionDominance {
@@ -33,6 +35,7 @@ impl RegionDominance {
             return RegionDominance {
                 order,
                 idom: Vec::new(),
+                rpo: Vec::new(),
             };
         };
         // Postorder by an explicit depth-first search.
@@ -106,7 +109,14 @@ impl RegionDominance {
                 }
             }
         }
-        RegionDominance { order, idom }
+        RegionDominance { order, idom, rpo }
+    }
+
+    /// The immediate dominator of `b`: `None` for the entry block and for
+    /// a block the entry does not reach.
+    pub fn immediate_dominator(&self, b: BlockId) -> Option<BlockId> {
+        let &j = self.order.get(&b)?;
+        (j != 0).then(|| self.rpo[self.idom[j]])
     }
 
     /// Whether the entry block reaches `b`.

@@ -1,7 +1,9 @@
 //! `cse`: dominance-based common-subexpression elimination. Blocks are
 //! walked in order with a scoped table: an op in a nested region sees the
 //! ops of every enclosing block before it, never those of sibling regions,
-//! and nothing crosses an isolated-from-above op. Commutative operands are
+//! and nothing crosses an isolated-from-above op. The blocks of a region
+//! of several blocks are walked along its dominator tree, so an op also
+//! sees the pure ops of the blocks that dominate its own (MLIR's CSE). Commutative operands are
 //! normalized. Pure ops are merged freely. Reads of memory (`arr.load`,
 //! `arr.len`, `var.get`) are tracked per allocation (IR-SPEC §3): a read is
 //! merged with an earlier identical read, or forwarded from an earlier
@@ -24,7 +26,7 @@ use crate::alias::{Aliases, Effects};
 use dialects::arith::constant_int;
 use ir::builder::GvnKey;
 use ir::pass::{Pass, PassInfo, PassOptions, PassStats};
-use ir::{BlockId, Context, Diagnostic, OpState, Traits, ValueId};
+use ir::{BlockId, Context, Diagnostic, OpState, RegionId, Traits, ValueId};
 
 /// The pass.
 pub struct Cse;
@@ -166,6 +168,64 @@ fn pure_eq(ctx: &Context, a: ir::OpId, b: ir::OpId) -> bool {
 fn walk_block(ctx: &mut Context, b: BlockId, s: &mut Scopes) {
     s.pure.push(HashTable::new());
     s.reads.push(FxHashMap::default());
+    walk_ops(ctx, b, s);
+    s.pure.pop();
+    s.reads.pop();
+}
+
+/// The blocks of region `r`. A region of several blocks is walked along its
+/// dominator tree (MLIR's CSE): a block sees the pure ops of the blocks
+/// that dominate it. Reads are not carried from one block to another: a
+/// write on another path (a loop's back edge, a sibling branch) may run
+/// between them.
+fn walk_region(ctx: &mut Context, r: RegionId, s: &mut Scopes) {
+    let blocks = ctx.region(r).blocks.clone();
+    if blocks.len() <= 1 {
+        for blk in blocks {
+            walk_block(ctx, blk, s);
+        }
+        return;
+    }
+    let dom = ir::dominance::RegionDominance::new(ctx, r);
+    let mut children: FxHashMap<BlockId, Vec<BlockId>> = FxHashMap::default();
+    let mut unreachable = Vec::new();
+    for &b in &blocks[1..] {
+        match dom.immediate_dominator(b) {
+            Some(p) => children.entry(p).or_default().push(b),
+            None => unreachable.push(b),
+        }
+    }
+    enum Step {
+        Enter(BlockId),
+        Leave,
+    }
+    let mut saved_reads = Vec::new();
+    let mut stack = vec![Step::Enter(blocks[0])];
+    while let Some(step) = stack.pop() {
+        match step {
+            Step::Enter(b) => {
+                s.pure.push(HashTable::new());
+                saved_reads.push(std::mem::take(&mut s.reads));
+                s.reads.push(FxHashMap::default());
+                walk_ops(ctx, b, s);
+                stack.push(Step::Leave);
+                if let Some(cs) = children.get(&b) {
+                    stack.extend(cs.iter().rev().map(|&c| Step::Enter(c)));
+                }
+            }
+            Step::Leave => {
+                s.pure.pop();
+                s.reads = saved_reads.pop().expect("entered");
+            }
+        }
+    }
+    for b in unreachable {
+        walk_block(ctx, b, s);
+    }
+}
+
+/// The ops of block `b`, in the scopes already pushed for it.
+fn walk_ops(ctx: &mut Context, b: BlockId, s: &mut Scopes) {
     let mut cur = ctx.block(b).first;
     while let Some(op) = cur {
         cur = ctx.op(op).next;
@@ -185,9 +245,7 @@ fn walk_block(ctx: &mut Context, b: BlockId, s: &mut Scopes) {
             // iteration.
             let saved_reads = (writes && !isolated).then(|| std::mem::take(&mut s.reads));
             for r in regions {
-                for blk in ctx.region(r).blocks.clone() {
-                    walk_block(ctx, blk, s);
-                }
+                walk_region(ctx, r, s);
             }
             if let Some(r) = saved_reads {
                 s.reads = r;
@@ -256,8 +314,6 @@ fn walk_block(ctx: &mut Context, b: BlockId, s: &mut Scopes) {
             }
         }
     }
-    s.pure.pop();
-    s.reads.pop();
 }
 
 /// Whether store `op` provably cannot fault, so that its value may be
