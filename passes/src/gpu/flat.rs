@@ -45,7 +45,7 @@ use super::kernel::{
     LoopKernel,
 };
 use super::{
-    binop, captures_to_device, cmpi, dalloc, host_start, idx, kernel_captures, kernel_name, select,
+    binop, captures_to_device, cmpi, dalloc, host_start, idx, kernel_captures, kernel_name,
     GpuOptions, HostStart, Shapes,
 };
 
@@ -224,16 +224,12 @@ fn flat_kernel(
     let mut b = Builder::at_end(ctx, kb);
     b.loc = b.ctx.loc(l);
     let t = prologue(&mut b);
-    let (zero, one) = (idx(&mut b, 0), idx(&mut b, 1));
+    let zero = idx(&mut b, 0);
     let i = copy_per_index(&mut b, &t, args[0], &ops, &[iv], &mut map, |b, i| {
         // Each cursor starts where the iterations before end.
         for j in 0..g {
             let start = if write {
-                let first = cmpi(b, "eq", i, zero);
-                let prev = binop(b, "arith.maxi", i, one);
-                let prev = binop(b, "arith.subi", prev, one);
-                let end = arr::load_in_bounds(b, incl[j], prev);
-                select(b, first, zero, end)
+                super::kernel::row_start(b, incl[j], i)
             } else {
                 zero
             };

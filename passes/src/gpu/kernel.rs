@@ -329,12 +329,7 @@ pub(super) fn nest_reads_to_arr(ctx: &mut Context, k: OpId, nests: &[usize]) {
             dialects::scf::build_assert(&mut b, ok, "index out of bounds in vec.get");
         }
         let end = arr::load_in_bounds(&mut b, ends, i);
-        let (zero, one) = (idx(&mut b, 0), idx(&mut b, 1));
-        let at = binop(&mut b, "arith.maxi", i, one);
-        let at = binop(&mut b, "arith.subi", at, one);
-        let prev = arr::load_in_bounds(&mut b, ends, at);
-        let first = cmpi(&mut b, "eq", i, zero);
-        let start = select(&mut b, first, zero, prev);
+        let start = row_start(&mut b, ends, i);
         let len = binop(&mut b, "arith.subi", end, start);
         replace_row_reads(ctx, ctx.result(op, 0), len, |b, j| {
             let at = binop(b, "arith.addi", start, j);
@@ -342,6 +337,17 @@ pub(super) fn nest_reads_to_arr(ctx: &mut Context, k: OpId, nests: &[usize]) {
         });
         ctx.erase_op(op);
     }
+}
+
+/// Where row `i` of a packed nested vector starts in its entries: `ends[i -
+/// 1]`, or 0 for the first row (`ends` holds the row ends, `i` is in range).
+pub(super) fn row_start(b: &mut Builder, ends: ValueId, i: ValueId) -> ValueId {
+    let (zero, one) = (idx(b, 0), idx(b, 1));
+    let at = binop(b, "arith.maxi", i, one);
+    let at = binop(b, "arith.subi", at, one);
+    let prev = arr::load_in_bounds(b, ends, at);
+    let first = cmpi(b, "eq", i, zero);
+    select(b, first, zero, prev)
 }
 
 /// Replaces the reads of a row `row` of `len` entries that is never built
