@@ -42,10 +42,11 @@ void *l0rt_copy(const void *src, int64_t bytes) {
     return p;
 }
 
-l0_arr_header *l0rt_arr_new(int64_t n, int64_t es) {
+static l0_arr_header *arr_new(int64_t n, int64_t es, int zeroed) {
     if (n < 0 || es < 0) return NULL;
     if (es > 0 && n > max_alloc_bytes() / es) return NULL;
-    void *data = calloc(n > 0 ? (size_t)n : 1, es > 0 ? (size_t)es : 1);
+    size_t count = n > 0 ? (size_t)n : 1, size = es > 0 ? (size_t)es : 1;
+    void *data = zeroed ? calloc(count, size) : malloc(count * size);
     if (!data) return NULL;
     l0_arr_header *h = malloc(sizeof *h);
     if (!h) {
@@ -59,8 +60,12 @@ l0_arr_header *l0rt_arr_new(int64_t n, int64_t es) {
     return h;
 }
 
+l0_arr_header *l0rt_arr_new(int64_t n, int64_t es) { return arr_new(n, es, 1); }
+
+l0_arr_header *l0rt_arr_new_uninit(int64_t n, int64_t es) { return arr_new(n, es, 0); }
+
 l0_arr_header *l0rt_arr_from(const void *src, int64_t n, int64_t es) {
-    l0_arr_header *h = l0rt_arr_new(n, es);
+    l0_arr_header *h = l0rt_arr_new_uninit(n, es);
     if (h && n > 0) memcpy(h->data, src, (size_t)(n * es));
     return h;
 }

@@ -54,6 +54,8 @@ void *l0rt_alloc(int64_t bytes);
 void l0rt_free(void *p);
 void *l0rt_copy(const void *src, int64_t bytes);
 l0_arr_header *l0rt_arr_new(int64_t n, int64_t es);
+/* n elements of es bytes, not initialised (arr.alloc {uninit}). */
+l0_arr_header *l0rt_arr_new_uninit(int64_t n, int64_t es);
 l0_arr_header *l0rt_arr_from(const void *src, int64_t n, int64_t es);
 /* A header around an owned vector's buffer (arr.from_vec at its last use). */
 l0_arr_header *l0rt_arr_adopt(void *data, int64_t n);

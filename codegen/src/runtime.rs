@@ -134,6 +134,27 @@ pub unsafe extern "C" fn l0rt_copy(src: *const u8, bytes: i64) -> *mut u8 {
 
 /// A new `arr` of `n` zeroed elements of `es` bytes; null when out of memory.
 pub extern "C" fn l0rt_arr_new(n: i64, es: i64) -> *mut ArrHeader {
+    arr_new(n, es, true)
+}
+
+/// A new `arr` of `n` elements of `es` bytes that are not initialised (for
+/// `arr.alloc {uninit}`, whose every element is stored before it is read);
+/// null when out of memory.
+pub extern "C" fn l0rt_arr_new_uninit(n: i64, es: i64) -> *mut ArrHeader {
+    arr_new(n, es, false)
+}
+
+/// The runtime function that allocates for `arr.alloc` op `op` (scalar
+/// elements): without zeroing where it is marked `{uninit}`.
+pub(crate) fn arr_new_fn(ctx: &ir::Context, op: ir::OpId) -> &'static str {
+    if ctx.attr(op, dialects::arr::UNINIT).is_some() {
+        "l0rt_arr_new_uninit"
+    } else {
+        "l0rt_arr_new"
+    }
+}
+
+fn arr_new(n: i64, es: i64, zeroed: bool) -> *mut ArrHeader {
     let (Ok(n), Ok(es)) = (usize::try_from(n), usize::try_from(es)) else {
         return std::ptr::null_mut();
     };
@@ -141,7 +162,11 @@ pub extern "C" fn l0rt_arr_new(n: i64, es: i64) -> *mut ArrHeader {
         return std::ptr::null_mut();
     }
     unsafe {
-        let data = calloc(n.max(1), es.max(1)) as *mut u8;
+        let data = if zeroed {
+            calloc(n.max(1), es.max(1))
+        } else {
+            malloc(n.max(1) * es.max(1))
+        } as *mut u8;
         if data.is_null() {
             return std::ptr::null_mut();
         }
@@ -165,7 +190,8 @@ pub extern "C" fn l0rt_arr_new(n: i64, es: i64) -> *mut ArrHeader {
 /// # Safety
 /// `src` must be readable for `n * es` bytes.
 pub unsafe extern "C" fn l0rt_arr_from(src: *const u8, n: i64, es: i64) -> *mut ArrHeader {
-    let h = l0rt_arr_new(n, es);
+    // Every element is copied over: no zeroing first.
+    let h = l0rt_arr_new_uninit(n, es);
     if !h.is_null() && n > 0 {
         std::ptr::copy_nonoverlapping(src, (*h).data, (n * es) as usize);
     }
@@ -297,6 +323,7 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("l0rt_free", l0rt_free as *const u8),
         ("l0rt_copy", l0rt_copy as *const u8),
         ("l0rt_arr_new", l0rt_arr_new as *const u8),
+        ("l0rt_arr_new_uninit", l0rt_arr_new_uninit as *const u8),
         ("l0rt_arr_from", l0rt_arr_from as *const u8),
         ("l0rt_arr_adopt", l0rt_arr_adopt as *const u8),
         ("l0rt_arr_grow", l0rt_arr_grow as *const u8),

@@ -3,7 +3,7 @@
 //!
 //! | op | operands -> results | effect |
 //! |---|---|---|
-//! | `arr.alloc(n)` | `index -> arr<T>` | allocates `n` zero-initialised elements |
+//! | `arr.alloc(n)` | `index -> arr<T>` | allocates `n` zero-initialised elements (`{uninit}`: undefined until stored) |
 //! | `arr.load(a, i)` | `arr<T>, index -> T` | reads `a`; faults out of bounds |
 //! | `arr.store(a, i, x)` | `arr<T>, index, T` | writes `a`; faults out of bounds |
 //! | `arr.len(a)` | `arr<T> -> index` | reads `a` (pushes change it) |
@@ -12,6 +12,13 @@
 //! | `arr.to_vec(a)` | `arr<T> -> vec<T>` | reads `a`; the lowering emits it as `a`'s last use |
 //! | `arr.find_or_insert(keys, k)` | `arr<K>, K -> index` | position of `k`, appending it if absent |
 //! | `arr.free(a)` | `arr<T>` | releases a buffer not converted to a vec |
+//!
+//! `arr.alloc {uninit}` (scalar elements only) leaves the elements
+//! undefined, and native code allocates without zeroing. Lowerings add it
+//! where they store every element before any read (a collect or scan loop
+//! with one emit per iteration). The interpreter checks that promise: the
+//! elements start as a marker ([`Uninit`]), and `arr.load` of one, or
+//! `arr.to_vec` of a buffer holding one, faults.
 //!
 //! No `arr` op is pure. At run time an `arr<T>` is
 //! `RtValue::Arr(Rc<RefCell<Vec<RtValue>>>)`; `arr.free` clears the buffer,
@@ -43,6 +50,38 @@ pub const MAX_ALLOC: usize = 1 << 32;
 pub fn alloc(b: &mut Builder, n: ValueId, elem: Type) -> ValueId {
     b.op1("arr.alloc", &[n], Type::arr(elem), vec![])
 }
+/// The attribute of an `arr.alloc` whose elements are undefined until stored.
+pub const UNINIT: &str = "uninit";
+
+/// The interpreter's element of an `arr.alloc {uninit}` not yet stored.
+#[derive(Debug)]
+pub struct Uninit;
+
+/// `arr.alloc(n) {uninit} : arr<elem>` (a scalar `elem`): for a lowering
+/// that stores every element before anything reads the buffer; native code
+/// does not zero it.
+pub fn alloc_uninit(b: &mut Builder, n: ValueId, elem: Type) -> ValueId {
+    debug_assert!(elem.is_scalar());
+    b.op1(
+        "arr.alloc",
+        &[n],
+        Type::arr(elem),
+        vec![(UNINIT.to_string(), ir::Attribute::Unit)],
+    )
+}
+
+fn is_uninit(v: &RtValue) -> bool {
+    matches!(v, RtValue::Opaque(o) if o.is::<Uninit>())
+}
+
+fn read_uninit(ctx: &Context, op: OpId) -> RunError {
+    RunError::at(
+        ctx,
+        op,
+        "reads an element of an 'arr.alloc {uninit}' buffer before it is stored",
+    )
+}
+
 /// `arr.load(a, i)` (the result type is `a`'s element type).
 pub fn load(b: &mut Builder, a: ValueId, i: ValueId) -> ValueId {
     let t = elem_of(b.ctx, a);
@@ -141,6 +180,9 @@ fn expect_ty(ctx: &Context, v: ValueId, want: &Type, what: &str) -> Result<(), S
 fn verify_alloc(ctx: &Context, op: OpId) -> Result<(), String> {
     expect_index(ctx, op, 0)?;
     match ctx.ty(ctx.result(op, 0)) {
+        Type::Arr(t) if ctx.attr(op, UNINIT).is_some() && !t.is_scalar() => Err(format!(
+            "'{{uninit}}' needs scalar elements, but they are '{t}'"
+        )),
         Type::Arr(_) => Ok(()),
         t => Err(format!("result must be an 'arr<T>', got '{t}'")),
     }
@@ -250,13 +292,22 @@ fn interp_alloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
     let ctx = it.ctx;
     let n = as_size(ctx, op, &args[0])?;
     let elem = elem_of(ctx, ctx.result(op, 0));
-    Ok(smallvec![zeroed_buffer(ctx, op, n, &elem)?])
+    let buf = zeroed_buffer(ctx, op, n, &elem)?;
+    if ctx.attr(op, UNINIT).is_some() {
+        if let RtValue::Arr(a) = &buf {
+            a.borrow_mut().fill(RtValue::Opaque(Rc::new(Uninit)));
+        }
+    }
+    Ok(smallvec![buf])
 }
 
 fn interp_load(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
     let ctx = it.ctx;
     let a = buffer(ctx, op, &args[0])?.borrow();
     let i = index(ctx, op, &args[1], a.len())?;
+    if is_uninit(&a[i]) {
+        return Err(read_uninit(ctx, op));
+    }
     Ok(smallvec![a[i].clone()])
 }
 
@@ -297,6 +348,9 @@ fn interp_from_vec(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
 
 fn interp_to_vec(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
     let a = buffer(it.ctx, op, &args[0])?.borrow();
+    if a.iter().any(is_uninit) {
+        return Err(read_uninit(it.ctx, op));
+    }
     Ok(smallvec![RtValue::Vec(Rc::new(a.clone()))])
 }
 

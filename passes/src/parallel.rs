@@ -263,6 +263,10 @@ fn decompose_loop(ctx: &mut Context, op: OpId, opts: &ParallelOptions) {
         .iter()
         .zip(&dense)
         .map(|(g, &d)| match g.kind {
+            // Each chunk stores every element of its range.
+            _ if d && g.elem.is_scalar() => Plan::Dense {
+                out: arr::alloc_uninit(&mut b, n, g.elem.clone()),
+            },
             _ if d => Plan::Dense {
                 out: arr::alloc(&mut b, n, g.elem.clone()),
             },
@@ -409,14 +413,21 @@ fn concatenate(
     let mut tables = Vec::new();
     for &(k, locals) in copies {
         let g = &gens[k];
-        let pos = arr::alloc(b, nc, Type::Index);
+        // The loop below stores every position (and offset), and the
+        // copies every element of the output.
+        let pos = arr::alloc_uninit(b, nc, Type::Index);
         let scan = match g.kind {
             GenKind::Scan(m) => {
                 let start = inits[k].unwrap_or_else(|| {
                     let id = m.identity(&g.elem).expect("checked by lowerable");
                     b.constant(id, &g.elem)
                 });
-                Some((m, arr::alloc(b, nc, g.elem.clone()), start))
+                let offs = if g.elem.is_scalar() {
+                    arr::alloc_uninit(b, nc, g.elem.clone())
+                } else {
+                    arr::alloc(b, nc, g.elem.clone())
+                };
+                Some((m, offs, start))
             }
             _ => None,
         };
@@ -454,7 +465,11 @@ fn concatenate(
             }
             next
         });
-        let out = arr::alloc(b, r[0], g.elem.clone());
+        let out = if g.elem.is_scalar() {
+            arr::alloc_uninit(b, r[0], g.elem.clone())
+        } else {
+            arr::alloc(b, r[0], g.elem.clone())
+        };
         tables.push((locals, pos, scan.map(|(m, offs, _)| (m, offs)), out));
     }
     let region = b.build_region(&[Type::Index], |b, a| {

@@ -238,7 +238,7 @@ fn arr(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic> {
                 _ => {
                     let es = elem_of(t).size.to_string();
                     cx.call_rt(
-                        "l0rt_arr_new",
+                        crate::runtime::arr_new_fn(ctx, op),
                         &[Ty::I64, Ty::I64],
                         Some(Ty::Ptr),
                         &[n.clone(), es],

@@ -123,7 +123,8 @@ fn alloc(cx: &mut FnCx, op: OpId, r: ir::ValueId) -> Result<(), Diagnostic> {
         }
         _ => {
             let es = cx.iconst(I64, elem_of(t).size as i64);
-            cx.call_rt("l0rt_arr_new", &[I64, I64], &[PTR], &[n, es])?[0]
+            let f = crate::runtime::arr_new_fn(cx.ctx, op);
+            cx.call_rt(f, &[I64, I64], &[PTR], &[n, es])?[0]
         }
     };
     let ok = cx.b.ins().icmp_imm_s(IntCC::NotEqual, h, 0);

@@ -322,6 +322,10 @@ fn lower_loop_op(
             None
         };
         let plan = match g.kind {
+            // Every element is stored before the buffer is read.
+            GenKind::Collect if single && t.is_scalar() => Plan::CollectDense {
+                buf: arr::alloc_uninit(b, size, t),
+            },
             GenKind::Collect if single => Plan::CollectDense {
                 buf: arr::alloc(b, size, t),
             },
@@ -343,7 +347,11 @@ fn lower_loop_op(
             GenKind::Scan(_) if single => {
                 acc_inits.push(init.unwrap());
                 acc_types.push(t.clone());
-                let out = arr::alloc(b, size, t);
+                let out = if t.is_scalar() {
+                    arr::alloc_uninit(b, size, t)
+                } else {
+                    arr::alloc(b, size, t)
+                };
                 Plan::ScanDense {
                     slot: acc_inits.len() - 1,
                     out,
