@@ -7,11 +7,11 @@
 //!
 //! | generator | emits | before the loop | at an emit of `x` | after the loop |
 //! |---|---|---|---|---|
-//! | collect | one, top-level | `a = arr.alloc(size)` | `arr.store(a, i, x)` | `arr.to_vec(a)` |
+//! | collect | one, top-level | `a = arr.alloc(size)` (`{uninit}` for scalars) | `arr.store(a, i, x)` | `arr.to_vec(a)` |
 //! | collect | otherwise | `a = arr.alloc(0)` | `arr.push(a, x)` | `arr.to_vec(a)` |
 //! | reduce | all top-level | accumulator iter_arg = init | `acc = op(acc, x)` | the `scf.for` result |
 //! | reduce | otherwise | `c = arr.alloc(1)`, `store(c, 0, init)` | load / op / store `c[0]` | `arr.load(c, 0)`, `arr.free(c)` |
-//! | scan | one, top-level | iter_arg = init, `o = arr.alloc(size)` | `acc = op(acc, x)`, `arr.store(o, i, acc)` | `arr.to_vec(o)` |
+//! | scan | one, top-level | iter_arg = init, `o = arr.alloc(size)` (`{uninit}` for scalars) | `acc = op(acc, x)`, `arr.store(o, i, acc)` | `arr.to_vec(o)` |
 //! | scan | otherwise | cell `c` as for reduce, `o = arr.alloc(0)` | load / op / store `c[0]`, `arr.push(o, acc)` | `arr.free(c)`, `arr.to_vec(o)` |
 //! | bucket reduce | any | `ks = arr.alloc(0) : arr<K>`, `vs = arr.alloc(0) : arr<V>` | `j = find_or_insert(ks, k)`; if `j == len(vs)` push the identity; load / op / store `vs[j]` | `to_vec(ks)`, `to_vec(vs)` |
 //! | bucket collect | any | `ks` as above, `vs = arr.alloc(0) : arr<arr<V>>` | `j = find_or_insert(ks, k)`; if `j == len(vs)` push `arr.alloc(0)`; `arr.push(vs[j], v)` | `to_vec(ks)`; an `scf.for` over the keys storing `to_vec(vs[j])` into `arr<vec<V>>`; `arr.free(vs)`; `to_vec` of that |
