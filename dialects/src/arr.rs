@@ -57,17 +57,17 @@ pub const UNINIT: &str = "uninit";
 #[derive(Debug)]
 pub struct Uninit;
 
-/// `arr.alloc(n) {uninit} : arr<elem>` (a scalar `elem`): for a lowering
-/// that stores every element before anything reads the buffer; native code
-/// does not zero it.
-pub fn alloc_uninit(b: &mut Builder, n: ValueId, elem: Type) -> ValueId {
-    debug_assert!(elem.is_scalar());
-    b.op1(
-        "arr.alloc",
-        &[n],
-        Type::arr(elem),
-        vec![(UNINIT.to_string(), ir::Attribute::Unit)],
-    )
+/// `arr.alloc(n) : arr<elem>` for a lowering that stores every element
+/// before anything reads the buffer: `{uninit}` where `elem` is a scalar
+/// (native code does not zero it), a plain zeroed `arr.alloc` otherwise
+/// (vector and array elements must start as empty values).
+pub fn alloc_overwritten(b: &mut Builder, n: ValueId, elem: Type) -> ValueId {
+    let attrs = if elem.is_scalar() {
+        vec![(UNINIT.to_string(), ir::Attribute::Unit)]
+    } else {
+        vec![]
+    };
+    b.op1("arr.alloc", &[n], Type::arr(elem), attrs)
 }
 
 fn is_uninit(v: &RtValue) -> bool {
@@ -265,6 +265,17 @@ pub(crate) fn index(ctx: &Context, op: OpId, v: &RtValue, len: usize) -> Result<
 /// A fresh buffer of `n` zero elements of `elem` (see [`zero_of`]), or a
 /// fault at `op` beyond [`MAX_ALLOC`] or when memory runs out.
 pub fn zeroed_buffer(ctx: &Context, op: OpId, n: usize, elem: &Type) -> Result<RtValue, RunError> {
+    new_buffer(ctx, op, n, elem, false)
+}
+
+/// [`zeroed_buffer`], or with `uninit` a buffer of [`Uninit`] markers.
+fn new_buffer(
+    ctx: &Context,
+    op: OpId,
+    n: usize,
+    elem: &Type,
+    uninit: bool,
+) -> Result<RtValue, RunError> {
     if n > MAX_ALLOC {
         return Err(RunError::at(
             ctx,
@@ -280,7 +291,9 @@ pub fn zeroed_buffer(ctx: &Context, op: OpId, n: usize, elem: &Type) -> Result<R
             format!("cannot allocate {n} elements"),
         ));
     }
-    if matches!(elem, Type::Arr(_)) {
+    if uninit {
+        data.resize(n, RtValue::Opaque(Rc::new(Uninit)));
+    } else if matches!(elem, Type::Arr(_)) {
         data.extend((0..n).map(|_| zero_of(elem)));
     } else {
         data.resize(n, zero_of(elem));
@@ -292,13 +305,8 @@ fn interp_alloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
     let ctx = it.ctx;
     let n = as_size(ctx, op, &args[0])?;
     let elem = elem_of(ctx, ctx.result(op, 0));
-    let buf = zeroed_buffer(ctx, op, n, &elem)?;
-    if ctx.attr(op, UNINIT).is_some() {
-        if let RtValue::Arr(a) = &buf {
-            a.borrow_mut().fill(RtValue::Opaque(Rc::new(Uninit)));
-        }
-    }
-    Ok(smallvec![buf])
+    let uninit = ctx.attr(op, UNINIT).is_some();
+    Ok(smallvec![new_buffer(ctx, op, n, &elem, uninit)?])
 }
 
 fn interp_load(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {

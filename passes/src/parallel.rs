@@ -264,11 +264,8 @@ fn decompose_loop(ctx: &mut Context, op: OpId, opts: &ParallelOptions) {
         .zip(&dense)
         .map(|(g, &d)| match g.kind {
             // Each chunk stores every element of its range.
-            _ if d && g.elem.is_scalar() => Plan::Dense {
-                out: arr::alloc_uninit(&mut b, n, g.elem.clone()),
-            },
             _ if d => Plan::Dense {
-                out: arr::alloc(&mut b, n, g.elem.clone()),
+                out: arr::alloc_overwritten(&mut b, n, g.elem.clone()),
             },
             GenKind::Reduce(_) => Plan::Reduce {
                 parts: arr::alloc(&mut b, nc, g.elem.clone()),
@@ -415,19 +412,14 @@ fn concatenate(
         let g = &gens[k];
         // The loop below stores every position (and offset), and the
         // copies every element of the output.
-        let pos = arr::alloc_uninit(b, nc, Type::Index);
+        let pos = arr::alloc_overwritten(b, nc, Type::Index);
         let scan = match g.kind {
             GenKind::Scan(m) => {
                 let start = inits[k].unwrap_or_else(|| {
                     let id = m.identity(&g.elem).expect("checked by lowerable");
                     b.constant(id, &g.elem)
                 });
-                let offs = if g.elem.is_scalar() {
-                    arr::alloc_uninit(b, nc, g.elem.clone())
-                } else {
-                    arr::alloc(b, nc, g.elem.clone())
-                };
-                Some((m, offs, start))
+                Some((m, arr::alloc_overwritten(b, nc, g.elem.clone()), start))
             }
             _ => None,
         };
@@ -465,11 +457,7 @@ fn concatenate(
             }
             next
         });
-        let out = if g.elem.is_scalar() {
-            arr::alloc_uninit(b, r[0], g.elem.clone())
-        } else {
-            arr::alloc(b, r[0], g.elem.clone())
-        };
+        let out = arr::alloc_overwritten(b, r[0], g.elem.clone());
         tables.push((locals, pos, scan.map(|(m, offs, _)| (m, offs)), out));
     }
     let region = b.build_region(&[Type::Index], |b, a| {

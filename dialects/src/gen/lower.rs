@@ -323,11 +323,8 @@ fn lower_loop_op(
         };
         let plan = match g.kind {
             // Every element is stored before the buffer is read.
-            GenKind::Collect if single && t.is_scalar() => Plan::CollectDense {
-                buf: arr::alloc_uninit(b, size, t),
-            },
             GenKind::Collect if single => Plan::CollectDense {
-                buf: arr::alloc(b, size, t),
+                buf: arr::alloc_overwritten(b, size, t),
             },
             GenKind::Collect => Plan::CollectPush {
                 buf: arr::alloc(b, c0, t),
@@ -347,11 +344,7 @@ fn lower_loop_op(
             GenKind::Scan(_) if single => {
                 acc_inits.push(init.unwrap());
                 acc_types.push(t.clone());
-                let out = if t.is_scalar() {
-                    arr::alloc_uninit(b, size, t)
-                } else {
-                    arr::alloc(b, size, t)
-                };
+                let out = arr::alloc_overwritten(b, size, t);
                 Plan::ScanDense {
                     slot: acc_inits.len() - 1,
                     out,
