@@ -230,28 +230,21 @@ fn lower_update(b: &mut Builder, st: &OpState, k: Update, name: &str) -> Repl {
         let lo = crate::arith::build_cmpi(b, "sge", i, zero);
         let hi = crate::arith::build_cmpi(b, "slt", i, n);
         let ok = b.op1("arith.andi", &[lo, hi], Type::I1, vec![]);
-        crate::scf::build_if(
-            b,
-            ok,
-            &[],
-            |b| {
-                let x = crate::vec::get_in_bounds(b, vs, j);
-                let x = match k {
-                    Update::Kind(k) => {
-                        let old = crate::arr::load_in_bounds(b, a, i);
-                        b.op1(k.arith_op(&t), &[old, x], t.clone(), vec![])
-                    }
-                    Update::Region(r, term) => {
-                        let old = crate::arr::load_in_bounds(b, a, i);
-                        crate::vec_combine::inline_combiner(b, r, term, old, x)
-                    }
-                    Update::Store => x,
-                };
-                crate::arr::store_in_bounds(b, a, i, x);
-                vec![]
-            },
-            |_| vec![],
-        );
+        crate::scf::build_if_then(b, ok, |b| {
+            let x = crate::vec::get_in_bounds(b, vs, j);
+            let x = match k {
+                Update::Kind(k) => {
+                    let old = crate::arr::load_in_bounds(b, a, i);
+                    b.op1(k.arith_op(&t), &[old, x], t.clone(), vec![])
+                }
+                Update::Region(r, term) => {
+                    let old = crate::arr::load_in_bounds(b, a, i);
+                    crate::vec_combine::inline_combiner(b, r, term, old, x)
+                }
+                Update::Store => x,
+            };
+            crate::arr::store_in_bounds(b, a, i, x);
+        });
         vec![]
     });
     Some(smallvec![crate::arr::to_vec(b, a)])

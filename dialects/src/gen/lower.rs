@@ -191,16 +191,6 @@ fn yield_(b: &mut Builder, vals: &[ValueId]) {
     b.create_raw(st);
 }
 
-/// `scf.if(cond) { then(); scf.yield } else { scf.yield }` with no results.
-fn if_then(b: &mut Builder, cond: ValueId, then: impl FnOnce(&mut Builder)) {
-    let t = b.build_region(&[], |b, _| {
-        then(b);
-        yield_(b, &[]);
-    });
-    let e = b.build_region(&[], |b, _| yield_(b, &[]));
-    b.op_with_regions("scf.if", &[cond], &[], vec![], &[t, e]);
-}
-
 /// An exact identity of monoid `m` at type `ty`: like [`Monoid::identity`]
 /// but `-0.0` for a float sum (`-0.0 + y == y` for every `y`, while
 /// `+0.0 + -0.0 == +0.0`).
@@ -532,7 +522,7 @@ fn rewrite_emit(
                 vec![("predicate".to_string(), Attribute::Str("eq".into()))],
             );
             let id = identity(b, g);
-            if_then(b, is_new, |b| arr::push(b, vs, id));
+            crate::scf::build_if_then(b, is_new, |b| arr::push(b, vs, id));
             let a = arr::load(b, vs, j);
             let a2 = combine(b, g.monoid().unwrap(), t, a, x, false);
             arr::store(b, vs, j, a2);
@@ -547,7 +537,7 @@ fn rewrite_emit(
                 vec![("predicate".to_string(), Attribute::Str("eq".into()))],
             );
             let t = t.clone();
-            if_then(b, is_new, |b| {
+            crate::scf::build_if_then(b, is_new, |b| {
                 let fresh = arr::alloc(b, c0, t);
                 arr::push(b, vs, fresh);
             });

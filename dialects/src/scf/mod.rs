@@ -317,6 +317,20 @@ pub fn build_if(
     b.op_with_regions("scf.if", &[cond], result_types, vec![], &[t, e])
 }
 
+/// Smart-builds `scf.if %cond { then() } else { }` without results.
+pub fn build_if_then(b: &mut Builder, cond: ValueId, then: impl FnOnce(&mut Builder)) {
+    build_if(
+        b,
+        cond,
+        &[],
+        |b| {
+            then(b);
+            vec![]
+        },
+        |_| vec![],
+    );
+}
+
 /// Smart-builds `scf.for %i = lb to ub step step iter_args(inits)`; `body`
 /// receives the induction variable and the accumulators and returns the
 /// next accumulators. Returns the final accumulators.

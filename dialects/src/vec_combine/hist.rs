@@ -231,17 +231,10 @@ pub fn lower(
                 let ge = build_cmpi(b, "sge", i, zero);
                 let lt = build_cmpi(b, "slt", i, n);
                 let ok = b.op1("arith.andi", &[ge, lt], Type::I1, vec![]);
-                scf::build_if(
-                    b,
-                    ok,
-                    &[],
-                    |b| {
-                        let x = vec::get_in_bounds(b, vs, j);
-                        update(b, i, x);
-                        vec![]
-                    },
-                    |_| vec![],
-                );
+                scf::build_if_then(b, ok, |b| {
+                    let x = vec::get_in_bounds(b, vs, j);
+                    update(b, i, x);
+                });
                 vec![]
             });
         };

@@ -264,17 +264,10 @@ fn group(
     let uk = gen::build_loop(b, c, &[], &[Generator::collect(kt.clone())], |b, j, hs| {
         let f = vec::get_in_bounds(b, fj, j);
         let head = build_cmpi(b, "eq", f, j);
-        scf::build_if(
-            b,
-            head,
-            &[],
-            |b| {
-                let k = vec::get_in_bounds(b, ks, j);
-                gen::emit(b, hs[0], k);
-                vec![]
-            },
-            |_| vec![],
-        );
+        scf::build_if_then(b, head, |b| {
+            let k = vec::get_in_bounds(b, ks, j);
+            gen::emit(b, hs[0], k);
+        });
     })[0];
     let gid = gen::build_loop(b, c, &[], &[collect_ix], |b, j, hs| {
         let f = vec::get_in_bounds(b, fj, j);

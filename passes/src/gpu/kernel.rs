@@ -219,16 +219,9 @@ pub(super) fn block_reduce(
     for (v, m, ty) in vals {
         let w = warp_reduce(b, *v, *m, ty, gpu::WARP / 2);
         let sh = gpu::workgroup_alloc(b, warps, ty.clone());
-        scf::build_if(
-            b,
-            lane0,
-            &[],
-            |b| {
-                arr::store(b, sh, warp, w);
-                vec![]
-            },
-            |_| vec![],
-        );
+        scf::build_if_then(b, lane0, |b| {
+            arr::store(b, sh, warp, w);
+        });
         slots.push(sh);
     }
     gpu::barrier(b);
@@ -243,16 +236,9 @@ pub(super) fn block_reduce(
         let x = select(b, has, x, id);
         let w = warp_reduce(b, x, *m, ty, warps / 2);
         let bid = t.bid;
-        scf::build_if(
-            b,
-            thread0,
-            &[],
-            |b| {
-                arr::store(b, dst, bid, w);
-                vec![]
-            },
-            |_| vec![],
-        );
+        scf::build_if_then(b, thread0, |b| {
+            arr::store(b, dst, bid, w);
+        });
     }
 }
 

@@ -160,16 +160,9 @@ pub(super) fn block_scan(
 pub(super) fn store_by_thread0(b: &mut Builder, tid: ValueId, a: ValueId, at: ValueId, v: ValueId) {
     let zero = idx(b, 0);
     let t0 = cmpi(b, "eq", tid, zero);
-    scf::build_if(
-        b,
-        t0,
-        &[],
-        |b| {
-            arr::store(b, a, at, v);
-            vec![]
-        },
-        |_| vec![],
-    );
+    scf::build_if_then(b, t0, |b| {
+        arr::store(b, a, at, v);
+    });
 }
 
 /// The buffers of one generator in the main kernel.
@@ -544,21 +537,14 @@ pub(super) fn add_back_kernel(ctx: &mut Context, f: OpId, name: &str, ordered: &
             let fl = arr::load_in_bounds(b, flags, i);
             let zero = idx(b, 0);
             let kept = cmpi(b, "ne", fl, zero);
-            scf::build_if(
-                b,
-                kept,
-                &[],
-                |b| {
-                    let p = arr::load(b, pref, t.bid);
-                    let one = idx(b, 1);
-                    let pos = binop(b, "arith.addi", p, fl);
-                    let pos = binop(b, "arith.subi", pos, one);
-                    let x = arr::load_in_bounds(b, vals, i);
-                    arr::store(b, out, pos, x);
-                    vec![]
-                },
-                |_| vec![],
-            );
+            scf::build_if_then(b, kept, |b| {
+                let p = arr::load(b, pref, t.bid);
+                let one = idx(b, 1);
+                let pos = binop(b, "arith.addi", p, fl);
+                let pos = binop(b, "arith.subi", pos, one);
+                let x = arr::load_in_bounds(b, vals, i);
+                arr::store(b, out, pos, x);
+            });
             vec![]
         });
     }

@@ -310,16 +310,9 @@ fn update_kernel(
             };
             let mine = cmpi(&mut b, "eq", w, j);
             let attrs = b.ctx.op(store).attrs.to_vec();
-            scf::build_if(
-                &mut b,
-                mine,
-                &[],
-                |b| {
-                    b.op("arr.store", &[d_a, i, x], &[], attrs);
-                    vec![]
-                },
-                |_| vec![],
-            );
+            scf::build_if_then(&mut b, mine, |b| {
+                b.op("arr.store", &[d_a, i, x], &[], attrs);
+            });
             ctx.erase_op(store);
         }
     }
@@ -382,16 +375,9 @@ fn merge_bins(
     block_stride(b, t, n, |b, i| {
         let v = arr::load_in_bounds(b, bins, i);
         let used = cmpi(b, "ne", v, ne);
-        scf::build_if(
-            b,
-            used,
-            &[],
-            |b| {
-                atomic(b, kind, d_a, i, v);
-                vec![]
-            },
-            |_| vec![],
-        );
+        scf::build_if_then(b, used, |b| {
+            atomic(b, kind, d_a, i, v);
+        });
     });
 }
 
