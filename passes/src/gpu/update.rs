@@ -418,6 +418,7 @@ pub(super) fn offload(
         How::Atomic(_) => vec![kernel_name(ctx, f, seq)],
         How::Scatter => (0..3).map(|_| kernel_name(ctx, f, seq)).collect(),
     };
+    let size = private_size(ctx, p.a);
     let mk = |ctx: &mut Context, name: &str, edit| {
         update_kernel(ctx, f, l, name, p.a, &caps, &cap_types, &shapes, edit)
     };
@@ -425,7 +426,7 @@ pub(super) fn offload(
         How::Atomic(kind) => {
             mk(ctx, &names[0], Edit::Atomic(kind));
             if p.private {
-                mk(ctx, &names[1], Edit::Private(kind, private_size(ctx, p.a)));
+                mk(ctx, &names[1], Edit::Private(kind, size));
             }
         }
         How::Scatter => {
@@ -454,7 +455,6 @@ pub(super) fn offload(
         gpu::launch_func(&mut b, &names[2], grid, blk, &args);
     } else if p.private {
         // The private bins where they fit, else atomics on the global ones.
-        let size = private_size(b.ctx, p.a);
         let lim = idx(&mut b, size);
         let fits = cmpi(&mut b, "sle", len, lim);
         scf::build_if(
