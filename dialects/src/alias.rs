@@ -27,7 +27,7 @@ use ir::{Context, OpId, Traits, Type, ValueId};
 
 /// Whether values of type `t` name memory (`arr<T>`, `var<T>`).
 pub fn is_memory(t: &Type) -> bool {
-    matches!(t, Type::Arr(_) | Type::Var(_))
+    matches!(t, Type::Arr(_) | Type::Var(_) | Type::MemRef(_))
 }
 
 /// Whether `op` creates new allocations (one per result) that no other value
@@ -36,6 +36,8 @@ pub fn is_fresh_allocation(ctx: &Context, op: OpId) -> bool {
     matches!(
         ctx.op_name(op),
         "arr.alloc"
+            | "memref.alloc"
+            | "memref.alloca"
             | "arr.from_vec"
             | "var.new"
             | "gpu.alloc"
@@ -92,7 +94,9 @@ pub fn accessed_only(ctx: &Context, op: OpId, i: usize) -> bool {
         "arr.load" | "arr.len" | "arr.to_vec" | "arr.free" | "arr.push" | "var.get"
         | "gpu.dealloc" | "gpu.atomic_rmw" | "gpu.atomic_cas" => i == 0,
         "arr.store" | "arr.find_or_insert" | "var.set" => i == 0,
-        "gpu.memcpy" | "gpu.unpack_rows" => true,
+        "gpu.memcpy" | "gpu.unpack_rows" | "memref.copy" => true,
+        "memref.load" | "memref.dealloc" | "memref.dim" => i == 0,
+        "memref.store" => i == 1,
         _ => false,
     }
 }
@@ -121,6 +125,11 @@ impl Aliases {
             }
             let name = ctx.op_name(op);
             let modeled = match name {
+                // Views of their source.
+                "memref.cast" | "memref.subview" => {
+                    edges.push((ctx.operand(op, 0), ctx.result(op, 0)));
+                    true
+                }
                 "arith.select" => {
                     let r = ctx.result(op, 0);
                     if memory(r) {
@@ -305,7 +314,15 @@ impl Effects {
         match ctx.op_name(op) {
             "gen.emit" | "gen.running" | "scf.assert" | "cf.assert" => {}
             "arr.load" | "arr.len" | "arr.to_vec" | "var.get" => self.reads.push(a0()),
-            "arr.store" | "var.set" | "arr.free" | "gpu.dealloc" => self.writes.push(a0()),
+            "arr.store" | "var.set" | "arr.free" | "gpu.dealloc" | "memref.dealloc" => {
+                self.writes.push(a0())
+            }
+            "memref.load" => self.reads.push(a0()),
+            "memref.store" => self.writes.push(ctx.operand(op, 1)),
+            "memref.copy" => {
+                self.reads.push(a0());
+                self.writes.push(ctx.operand(op, 1));
+            }
             "arr.push" | "arr.find_or_insert" | "gpu.atomic_rmw" | "gpu.atomic_cas" => {
                 self.reads.push(a0());
                 self.writes.push(a0());

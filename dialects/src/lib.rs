@@ -16,6 +16,7 @@ pub mod func;
 pub mod gen;
 pub mod gpu;
 pub mod mat;
+pub mod memref;
 pub mod nested;
 pub mod scf;
 pub mod structs;
@@ -53,6 +54,7 @@ pub fn register_all(r: &mut Registry) {
     structs::register(r);
     // After arith and scf: it adds its folds to their ops.
     ub::register(r);
+    memref::register(r);
     r.phases = PHASES.to_vec();
 }
 

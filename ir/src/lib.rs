@@ -36,4 +36,4 @@ pub use fastmath::FastMath;
 pub use interp::{Interp, RtValue, RunError};
 pub use source::SourceText;
 pub use spec::{Arity, FoldResult, OpSpec, OpState, Registry, Traits};
-pub use types::Type;
+pub use types::{MemRefType, StridedLayout, Type};

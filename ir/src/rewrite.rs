@@ -65,7 +65,7 @@ pub fn is_trivially_dead(ctx: &Context, op: OpId) -> bool {
     if !ctx.results(op).iter().all(|&r| ctx.unused(r)) {
         return false;
     }
-    is_side_effect_free(ctx, op)
+    t.contains(Traits::DEAD_IF_UNUSED) || is_side_effect_free(ctx, op)
 }
 
 /// Whether `op` (and, for recursively pure ops, everything nested) is pure.

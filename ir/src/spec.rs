@@ -78,6 +78,10 @@ impl Traits {
     pub const REGIONS_NEED_TERMINATOR: Traits = Traits(1 << 10);
     /// The op is pure only if everything nested in its regions is (e.g. loops).
     pub const RECURSIVELY_PURE: Traits = Traits(1 << 11);
+    /// Its only effect is reading memory, and where it would fault the
+    /// behaviour is undefined (MLIR's `memref.load` out of bounds): with its
+    /// results unused it may be erased, as MLIR erases ops that only read.
+    pub const DEAD_IF_UNUSED: Traits = Traits(1 << 12);
 
     /// Whether every flag of `other` is set.
     pub fn contains(self, other: Traits) -> bool {

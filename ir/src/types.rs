@@ -58,6 +58,81 @@ pub enum Type {
     Function(Rc<FunctionType>),
     /// A dialect type `!dialect.name<params>`.
     Dialect(Rc<DialectType>),
+    /// MLIR's `memref<4x?xf32>`, `memref<?x?xf32, strided<[?, 1], offset: ?>>`:
+    /// a view of mutable memory with a shape and a layout (the `memref`
+    /// dialect, issue 45).
+    MemRef(Rc<MemRefType>),
+}
+
+/// `memref<d0 x d1 x ... x T, layout>`: the sizes (`None`: dynamic, `?`),
+/// the scalar element type, and the layout (`None`: the identity, row-major
+/// layout).
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct MemRefType {
+    pub shape: Vec<Option<u64>>,
+    pub elem: Type,
+    pub layout: Option<StridedLayout>,
+}
+
+/// MLIR's `strided<[s0, s1, ...], offset: o>`: element `(i0, i1, ...)` of
+/// the view is element `o + i0*s0 + i1*s1 + ...` of its allocation. `None`
+/// stands for a dynamic value (`?`).
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct StridedLayout {
+    pub strides: Vec<Option<i64>>,
+    pub offset: Option<i64>,
+}
+
+impl MemRefType {
+    /// The number of dimensions.
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+    /// The strides and offset of the layout. The identity layout has the
+    /// row-major strides (each the product of the sizes after it, dynamic
+    /// once one of those is dynamic) and offset 0.
+    pub fn strides_and_offset(&self) -> (Vec<Option<i64>>, Option<i64>) {
+        if let Some(l) = &self.layout {
+            return (l.strides.clone(), l.offset);
+        }
+        let mut strides = vec![Some(1i64); self.shape.len()];
+        let mut acc = Some(1i64);
+        for (k, d) in self.shape.iter().enumerate().rev() {
+            strides[k] = acc;
+            acc = match (acc, d) {
+                (Some(a), Some(d)) => i64::try_from(*d).ok().and_then(|d| a.checked_mul(d)),
+                _ => None,
+            };
+        }
+        (strides, Some(0))
+    }
+    /// The number of dynamic sizes (the operands an allocation takes).
+    pub fn num_dynamic(&self) -> usize {
+        self.shape.iter().filter(|d| d.is_none()).count()
+    }
+}
+
+impl fmt::Display for MemRefType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("memref<")?;
+        for d in &self.shape {
+            match d {
+                Some(d) => write!(f, "{d}x")?,
+                None => f.write_str("?x")?,
+            }
+        }
+        write!(f, "{}", self.elem)?;
+        if let Some(l) = &self.layout {
+            let show = |v: &Option<i64>| v.map_or("?".to_string(), |v| v.to_string());
+            let strides: Vec<String> = l.strides.iter().map(show).collect();
+            write!(f, ", strided<[{}]", strides.join(", "))?;
+            if l.offset != Some(0) {
+                write!(f, ", offset: {}", show(&l.offset))?;
+            }
+            f.write_str(">")?;
+        }
+        f.write_str(">")
+    }
 }
 
 /// `(inputs) -> (results)`.
@@ -115,6 +190,21 @@ impl Type {
     /// `var<elem>`.
     pub fn var(elem: Type) -> Type {
         Type::Var(Rc::new(elem))
+    }
+    /// `memref<shape x elem, layout>`.
+    pub fn memref(shape: Vec<Option<u64>>, elem: Type, layout: Option<StridedLayout>) -> Type {
+        Type::MemRef(Rc::new(MemRefType {
+            shape,
+            elem,
+            layout,
+        }))
+    }
+    /// The memref type record, if this is a `memref`.
+    pub fn as_memref(&self) -> Option<&MemRefType> {
+        match self {
+            Type::MemRef(m) => Some(m),
+            _ => None,
+        }
     }
     /// `struct<name: T, ...>` (the caller keeps names distinct and the list
     /// non-empty; the parsers and the verifier check both).
@@ -310,6 +400,7 @@ impl fmt::Display for Type {
                     f.write_str(")")
                 }
             }
+            Type::MemRef(m) => write!(f, "{m}"),
             Type::Dialect(d) => {
                 write!(f, "!{}.{}", d.dialect, d.name)?;
                 if !d.params.is_empty() {

@@ -11,7 +11,12 @@
 //!   `SimplifyPassThroughBr`/`SimplifyPassThroughCondBranch`);
 //! - a block whose only predecessor ends in an unconditional branch to it
 //!   is merged into that predecessor, its arguments replaced by the
-//!   branch's operands (MLIR's `SimplifyBrToBlockWithSinglePred`).
+//!   branch's operands (MLIR's `SimplifyBrToBlockWithSinglePred`);
+//! - of two blocks that do the same thing (the same ops with the same
+//!   attributes, operands and successors, up to their own values, none of
+//!   which is used outside them), branches to the second go to the first,
+//!   which leaves the second unreachable (the simple case of MLIR's
+//!   `mergeIdenticalBlocks`).
 //!
 //! Each step keeps every use dominated: a value the forwarded branch names
 //! that is not the pass-through block's own argument dominates that block,
@@ -47,7 +52,10 @@ pub fn simplify_regions(ctx: &mut Context) -> u64 {
         // Each round makes progress; the bound only guards against a cycle
         // of pass-through blocks.
         for _ in 0..64 {
-            let n = erase_unreachable(ctx, r) + forward_pass_through(ctx, r) + merge_blocks(ctx, r);
+            let n = erase_unreachable(ctx, r)
+                + forward_pass_through(ctx, r)
+                + merge_blocks(ctx, r)
+                + merge_identical_blocks(ctx, r);
             if n == 0 {
                 break;
             }
@@ -168,6 +176,82 @@ fn merge_blocks(ctx: &mut Context, r: RegionId) -> u64 {
         ctx.splice_block(b, p, None);
         ctx.remove_block(b);
         n += 1;
+    }
+    n
+}
+
+/// Whether block `b` does what block `a` does (see the module
+/// documentation); neither may define values used outside itself.
+fn identical(ctx: &Context, a: BlockId, b: BlockId) -> bool {
+    let (aa, ba) = (ctx.block_args(a), ctx.block_args(b));
+    if aa.len() != ba.len() || aa.iter().zip(ba).any(|(x, y)| ctx.ty(*x) != ctx.ty(*y)) {
+        return false;
+    }
+    let (ao, bo) = (ctx.block_ops(a), ctx.block_ops(b));
+    if ao.len() != bo.len() {
+        return false;
+    }
+    let local =
+        |blk: BlockId, v: ValueId| ctx.uses(v).iter().all(|u| ctx.op(u.op).parent == Some(blk));
+    let mut map: std::collections::HashMap<ValueId, ValueId> =
+        ba.iter().copied().zip(aa.iter().copied()).collect();
+    if !aa.iter().all(|&v| local(a, v)) || !ba.iter().all(|&v| local(b, v)) {
+        return false;
+    }
+    for (&x, &y) in ao.iter().zip(&bo) {
+        let (dx, dy) = (ctx.op(x), ctx.op(y));
+        let same = dx.kind == dy.kind
+            && dx.attrs == dy.attrs
+            && ctx.regions(x).is_empty()
+            && ctx.regions(y).is_empty()
+            && ctx.successors(x) == ctx.successors(y)
+            && ctx.operands(x).len() == ctx.operands(y).len()
+            && ctx
+                .operands(x)
+                .iter()
+                .zip(ctx.operands(y))
+                .all(|(vx, vy)| map.get(vy).unwrap_or(vy) == vx)
+            && ctx.results(x).len() == ctx.results(y).len()
+            && ctx
+                .results(x)
+                .iter()
+                .zip(ctx.results(y))
+                .all(|(rx, ry)| ctx.ty(*rx) == ctx.ty(*ry) && local(a, *rx) && local(b, *ry));
+        if !same {
+            return false;
+        }
+        map.extend(
+            ctx.results(y)
+                .iter()
+                .copied()
+                .zip(ctx.results(x).iter().copied()),
+        );
+    }
+    true
+}
+
+/// Sends the branches to a block identical to an earlier one (not the
+/// entry block) to the earlier one.
+fn merge_identical_blocks(ctx: &mut Context, r: RegionId) -> u64 {
+    let blocks = ctx.region(r).blocks.clone();
+    let mut n = 0;
+    for (j, &b) in blocks.iter().enumerate().skip(2) {
+        let Some(&a) = blocks[1..j]
+            .iter()
+            .find(|&&a| ctx.block_region(a) == Some(r) && identical(ctx, a, b))
+        else {
+            continue;
+        };
+        for p in ctx.predecessors(b) {
+            let Some(t) = ctx.terminator(p) else { continue };
+            for i in 0..ctx.successors(t).len() {
+                if ctx.successors(t)[i].0 == b {
+                    let args = ctx.successor_operands(t, i).to_vec();
+                    ctx.set_successor(t, i, a, &args);
+                    n += 1;
+                }
+            }
+        }
     }
     n
 }

@@ -62,15 +62,22 @@ pub fn dce(ctx: &mut Context) -> u64 {
 fn write_only_allocations(ctx: &mut Context) -> u64 {
     let mut erased = 0;
     for op in ctx.walk_all() {
-        if !ctx.alive(op) || !(ctx.is(op, "arr.alloc") || ctx.is(op, "var.new")) {
+        if !ctx.alive(op)
+            || !(ctx.is(op, "arr.alloc")
+                || ctx.is(op, "var.new")
+                || ctx.is(op, "memref.alloc")
+                || ctx.is(op, "memref.alloca"))
+        {
             continue;
         }
         let r = ctx.result(op, 0);
         let write_only = ctx.uses(r).iter().all(|u| {
-            u.index == 0
+            (u.index == 0
                 && (ctx.is(u.op, "arr.store")
                     || ctx.is(u.op, "var.set")
-                    || ctx.is(u.op, "arr.free"))
+                    || ctx.is(u.op, "arr.free")
+                    || ctx.is(u.op, "memref.dealloc")))
+                || (u.index == 1 && ctx.is(u.op, "memref.store"))
         });
         if !write_only {
             continue;
@@ -92,7 +99,11 @@ fn write_only_allocations(ctx: &mut Context) -> u64 {
 /// checked themselves.
 fn write_target_or_flow(ctx: &Context, op: OpId, i: usize) -> bool {
     match ctx.op_name(op) {
-        "arr.store" | "var.set" | "arr.free" | "gpu.dealloc" | "gpu.memcpy" => i == 0,
+        "arr.store" | "var.set" | "arr.free" | "gpu.dealloc" | "gpu.memcpy" | "memref.dealloc" => {
+            i == 0
+        }
+        "memref.store" => i == 1,
+        "memref.cast" | "memref.subview" => i == 0,
         "arith.select" | "scf.yield" | "scf.condition" | "scf.for" | "scf.while" => true,
         _ => false,
     }
@@ -153,7 +164,7 @@ fn dead_stores(ctx: &mut Context) -> u64 {
     let stores: Vec<OpId> = ctx
         .walk_all()
         .into_iter()
-        .filter(|&o| ctx.is(o, "arr.store") || ctx.is(o, "var.set"))
+        .filter(|&o| ctx.is(o, "arr.store") || ctx.is(o, "var.set") || ctx.is(o, "memref.store"))
         .collect();
     if stores.is_empty() {
         return 0;
@@ -170,7 +181,7 @@ fn dead_stores(ctx: &mut Context) -> u64 {
     }
     let mut erased = 0;
     for s in stores {
-        let t = ctx.operand(s, 0);
+        let t = ctx.operand(s, usize::from(ctx.is(s, "memref.store")));
         if !aliases.is_local(t) {
             continue;
         }

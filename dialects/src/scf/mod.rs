@@ -215,7 +215,15 @@ fn print_result_types(p: &mut ir::printer::Printer, op: OpId) {
 /// An optional `-> T` or `-> (T, ...)` result list (empty without `->`).
 fn parse_result_types(cp: &mut CustomParser) -> Result<Vec<Type>, ir::ast::SyntaxError> {
     if cp.try_punct("->") {
-        cp.type_list()
+        // `-> T`, `-> (T, U)`, or MLIR's bare list `-> T, U`
+        // (`scf.index_switch`).
+        let mut out = cp.type_list()?;
+        if out.len() == 1 {
+            while cp.try_punct(",") {
+                out.push(cp.expect_type()?);
+            }
+        }
+        Ok(out)
     } else {
         Ok(vec![])
     }

@@ -71,6 +71,7 @@ use crate::ast::{
 use crate::attributes::Attribute;
 use crate::types::{Type, TypeParam};
 
+mod memref_type;
 #[cfg(test)]
 mod tests;
 
@@ -1463,6 +1464,7 @@ impl<'s> Driver<'s, '_> {
             | Rule::mat_type
             | Rule::arr_type
             | Rule::var_type
+            | Rule::memref_type
             | Rule::struct_type
             | Rule::dialect_type => AstItemKind::Type(self.ty_at(base, p)?),
             Rule::number => number_item(p.as_str(), loc)?,
@@ -1538,6 +1540,7 @@ impl<'s> Driver<'s, '_> {
                     _ => Type::arr(elem),
                 }
             }
+            Rule::memref_type => self.memref_type(loc, p)?,
             Rule::struct_type => {
                 let mut fields: Vec<(String, Type)> = Vec::new();
                 for f in p.into_inner() {
@@ -1760,6 +1763,7 @@ pub(crate) fn is_type_word(w: &str) -> bool {
             | "mat"
             | "arr"
             | "var"
+            | "memref"
             | "struct"
             | "none"
     ) || w
@@ -1779,6 +1783,7 @@ fn is_type_rule(r: Rule) -> bool {
             | Rule::mat_type
             | Rule::arr_type
             | Rule::var_type
+            | Rule::memref_type
             | Rule::struct_type
             | Rule::dialect_type
             | Rule::alias_type
@@ -1816,6 +1821,7 @@ fn describe(r: Rule) -> Option<&'static str> {
         | Rule::mat_type
         | Rule::arr_type
         | Rule::var_type
+        | Rule::memref_type
         | Rule::struct_type
         | Rule::struct_field
         | Rule::dialect_type
@@ -2381,7 +2387,7 @@ mod fast {
                 b'(' | b'[' | b'{' | b')' | b']' | b'}' | b'^' => break,
                 ch if is_word_start(ch) => {
                     let rest = &b[c.i..];
-                    if [&b"vec"[..], b"mat", b"arr", b"var", b"struct"]
+                    if [&b"vec"[..], b"mat", b"arr", b"var", b"struct", b"memref"]
                         .iter()
                         .any(|k| rest.starts_with(k))
                     {

@@ -1017,3 +1017,27 @@ fn long_braces_match_as_matching_close_does() {
     assert!(!long.iter().any(|&(o, _)| o == around));
     assert_eq!(long.last().unwrap().1, src.len() - 1);
 }
+
+#[test]
+fn memref_types_round_trip() {
+    for t in [
+        "memref<f32>",
+        "memref<i1>",
+        "memref<4x?xf32>",
+        "memref<8x16x4xf32, strided<[64, 4, 1]>>",
+        "memref<?x?xf32, strided<[?, 1], offset: ?>>",
+        "memref<3x4xindex, strided<[16, 1], offset: 5>>",
+    ] {
+        let ty = parse_type(t).unwrap_or_else(|e| panic!("{t}: {}", e.message));
+        assert_eq!(ty.to_string(), t);
+    }
+    assert_eq!(
+        parse_type("memref<2xf32, strided<[1], offset: 0>>")
+            .unwrap()
+            .to_string(),
+        "memref<2xf32, strided<[1]>>"
+    );
+    for bad in ["memref<4xvec<f32>>", "memref<4xf32, strided<[1, 1]>>"] {
+        assert!(parse_type(bad).is_err(), "{bad}");
+    }
+}

@@ -1,0 +1,195 @@
+//! Canonicalization of the `memref` ops (MLIR's folds and patterns of the
+//! same names; see [`super`]).
+
+use std::rc::Rc;
+
+use smallvec::{smallvec, SmallVec};
+
+use ir::spec::{FoldResult, OpState};
+use ir::{Attribute, Builder, Context, MemRefType, OpId, Type, ValueId};
+
+use super::subview::{mixed, Mixed};
+use crate::arith::fold::constant_int;
+
+/// Whether every size, stride and offset that `b` states statically `a`
+/// states too (then a cast from `a` to `b` checks nothing).
+pub fn at_least_as_static(a: &MemRefType, b: &MemRefType) -> bool {
+    let (sa, oa) = a.strides_and_offset();
+    let (sb, ob) = b.strides_and_offset();
+    let covers = |x: &Option<i64>, y: &Option<i64>| y.is_none() || x.is_some();
+    a.shape
+        .iter()
+        .zip(&b.shape)
+        .all(|(x, y)| y.is_none() || x.is_some())
+        && sa.iter().zip(&sb).all(|(x, y)| covers(x, y))
+        && covers(&oa, &ob)
+}
+
+/// The source of `v` if `v` is a `memref.cast` from a type at least as
+/// static as its result (MLIR's `canFoldIntoConsumerOp`): a consumer may
+/// use the source instead.
+pub fn cast_source(ctx: &Context, v: ValueId) -> Option<ValueId> {
+    let d = ctx.def_op(v)?;
+    if !ctx.is(d, "memref.cast") {
+        return None;
+    }
+    let src = ctx.operand(d, 0);
+    let (a, b) = (ctx.ty(src).as_memref()?, ctx.ty(v).as_memref()?);
+    at_least_as_static(a, b).then_some(src)
+}
+
+/// A `load`, `store`, `dealloc`, `copy` or `cast` of a cast from a more
+/// static type uses the cast's source instead.
+pub(super) fn through_cast(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
+    let ctx = &*b.ctx;
+    let mut ns = st.clone();
+    let mut changed = false;
+    for v in ns.operands.iter_mut() {
+        if let Some(s) = cast_source(ctx, *v) {
+            *v = s;
+            changed = true;
+        }
+    }
+    if !changed {
+        return None;
+    }
+    ns.existing = None;
+    Some(b.create(ns))
+}
+
+/// An identity cast is its operand.
+pub(super) fn fold_cast(ctx: &Context, st: &OpState) -> Option<SmallVec<[FoldResult; 1]>> {
+    let src = *st.operands.first()?;
+    (ctx.ty(src) == st.result_types.first()?).then(|| smallvec![FoldResult::Value(src)])
+}
+
+/// `memref.dim` of a static size is that size.
+pub(super) fn fold_dim(ctx: &Context, st: &OpState) -> Option<SmallVec<[FoldResult; 1]>> {
+    let m = ctx.ty(*st.operands.first()?).as_memref()?;
+    let c = usize::try_from(constant_int(ctx, *st.operands.get(1)?)?).ok()?;
+    let n = (*m.shape.get(c)?)?;
+    Some(smallvec![FoldResult::Constant(Attribute::int(
+        n as i64,
+        Type::Index
+    ))])
+}
+
+/// The position among the dynamic sizes of dimension `c` of `m`.
+fn dynamic_position(m: &MemRefType, c: usize) -> Option<usize> {
+    m.shape.get(c)?.is_none().then_some(())?;
+    Some(m.shape[..c].iter().filter(|d| d.is_none()).count())
+}
+
+/// `memref.dim` of an allocation's dynamic size is the size operand; of a
+/// subview, the subview's size; of a cast, the dim of the cast's source.
+pub(super) fn dim_of_definition(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
+    let ctx = &*b.ctx;
+    let (m, c) = (*st.operands.first()?, *st.operands.get(1)?);
+    let k = usize::try_from(constant_int(ctx, c)?).ok()?;
+    let d = ctx.def_op(m)?;
+    match ctx.op_name(d) {
+        "memref.alloc" | "memref.alloca" => {
+            let t = ctx.ty(m).as_memref()?;
+            let p = dynamic_position(t, k)?;
+            Some(smallvec![*ctx.operands(d).get(p)?])
+        }
+        "memref.subview" => match mixed(ctx, d)?[1].get(k)? {
+            Mixed::Dynamic(v) => Some(smallvec![*v]),
+            Mixed::Static(n) => Some(smallvec![const_index(b, *n)]),
+        },
+        "memref.cast" => {
+            let src = ctx.operand(d, 0);
+            Some(smallvec![b.op1(
+                "memref.dim",
+                &[src, c],
+                Type::Index,
+                vec![]
+            )])
+        }
+        _ => None,
+    }
+}
+
+fn const_index(b: &mut Builder, v: i64) -> ValueId {
+    b.op1(
+        "arith.constant",
+        &[],
+        Type::Index,
+        vec![("value".to_string(), Attribute::int(v, Type::Index))],
+    )
+}
+
+/// Whether use `i` of `user` only writes into or frees the memref.
+fn write_only_use(ctx: &Context, user: OpId, i: usize) -> bool {
+    (ctx.is(user, "memref.dealloc") && i == 0) || (ctx.is(user, "memref.store") && i == 1)
+}
+
+/// An allocation that is only stored into and freed is erased with those
+/// users (MLIR's `SimplifyDeadAlloc`).
+pub(super) fn dead_alloc(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
+    let op = st.existing?;
+    let r = b.ctx.result(op, 0);
+    let uses = b.ctx.uses(r);
+    if !uses
+        .iter()
+        .all(|u| write_only_use(b.ctx, u.op, u.index as usize))
+    {
+        return None;
+    }
+    let users: Vec<OpId> = uses.iter().map(|u| u.op).collect();
+    let mut operands = Vec::new();
+    for u in users {
+        operands.extend_from_slice(b.ctx.operands(u));
+        b.ctx.erase_op(u);
+    }
+    // The driver revisits only the allocation's own operands: erase what
+    // the erased users left dead (the stored values and indices).
+    while let Some(v) = operands.pop() {
+        let Some(d) = b.ctx.def_op(v) else { continue };
+        if d != op && b.ctx.alive(d) && ir::rewrite::is_trivially_dead(b.ctx, d) {
+            operands.extend_from_slice(b.ctx.operands(d));
+            b.ctx.erase_op(d);
+        }
+    }
+    Some(SmallVec::new())
+}
+
+/// Constant dynamic sizes of an allocation become static ones, with a cast
+/// back to the old type (MLIR's `SimplifyAllocConst`).
+pub(super) fn constant_alloc_sizes(
+    b: &mut Builder,
+    st: &OpState,
+) -> Option<SmallVec<[ValueId; 2]>> {
+    let ctx = &*b.ctx;
+    let old = st.result_types.first()?.as_memref()?.clone();
+    let mut dynamic = st.operands.iter();
+    let mut shape = Vec::new();
+    let mut keep = Vec::new();
+    let mut changed = false;
+    for d in &old.shape {
+        match d {
+            Some(n) => shape.push(Some(*n)),
+            None => {
+                let v = *dynamic.next()?;
+                match constant_int(ctx, v).and_then(|c| u64::try_from(c).ok()) {
+                    Some(c) => {
+                        shape.push(Some(c));
+                        changed = true;
+                    }
+                    None => {
+                        shape.push(None);
+                        keep.push(v);
+                    }
+                }
+            }
+        }
+    }
+    if !changed {
+        return None;
+    }
+    let new_ty = Type::memref(shape, old.elem.clone(), old.layout.clone());
+    let name = ctx.registry().spec(st.kind).name;
+    let v = b.op1(name, &keep, new_ty, st.attrs.clone());
+    let old_ty = Type::MemRef(Rc::new(old));
+    Some(smallvec![b.op1("memref.cast", &[v], old_ty, vec![])])
+}

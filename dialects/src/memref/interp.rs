@@ -1,0 +1,334 @@
+//! Running the `memref` ops: a view is an allocation (a shared buffer of
+//! run-time values), an offset, sizes and strides. Whatever MLIR leaves
+//! undefined faults here with the op's location (see [`super`]).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use smallvec::{smallvec, SmallVec};
+
+use ir::interp::{Interp, RtValue, RunError};
+use ir::{Context, MemRefType, OpId};
+
+use crate::arr::{Uninit, MAX_ALLOC};
+
+/// The run-time value of a memref: element `(i0, i1, ...)` is
+/// `buf[offset + i0*strides[0] + ...]`. `memref.dealloc` empties `buf`,
+/// so any later access faults.
+#[derive(Debug, Clone)]
+pub struct MemRefValue {
+    pub buf: Rc<RefCell<Vec<RtValue>>>,
+    pub offset: i64,
+    pub sizes: Vec<i64>,
+    pub strides: Vec<i64>,
+}
+
+type Res = Result<SmallVec<[RtValue; 2]>, RunError>;
+
+fn view<'v>(ctx: &Context, op: OpId, v: &'v RtValue) -> Result<&'v MemRefValue, RunError> {
+    match v {
+        RtValue::Opaque(o) => o
+            .downcast_ref::<MemRefValue>()
+            .ok_or_else(|| RunError::at(ctx, op, "operand is not a memref")),
+        _ => Err(RunError::at(ctx, op, "operand is not a memref")),
+    }
+}
+
+fn wrap(m: MemRefValue) -> RtValue {
+    RtValue::Opaque(Rc::new(m))
+}
+
+fn int(ctx: &Context, op: OpId, v: &RtValue) -> Result<i64, RunError> {
+    v.as_int()
+        .ok_or_else(|| RunError::at(ctx, op, "expected an integer operand"))
+}
+
+fn memref_ty(ctx: &Context, v: ir::ValueId) -> Option<&MemRefType> {
+    ctx.ty(v).as_memref()
+}
+
+/// Checks that `m` has the static sizes, strides and offset of type `t`.
+fn check_static(ctx: &Context, op: OpId, m: &MemRefValue, t: &MemRefType) -> Result<(), RunError> {
+    let (strides, offset) = t.strides_and_offset();
+    for (k, d) in t.shape.iter().enumerate() {
+        if let Some(d) = d {
+            if m.sizes[k] != *d as i64 {
+                return Err(RunError::at(
+                    ctx,
+                    op,
+                    format!(
+                        "dimension {k} has size {}, but the type '{t}' says {d}",
+                        m.sizes[k]
+                    ),
+                ));
+            }
+        }
+    }
+    // The stride of a dimension of size 1 or 0 is never used.
+    for (k, s) in strides.iter().enumerate() {
+        if let Some(s) = s {
+            if m.strides[k] != *s && m.sizes[k] > 1 {
+                return Err(RunError::at(
+                    ctx,
+                    op,
+                    format!(
+                        "dimension {k} has stride {}, but the type '{t}' says {s}",
+                        m.strides[k]
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(o) = offset {
+        if m.offset != o {
+            return Err(RunError::at(
+                ctx,
+                op,
+                format!(
+                    "the view has offset {}, but the type '{t}' says {o}",
+                    m.offset
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `memref.alloc` and `memref.alloca`: every element undefined until stored.
+pub(super) fn alloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
+    let ctx = it.ctx;
+    let t = memref_ty(ctx, ctx.result(op, 0))
+        .ok_or_else(|| RunError::at(ctx, op, "result is not a memref"))?;
+    let mut dynamic = args.iter();
+    let mut sizes = Vec::with_capacity(t.rank());
+    for d in &t.shape {
+        let n = match d {
+            Some(n) => *n as i64,
+            None => {
+                let v = dynamic
+                    .next()
+                    .ok_or_else(|| RunError::at(ctx, op, "missing a size operand"))?;
+                int(ctx, op, v)?
+            }
+        };
+        if n < 0 {
+            return Err(RunError::at(ctx, op, format!("negative size {n}")));
+        }
+        sizes.push(n);
+    }
+    let (strides, offset) = t.strides_and_offset();
+    let (strides, offset) = match (
+        strides.iter().copied().collect::<Option<Vec<i64>>>(),
+        offset,
+    ) {
+        (Some(s), Some(o)) => (s, o),
+        // Identity layouts with dynamic sizes: row-major strides.
+        _ if t.layout.is_none() => (row_major(&sizes), 0),
+        _ => return Err(RunError::at(ctx, op, "an allocated layout must be static")),
+    };
+    let too_large = || RunError::at(ctx, op, "the allocation is too large");
+    // One past the last element the layout addresses.
+    let mut extent: i64 = if sizes.contains(&0) { 0 } else { offset + 1 };
+    if extent > 0 {
+        for (n, s) in sizes.iter().zip(&strides) {
+            extent = (n - 1)
+                .checked_mul(*s)
+                .and_then(|x| extent.checked_add(x))
+                .ok_or_else(too_large)?;
+        }
+    }
+    if extent as u64 > MAX_ALLOC as u64 {
+        return Err(too_large());
+    }
+    let mut data = Vec::new();
+    data.try_reserve_exact(extent as usize)
+        .map_err(|_| too_large())?;
+    data.resize(extent as usize, RtValue::Opaque(Rc::new(Uninit)));
+    Ok(smallvec![wrap(MemRefValue {
+        buf: Rc::new(RefCell::new(data)),
+        offset,
+        sizes,
+        strides,
+    })])
+}
+
+/// Row-major strides of `sizes`.
+fn row_major(sizes: &[i64]) -> Vec<i64> {
+    let mut strides = vec![1; sizes.len()];
+    let mut acc = 1i64;
+    for k in (0..sizes.len()).rev() {
+        strides[k] = acc;
+        acc = acc.saturating_mul(sizes[k]);
+    }
+    strides
+}
+
+pub(super) fn dealloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
+    let m = view(it.ctx, op, &args[0])?;
+    let mut b = m
+        .buf
+        .try_borrow_mut()
+        .map_err(|_| RunError::at(it.ctx, op, "memref is already borrowed"))?;
+    if b.is_empty() && !m.sizes.contains(&0) {
+        return Err(RunError::at(it.ctx, op, "memref is freed twice"));
+    }
+    *b = Vec::new();
+    Ok(smallvec![])
+}
+
+/// The position in the allocation of element `idx` of `m`.
+fn position(ctx: &Context, op: OpId, m: &MemRefValue, idx: &[RtValue]) -> Result<usize, RunError> {
+    let mut pos = m.offset;
+    for (k, v) in idx.iter().enumerate() {
+        let i = int(ctx, op, v)?;
+        if i < 0 || i >= m.sizes[k] {
+            return Err(RunError::at(
+                ctx,
+                op,
+                format!(
+                    "index {i} is out of bounds for dimension {k} of size {}",
+                    m.sizes[k]
+                ),
+            ));
+        }
+        pos += i * m.strides[k];
+    }
+    let len = m.buf.borrow().len();
+    if pos < 0 || pos as usize >= len {
+        return Err(RunError::at(
+            ctx,
+            op,
+            "accesses memory outside its allocation (freed by 'memref.dealloc'?)",
+        ));
+    }
+    Ok(pos as usize)
+}
+
+pub(super) fn load(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
+    let ctx = it.ctx;
+    let m = view(ctx, op, &args[0])?;
+    let pos = position(ctx, op, m, &args[1..])?;
+    let v = m.buf.borrow()[pos].clone();
+    if matches!(&v, RtValue::Opaque(o) if o.is::<Uninit>()) {
+        return Err(RunError::at(ctx, op, "reads an element never stored"));
+    }
+    Ok(smallvec![v])
+}
+
+pub(super) fn store(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
+    let ctx = it.ctx;
+    let m = view(ctx, op, &args[1])?;
+    let pos = position(ctx, op, m, &args[2..])?;
+    m.buf
+        .try_borrow_mut()
+        .map_err(|_| RunError::at(ctx, op, "memref is already borrowed"))?[pos] = args[0].clone();
+    Ok(smallvec![])
+}
+
+pub(super) fn dim(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
+    let ctx = it.ctx;
+    let m = view(ctx, op, &args[0])?;
+    let c = int(ctx, op, &args[1])?;
+    match usize::try_from(c).ok().and_then(|c| m.sizes.get(c)) {
+        Some(&n) => Ok(smallvec![RtValue::Int(n)]),
+        None => Err(RunError::at(
+            ctx,
+            op,
+            format!("dimension {c} is out of range for rank {}", m.sizes.len()),
+        )),
+    }
+}
+
+pub(super) fn cast(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
+    let ctx = it.ctx;
+    let m = view(ctx, op, &args[0])?;
+    let t = memref_ty(ctx, ctx.result(op, 0))
+        .ok_or_else(|| RunError::at(ctx, op, "result is not a memref"))?;
+    check_static(ctx, op, m, t)?;
+    Ok(smallvec![args[0].clone()])
+}
+
+/// `memref.subview`: offsets, sizes and strides, each a list of the rank.
+pub(super) fn subview_of(
+    ctx: &Context,
+    op: OpId,
+    src: &RtValue,
+    parts: [Vec<i64>; 3],
+) -> Result<RtValue, RunError> {
+    let m = view(ctx, op, src)?;
+    let [offs, sizes, steps] = parts;
+    let mut offset = m.offset;
+    let mut strides = Vec::with_capacity(sizes.len());
+    let overflow = || RunError::at(ctx, op, "the subview's offset or strides overflow");
+    for k in 0..sizes.len() {
+        let (o, n, t) = (offs[k], sizes[k], steps[k]);
+        let last = (n - 1).checked_mul(t).and_then(|x| x.checked_add(o));
+        if o < 0 || n < 0 || t < 0 || (n > 0 && last.is_none_or(|l| l >= m.sizes[k])) {
+            return Err(RunError::at(
+                ctx,
+                op,
+                format!(
+                    "the subview [offset {o}, size {n}, stride {t}] of dimension {k} is outside its size {}",
+                    m.sizes[k]
+                ),
+            ));
+        }
+        offset = o
+            .checked_mul(m.strides[k])
+            .and_then(|x| offset.checked_add(x))
+            .ok_or_else(overflow)?;
+        strides.push(t.checked_mul(m.strides[k]).ok_or_else(overflow)?);
+    }
+    let out = MemRefValue {
+        buf: m.buf.clone(),
+        offset,
+        sizes,
+        strides,
+    };
+    let t = memref_ty(ctx, ctx.result(op, 0))
+        .ok_or_else(|| RunError::at(ctx, op, "result is not a memref"))?;
+    check_static(ctx, op, &out, t)?;
+    Ok(wrap(out))
+}
+
+pub(super) fn copy(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
+    let ctx = it.ctx;
+    let (a, b) = (view(ctx, op, &args[0])?, view(ctx, op, &args[1])?);
+    if a.sizes != b.sizes {
+        return Err(RunError::at(
+            ctx,
+            op,
+            format!(
+                "source of sizes {:?} and target of sizes {:?} differ",
+                a.sizes, b.sizes
+            ),
+        ));
+    }
+    // Read everything first: the views may overlap.
+    let mut vals = Vec::new();
+    let mut idx = vec![0i64; a.sizes.len()];
+    let total: i64 = a.sizes.iter().product();
+    for _ in 0..total {
+        let at: Vec<RtValue> = idx.iter().map(|&i| RtValue::Int(i)).collect();
+        let v = a.buf.borrow()[position(ctx, op, a, &at)?].clone();
+        if matches!(&v, RtValue::Opaque(o) if o.is::<Uninit>()) {
+            return Err(RunError::at(ctx, op, "reads an element never stored"));
+        }
+        vals.push((position(ctx, op, b, &at)?, v));
+        for k in (0..idx.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < a.sizes[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    let mut buf = b
+        .buf
+        .try_borrow_mut()
+        .map_err(|_| RunError::at(ctx, op, "memref is already borrowed"))?;
+    for (p, v) in vals {
+        buf[p] = v;
+    }
+    Ok(smallvec![])
+}

@@ -1,0 +1,401 @@
+//! `memref.subview`: a strided window of a memref (MLIR's op).
+//!
+//! ```text
+//! %v = memref.subview %m[%i, 0] [4, %n] [1, 2]
+//!     : memref<?x?xf32> to memref<4x?xf32, strided<[?, ?], offset: ?>>
+//! ```
+//!
+//! Each of the offsets, sizes and strides lists has one entry per
+//! dimension, a constant or an `index` operand. The IR keeps MLIR's
+//! representation: the attributes `static_offsets`, `static_sizes` and
+//! `static_strides` hold the constants, with [`DYNAMIC`] where the entry
+//! is an operand; the operands are the source, then the dynamic offsets,
+//! sizes and strides in that order. Dimension `k` of the result starts at
+//! `offsets[k]` of the source and takes `sizes[k]` elements `strides[k]`
+//! apart; the result's layout has offset `o + sum(offsets[k] * s[k])` and
+//! strides `strides[k] * s[k]`, for the source's offset `o` and strides
+//! `s`. Rank-reducing subviews are not supported.
+//!
+//! Canonicalization (MLIR's `OpWithOffsetSizesAndStridesConstantArgumentFolder`
+//! and the cast folding of `SubViewOp`): constant operands become static
+//! entries, a source `memref.cast` from a more static type is looked
+//! through, and the result type is inferred again ([`infer`]); where it
+//! differs from the old one a `memref.cast` restores the old type.
+
+use smallvec::{smallvec, SmallVec};
+
+use ir::ast::{AstItemKind, SyntaxError};
+use ir::custom::{CustomParser, ParsedOp};
+use ir::interp::{Interp, RtValue, RunError};
+use ir::printer::Printer;
+use ir::spec::{Arity, OpSpec, OpState, Registry, Traits};
+use ir::{Attribute, Builder, Context, MemRefType, OpId, StridedLayout, Type, ValueId};
+
+use super::DYNAMIC;
+
+/// The attributes of the three lists, in order.
+pub const LISTS: [&str; 3] = ["static_offsets", "static_sizes", "static_strides"];
+
+/// One entry of a list: a constant, or an operand.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Mixed {
+    Static(i64),
+    Dynamic(ValueId),
+}
+
+fn ints(a: Option<&Attribute>) -> Option<Vec<i64>> {
+    match a? {
+        Attribute::Array(items) => items.iter().map(|i| i.as_int()).collect(),
+        _ => None,
+    }
+}
+
+/// The offsets, sizes and strides of a subview with attributes `attrs`
+/// and operands `operands` (the source first), or `None` if malformed.
+pub fn mixed_of(attrs: &[(String, Attribute)], operands: &[ValueId]) -> Option<[Vec<Mixed>; 3]> {
+    let get = |name: &str| ints(attrs.iter().find(|(k, _)| k == name).map(|(_, a)| a));
+    let mut dynamic = operands.iter().skip(1);
+    let mut out: [Vec<Mixed>; 3] = Default::default();
+    for (k, name) in LISTS.iter().enumerate() {
+        for v in get(name)? {
+            out[k].push(if v == DYNAMIC {
+                Mixed::Dynamic(*dynamic.next()?)
+            } else {
+                Mixed::Static(v)
+            });
+        }
+    }
+    dynamic.next().is_none().then_some(out)
+}
+
+/// [`mixed_of`] for an existing op.
+pub fn mixed(ctx: &Context, op: OpId) -> Option<[Vec<Mixed>; 3]> {
+    mixed_of(&ctx.op(op).attrs, ctx.operands(op))
+}
+
+/// The attributes and dynamic operands of the lists `parts`.
+fn encode(parts: &[Vec<Mixed>; 3]) -> (Vec<(String, Attribute)>, Vec<ValueId>) {
+    let mut attrs = Vec::new();
+    let mut vals = Vec::new();
+    for (k, list) in parts.iter().enumerate() {
+        let items = list
+            .iter()
+            .map(|m| match m {
+                Mixed::Static(v) => Attribute::int(*v, Type::I64),
+                Mixed::Dynamic(v) => {
+                    vals.push(*v);
+                    Attribute::int(DYNAMIC, Type::I64)
+                }
+            })
+            .collect();
+        attrs.push((LISTS[k].to_string(), Attribute::Array(items)));
+    }
+    (attrs, vals)
+}
+
+/// The result type MLIR infers for a subview of `src` with these lists:
+/// sizes from the static sizes; strides `strides[k] * s[k]` and offset
+/// `o + sum(offsets[k] * s[k])`, each dynamic where an input is.
+pub fn infer(src: &MemRefType, parts: &[Vec<Mixed>; 3]) -> Option<MemRefType> {
+    let (s, o) = src.strides_and_offset();
+    let stat = |m: &Mixed| match m {
+        Mixed::Static(v) => Some(*v),
+        Mixed::Dynamic(_) => None,
+    };
+    let [offs, sizes, steps] = parts;
+    let mut offset = o;
+    let mut strides = Vec::new();
+    for k in 0..src.rank() {
+        offset = match (offset, stat(&offs[k]), s[k]) {
+            (Some(acc), Some(x), Some(sk)) => x.checked_mul(sk).and_then(|p| acc.checked_add(p)),
+            _ => None,
+        };
+        strides.push(match (stat(&steps[k]), s[k]) {
+            (Some(t), Some(sk)) => t.checked_mul(sk),
+            _ => None,
+        });
+    }
+    let shape = sizes
+        .iter()
+        .map(|m| stat(m).and_then(|v| u64::try_from(v).ok()))
+        .collect();
+    Some(MemRefType {
+        shape,
+        elem: src.elem.clone(),
+        layout: Some(StridedLayout { strides, offset }),
+    })
+}
+
+/// `[a, %b, ...]`: one list, its constants and operands.
+fn parse_list(
+    cp: &mut CustomParser,
+    vals: &mut Vec<ir::ast::AstValueRef>,
+) -> Result<Vec<i64>, SyntaxError> {
+    let mut inner = cp.expect_square()?;
+    let mut out = Vec::new();
+    if inner.at_end() {
+        return Ok(out);
+    }
+    loop {
+        if let Some(v) = inner.try_value() {
+            vals.push(v);
+            out.push(DYNAMIC);
+        } else {
+            let (lit, at) = inner.expect_literal()?;
+            match lit {
+                AstItemKind::Int(v) if v > DYNAMIC as i128 && v <= i64::MAX as i128 => {
+                    out.push(v as i64)
+                }
+                _ => {
+                    return Err(SyntaxError {
+                        offset: at,
+                        message: "expected an SSA value or a 64-bit integer".into(),
+                    })
+                }
+            }
+        }
+        if !inner.try_punct(",") {
+            break;
+        }
+    }
+    inner.finish()?;
+    Ok(out)
+}
+
+fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
+    let mut p = ParsedOp::default();
+    let src = cp.expect_value()?;
+    let mut vals = Vec::new();
+    let lists: Vec<Vec<i64>> = (0..3)
+        .map(|_| parse_list(cp, &mut vals))
+        .collect::<Result<_, _>>()?;
+    cp.optional_attr_dict(&mut p.attrs);
+    cp.expect_punct(":")?;
+    let from = cp.expect_type()?;
+    cp.expect_keyword("to")?;
+    let to = cp.expect_type()?;
+    p.operands.push((src, Some(from)));
+    p.operands
+        .extend(vals.into_iter().map(|v| (v, Some(Type::Index))));
+    for (k, l) in lists.into_iter().enumerate() {
+        let items = l
+            .into_iter()
+            .map(|v| Attribute::int(v, Type::I64))
+            .collect();
+        p.attrs
+            .push((LISTS[k].to_string(), Attribute::Array(items)));
+    }
+    p.result_types.push(to);
+    Ok(p)
+}
+
+fn print(p: &mut Printer, op: OpId) -> std::fmt::Result {
+    let ctx = p.ctx();
+    let Some(parts) = mixed(ctx, op) else {
+        p.w(" <<malformed memref.subview>>");
+        return Ok(());
+    };
+    let src = ctx.operand(op, 0);
+    p.w(" ");
+    p.value(src);
+    for (k, list) in parts.iter().enumerate() {
+        p.w(if k == 0 { "[" } else { " [" });
+        for (i, m) in list.iter().enumerate() {
+            if i > 0 {
+                p.w(", ");
+            }
+            match m {
+                Mixed::Static(v) => p.w(&v.to_string()),
+                Mixed::Dynamic(v) => p.value(*v),
+            }
+        }
+        p.w("]");
+    }
+    let mut skip: Vec<&str> = LISTS.to_vec();
+    skip.push(super::forms::SEGMENTS);
+    p.attr_dict(op, &skip);
+    p.w(" : ");
+    p.ty(ctx.ty(src));
+    p.w(" to ");
+    p.ty(ctx.ty(ctx.result(op, 0)));
+    Ok(())
+}
+
+/// MLIR 16's generic form: the three lists as `array<i64: ...>` and the
+/// operand groups' sizes.
+fn generic_attrs(ctx: &Context, op: OpId) -> Vec<(String, Attribute)> {
+    let mut attrs: Vec<(String, Attribute)> = ctx
+        .op(op)
+        .attrs
+        .iter()
+        .filter(|(k, _)| !LISTS.contains(&k.as_str()) && k != super::forms::SEGMENTS)
+        .cloned()
+        .collect();
+    let Some(parts) = mixed(ctx, op) else {
+        return ctx.op(op).attrs.iter().cloned().collect();
+    };
+    let mut counts = Vec::new();
+    for (k, list) in parts.iter().enumerate() {
+        let vals: Vec<String> = list
+            .iter()
+            .map(|m| match m {
+                Mixed::Static(v) => v.to_string(),
+                Mixed::Dynamic(_) => DYNAMIC.to_string(),
+            })
+            .collect();
+        counts.push(
+            list.iter()
+                .filter(|m| matches!(m, Mixed::Dynamic(_)))
+                .count(),
+        );
+        let body = if vals.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", vals.join(", "))
+        };
+        attrs.push((
+            LISTS[k].into(),
+            Attribute::Keyword(format!("array<i64{body}>")),
+        ));
+    }
+    attrs.push((
+        super::forms::SEGMENTS.into(),
+        Attribute::Keyword(format!(
+            "array<i32: 1, {}, {}, {}>",
+            counts[0], counts[1], counts[2]
+        )),
+    ));
+    attrs
+}
+
+fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
+    let src = super::operand_memref(ctx, op, 0)?;
+    let res = super::result_memref(ctx, op)?;
+    let parts = mixed(ctx, op).ok_or_else(|| {
+        "'static_offsets', 'static_sizes' and 'static_strides' must be integer lists whose dynamic entries match the operands".to_string()
+    })?;
+    for (k, list) in parts.iter().enumerate() {
+        if list.len() != src.rank() {
+            return Err(format!(
+                "expects {} {} (the source's rank), got {}",
+                src.rank(),
+                &LISTS[k][7..],
+                list.len()
+            ));
+        }
+        for m in list {
+            match m {
+                Mixed::Static(v) if *v < 0 => {
+                    return Err(format!("{} must not be negative, got {v}", &LISTS[k][7..]))
+                }
+                Mixed::Dynamic(v) if *ctx.ty(*v) != Type::Index => {
+                    return Err(format!("dynamic {} must be 'index'", &LISTS[k][7..]))
+                }
+                _ => {}
+            }
+        }
+    }
+    if res.rank() != src.rank() {
+        return Err("rank-reducing subviews are not supported".into());
+    }
+    let inferred = infer(src, &parts).ok_or("malformed subview")?;
+    if !super::cast_compatible(&inferred, res) {
+        return Err(format!(
+            "result type '{}' does not agree with the inferred '{}'",
+            ctx.ty(ctx.result(op, 0)),
+            Type::MemRef(std::rc::Rc::new(inferred))
+        ));
+    }
+    Ok(())
+}
+
+fn interpret(
+    it: &mut Interp,
+    op: OpId,
+    args: &[RtValue],
+) -> Result<SmallVec<[RtValue; 2]>, RunError> {
+    let ctx = it.ctx;
+    let parts = mixed(ctx, op).ok_or_else(|| RunError::at(ctx, op, "malformed subview"))?;
+    let ops = ctx.operands(op);
+    let mut lists: [Vec<i64>; 3] = Default::default();
+    for (k, list) in parts.iter().enumerate() {
+        for m in list {
+            lists[k].push(match m {
+                Mixed::Static(v) => *v,
+                Mixed::Dynamic(v) => {
+                    let i = ops.iter().position(|o| o == v).unwrap_or(0);
+                    args[i]
+                        .as_int()
+                        .ok_or_else(|| RunError::at(ctx, op, "expected an integer"))?
+                }
+            });
+        }
+    }
+    Ok(smallvec![super::interp::subview_of(
+        ctx, op, &args[0], lists
+    )?])
+}
+
+/// Constant operands become static entries, and a source `memref.cast`
+/// from a more static type is looked through; the result type is inferred
+/// again and cast back to the old one where it differs.
+fn canonicalize(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
+    let ctx = &*b.ctx;
+    let parts = mixed_of(&st.attrs, &st.operands)?;
+    let mut changed = false;
+    let mut new_parts = parts.clone();
+    for list in new_parts.iter_mut() {
+        for m in list.iter_mut() {
+            if let Mixed::Dynamic(v) = m {
+                if let Some(c) = crate::arith::fold::constant_int(ctx, *v).filter(|c| *c >= 0) {
+                    *m = Mixed::Static(c);
+                    changed = true;
+                }
+            }
+        }
+    }
+    let mut src = st.operands[0];
+    if let Some(s) = super::canon::cast_source(ctx, src) {
+        src = s;
+        changed = true;
+    }
+    if !changed {
+        return None;
+    }
+    let old = st.result_types.first()?.as_memref()?.clone();
+    let inferred = infer(ctx.ty(src).as_memref()?, &new_parts)?;
+    if inferred.rank() != old.rank() || !super::cast_compatible(&inferred, &old) {
+        return None;
+    }
+    let (mut attrs, vals) = encode(&new_parts);
+    attrs.extend(
+        st.attrs
+            .iter()
+            .filter(|(k, _)| !LISTS.contains(&k.as_str()) && k != super::forms::SEGMENTS)
+            .cloned(),
+    );
+    let mut operands = vec![src];
+    operands.extend(vals);
+    let new_ty = Type::MemRef(std::rc::Rc::new(inferred.clone()));
+    let v = b.op1("memref.subview", &operands, new_ty.clone(), attrs);
+    if inferred == old {
+        return Some(smallvec![v]);
+    }
+    let old_ty = Type::MemRef(std::rc::Rc::new(old));
+    Some(smallvec![b.op1("memref.cast", &[v], old_ty, vec![])])
+}
+
+/// Registers `memref.subview`.
+pub(super) fn register(r: &mut Registry) {
+    r.register(
+        OpSpec::new("memref.subview", "a strided window of a memref")
+            .operands(Arity::AtLeast(1))
+            .results(Arity::Exactly(1))
+            .traits(Traits::DEAD_IF_UNUSED)
+            .verify(verify)
+            .interpret(interpret)
+            .rewrite(canonicalize)
+            .generic_attrs(generic_attrs, |_, _| {})
+            .custom_form(print, parse),
+    );
+}
