@@ -19,6 +19,7 @@ pub mod index_split;
 pub mod inline;
 pub mod lower;
 pub mod mem2reg;
+pub mod memref_to_arr;
 pub mod mutate;
 pub mod parallel;
 pub mod scf_to_cf;

@@ -5,7 +5,8 @@
 //! canonicalize, CSE and DCE, so high-level simplifications happen before an
 //! op is lowered and the lowered code is simplified before the next phase.
 //!
-//! First, `mem2reg` promotes variables and `split-structs` replaces every
+//! First, `memref` ops become `arr` ops ([`crate::memref_to_arr`]), then
+//! `mem2reg` promotes variables and `split-structs` replaces every
 //! struct value by its fields ([`crate::split_structs`]), so no phase and
 //! no backend sees a struct.
 //!
@@ -96,6 +97,10 @@ impl Pass for Lower {
         "lower"
     }
     fn run(&mut self, ctx: &mut Context, stats: &mut PassStats) -> Result<(), Diagnostic> {
+        stats.add(
+            "memref-ops-lowered",
+            crate::memref_to_arr::lower_memrefs(ctx)?,
+        );
         stats.add("promoted-vars", crate::mem2reg::mem2reg(ctx));
         let split = crate::split_structs::split_structs(ctx)?;
         if split > 0 {

@@ -278,6 +278,7 @@ pub fn register(r: &mut Registry) {
             .verify(verify_cast)
             .interpret(interp::cast)
             .fold(canon::fold_cast)
+            .rewrite(canon::through_cast)
             .custom_form(forms::print_cast, forms::parse_cast),
     );
     r.register(

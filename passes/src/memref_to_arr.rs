@@ -1,0 +1,404 @@
+//! Lowering `memref` onto `arr` (issue 45, item 4: "make `arr` their
+//! lowering"), run first by `lower`, so that both native backends and the
+//! GPU host path compile memref programs.
+//!
+//! Each memref value becomes a *descriptor* of SSA values: the allocation
+//! (an `arr<T>`), the offset, and one size and one stride per dimension
+//! (`index`). Then:
+//! - `alloc`/`alloca` compute row-major strides (or take the static layout)
+//!   and allocate `arr.alloc {uninit}` of the extent the layout addresses;
+//! - `load`/`store` check each index against its size (`scf.assert`) and
+//!   access element `offset + sum(i_k * stride_k)` (whose own check is the
+//!   buffer's length);
+//! - `cast` and `subview` check every static size, stride and offset their
+//!   result type states, as the interpreter does (folds remove the checks
+//!   that constants prove), and `subview` checks its window lies inside the
+//!   source;
+//! - `dim` is the size, `dealloc` is `arr.free`, and `copy` is two loop
+//!   nests through a temporary (the views may overlap).
+//!
+//! Memref values must stay inside one function's straight data flow:
+//! defined by `alloc`, `alloca`, `cast` or `subview` and used only by
+//! memref ops. A memref argument, result, block argument or region result
+//! is refused with a located error; the interpreter runs such programs.
+
+use std::collections::HashMap;
+
+use ir::{Attribute, Builder, Context, Diagnostic, MemRefType, OpId, Type, ValueId};
+
+use dialects::arith::{build_binop, build_cmpi, const_int};
+use dialects::memref::subview::{mixed, Mixed};
+use dialects::scf::build_assert;
+
+/// A memref as SSA values.
+#[derive(Clone)]
+struct Desc {
+    buf: ValueId,
+    offset: ValueId,
+    sizes: Vec<ValueId>,
+    strides: Vec<ValueId>,
+}
+
+fn is_memref_op(ctx: &Context, op: OpId) -> bool {
+    ctx.op_name(op).starts_with("memref.")
+}
+
+/// Whether the memref values of the module can all be lowered; the first
+/// that cannot, as an error.
+fn check(ctx: &Context) -> Result<(), Diagnostic> {
+    for op in ctx.walk_all() {
+        let memref_op = is_memref_op(ctx, op);
+        for &v in ctx.operands(op) {
+            if ctx.ty(v).as_memref().is_some() && !memref_op {
+                return Err(Diagnostic::at_op(
+                    ctx,
+                    op,
+                    format!(
+                        "'{}' takes a memref: memref values that leave memref ops (calls, returns, branches, region results) are not lowered to 'arr' yet (the interpreter runs them)",
+                        ctx.op_name(op)
+                    ),
+                ));
+            }
+        }
+        for &r in ctx.regions(op) {
+            for &b in &ctx.region(r).blocks {
+                if ctx.block_args(b).iter().any(|&a| ctx.ty(a).as_memref().is_some()) {
+                    return Err(Diagnostic::at_op(
+                        ctx,
+                        op,
+                        "memref block or function arguments are not lowered to 'arr' yet (the interpreter runs them)",
+                    ));
+                }
+            }
+        }
+        if !memref_op && ctx.results(op).iter().any(|&r| ctx.ty(r).as_memref().is_some()) {
+            return Err(Diagnostic::at_op(
+                ctx,
+                op,
+                format!(
+                    "'{}' returns a memref: only memref ops' memrefs are lowered to 'arr' yet",
+                    ctx.op_name(op)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn cst(b: &mut Builder, v: i64) -> ValueId {
+    const_int(b, v, &Type::Index)
+}
+
+fn add(b: &mut Builder, x: ValueId, y: ValueId) -> ValueId {
+    build_binop(b, "arith.addi", x, y)
+}
+
+fn mul(b: &mut Builder, x: ValueId, y: ValueId) -> ValueId {
+    build_binop(b, "arith.muli", x, y)
+}
+
+/// Checks every static size, stride and offset of `t` against `d` (as the
+/// interpreter's `check_static`: a stride only where the size exceeds 1).
+fn check_static(b: &mut Builder, d: &mut Desc, t: &MemRefType) {
+    let (strides, offset) = t.strides_and_offset();
+    for (k, n) in t.shape.iter().enumerate() {
+        if let Some(n) = n {
+            let c = cst(b, *n as i64);
+            let ok = build_cmpi(b, "eq", d.sizes[k], c);
+            build_assert(b, ok, "memref size differs from its static type");
+            d.sizes[k] = c;
+        }
+    }
+    for (k, s) in strides.iter().enumerate() {
+        if let Some(s) = s {
+            let c = cst(b, *s);
+            let same = build_cmpi(b, "eq", d.strides[k], c);
+            let one = cst(b, 1);
+            let small = build_cmpi(b, "sle", d.sizes[k], one);
+            let ok = build_binop(b, "arith.ori", same, small);
+            build_assert(b, ok, "memref stride differs from its static type");
+        }
+    }
+    if let Some(o) = offset {
+        let c = cst(b, o);
+        let ok = build_cmpi(b, "eq", d.offset, c);
+        build_assert(b, ok, "memref offset differs from its static type");
+        d.offset = c;
+    }
+}
+
+fn alloc(b: &mut Builder, op: OpId) -> Desc {
+    let ctx = &*b.ctx;
+    let t = ctx.ty(ctx.result(op, 0)).as_memref().cloned().expect("verified");
+    let dynamic = ctx.operands(op).to_vec();
+    let mut dyn_iter = dynamic.into_iter();
+    let zero = cst(b, 0);
+    let mut sizes = Vec::new();
+    for d in &t.shape {
+        let n = match d {
+            Some(n) => cst(b, *n as i64),
+            None => {
+                let v = dyn_iter.next().expect("verified");
+                let ok = build_cmpi(b, "sge", v, zero);
+                build_assert(b, ok, "memref.alloc of a negative size");
+                v
+            }
+        };
+        sizes.push(n);
+    }
+    let (strides, offset, extent) = match &t.layout {
+        None => {
+            let mut strides = vec![zero; sizes.len()];
+            let mut acc = cst(b, 1);
+            for k in (0..sizes.len()).rev() {
+                strides[k] = acc;
+                acc = mul(b, acc, sizes[k]);
+            }
+            (strides, zero, acc)
+        }
+        Some(l) => {
+            let strides: Vec<ValueId> = l.strides.iter().map(|s| cst(b, s.unwrap_or(0))).collect();
+            let offset = cst(b, l.offset.unwrap_or(0));
+            let one = cst(b, 1);
+            let mut extent = add(b, offset, one);
+            let mut empty = build_cmpi(b, "eq", one, zero);
+            for k in 0..sizes.len() {
+                let last = build_binop(b, "arith.subi", sizes[k], one);
+                let reach = mul(b, last, strides[k]);
+                extent = add(b, extent, reach);
+                let z = build_cmpi(b, "eq", sizes[k], zero);
+                empty = build_binop(b, "arith.ori", empty, z);
+            }
+            let extent = b.op1(
+                "arith.select",
+                &[empty, zero, extent],
+                Type::Index,
+                vec![],
+            );
+            (strides, offset, extent)
+        }
+    };
+    let buf = b.op1(
+        "arr.alloc",
+        &[extent],
+        Type::arr(t.elem.clone()),
+        vec![(dialects::arr::UNINIT.to_string(), Attribute::Unit)],
+    );
+    Desc {
+        buf,
+        offset,
+        sizes,
+        strides,
+    }
+}
+
+/// The element position of `idx` in `d`, each index checked.
+fn position(b: &mut Builder, d: &Desc, idx: &[ValueId]) -> ValueId {
+    let mut pos = d.offset;
+    for (k, &i) in idx.iter().enumerate() {
+        let ok = build_cmpi(b, "ult", i, d.sizes[k]);
+        build_assert(b, ok, "memref index out of bounds");
+        let p = mul(b, i, d.strides[k]);
+        pos = add(b, pos, p);
+    }
+    pos
+}
+
+fn subview(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
+    let ctx = &*b.ctx;
+    let parts = mixed(ctx, op).expect("verified");
+    let t = ctx.ty(ctx.result(op, 0)).as_memref().cloned().expect("verified");
+    let val = |b: &mut Builder, m: &Mixed| match m {
+        Mixed::Static(v) => cst(b, *v),
+        Mixed::Dynamic(v) => *v,
+    };
+    let zero = cst(b, 0);
+    let one = cst(b, 1);
+    let mut d = Desc {
+        buf: src.buf,
+        offset: src.offset,
+        sizes: Vec::new(),
+        strides: Vec::new(),
+    };
+    for k in 0..parts[0].len() {
+        let o = val(b, &parts[0][k]);
+        let n = val(b, &parts[1][k]);
+        let s = val(b, &parts[2][k]);
+        for v in [o, n, s] {
+            let ok = build_cmpi(b, "sge", v, zero);
+            build_assert(b, ok, "memref.subview with a negative offset, size or stride");
+        }
+        // n > 0 implies o + (n - 1) * s < size.
+        let last = build_binop(b, "arith.subi", n, one);
+        let reach = mul(b, last, s);
+        let end = add(b, o, reach);
+        let inside = build_cmpi(b, "slt", end, src.sizes[k]);
+        let empty = build_cmpi(b, "eq", n, zero);
+        let ok = build_binop(b, "arith.ori", inside, empty);
+        build_assert(b, ok, "memref.subview reaches outside its source");
+        let off = mul(b, o, src.strides[k]);
+        d.offset = add(b, d.offset, off);
+        d.sizes.push(n);
+        let st = mul(b, s, src.strides[k]);
+        d.strides.push(st);
+    }
+    check_static(b, &mut d, &t);
+    d
+}
+
+fn dim(b: &mut Builder, d: &Desc, c: ValueId) -> ValueId {
+    if let Some(k) = dialects::arith::fold::constant_int(b.ctx, c) {
+        if let Some(&n) = usize::try_from(k).ok().and_then(|k| d.sizes.get(k)) {
+            return n;
+        }
+    }
+    let rank = cst(b, d.sizes.len() as i64);
+    let ok = build_cmpi(b, "ult", c, rank);
+    build_assert(b, ok, "memref.dim of a dimension out of range");
+    let mut out = cst(b, 0);
+    for (k, &n) in d.sizes.iter().enumerate() {
+        let kk = cst(b, k as i64);
+        let is = build_cmpi(b, "eq", c, kk);
+        out = b.op1("arith.select", &[is, n, out], Type::Index, vec![]);
+    }
+    out
+}
+
+/// Runs `body` at every index of `sizes` (row-major nest of `scf.for`).
+fn nest(b: &mut Builder, sizes: &[ValueId], idx: &mut Vec<ValueId>, body: &mut dyn FnMut(&mut Builder, &[ValueId])) {
+    if idx.len() == sizes.len() {
+        body(b, idx);
+        return;
+    }
+    let zero = cst(b, 0);
+    let one = cst(b, 1);
+    let n = sizes[idx.len()];
+    dialects::scf::build_for(b, zero, n, one, &[], |b, i, _| {
+        idx.push(i);
+        nest(b, sizes, idx, body);
+        idx.pop();
+        vec![]
+    });
+}
+
+fn copy(b: &mut Builder, src: &Desc, dst: &Desc, elem: &Type) {
+    for (k, (&x, &y)) in src.sizes.iter().zip(&dst.sizes).enumerate() {
+        let _ = k;
+        let ok = build_cmpi(b, "eq", x, y);
+        build_assert(b, ok, "memref.copy between memrefs of different sizes");
+    }
+    let mut total = cst(b, 1);
+    for &n in &src.sizes {
+        total = mul(b, total, n);
+    }
+    let tmp = b.op1(
+        "arr.alloc",
+        &[total],
+        Type::arr(elem.clone()),
+        vec![(dialects::arr::UNINIT.to_string(), Attribute::Unit)],
+    );
+    // The flat position of an index in the temporary.
+    let flat = |b: &mut Builder, idx: &[ValueId], sizes: &[ValueId]| {
+        let mut p = cst(b, 0);
+        for (k, &i) in idx.iter().enumerate() {
+            p = mul(b, p, sizes[k]);
+            p = add(b, p, i);
+        }
+        p
+    };
+    let sizes = src.sizes.clone();
+    nest(b, &sizes, &mut Vec::new(), &mut |b, idx| {
+        let p = position(b, src, idx);
+        let x = dialects::arr::load(b, src.buf, p);
+        let f = flat(b, idx, &sizes);
+        dialects::arr::store(b, tmp, f, x);
+    });
+    nest(b, &sizes, &mut Vec::new(), &mut |b, idx| {
+        let f = flat(b, idx, &sizes);
+        let x = dialects::arr::load(b, tmp, f);
+        let p = position(b, dst, idx);
+        dialects::arr::store(b, dst.buf, p, x);
+    });
+    dialects::arr::free(b, tmp);
+}
+
+/// Lowers every memref op of the module onto `arr`; returns how many.
+pub fn lower_memrefs(ctx: &mut Context) -> Result<u64, Diagnostic> {
+    let ops: Vec<OpId> = ctx.walk_all().into_iter().filter(|&o| is_memref_op(ctx, o)).collect();
+    if ops.is_empty() {
+        return Ok(0);
+    }
+    check(ctx)?;
+    let mut descs: HashMap<ValueId, Desc> = HashMap::new();
+    let get = |descs: &HashMap<ValueId, Desc>, ctx: &Context, op: OpId, v: ValueId| {
+        descs.get(&v).cloned().ok_or_else(|| {
+            Diagnostic::at_op(ctx, op, "memref operand defined after its use (not lowered)")
+        })
+    };
+    for &op in &ops {
+        let name = ctx.op_name(op).to_string();
+        let operands = ctx.operands(op).to_vec();
+        let mut b = Builder::before(ctx, op);
+        b.smart = true;
+        match name.as_str() {
+            "memref.alloc" | "memref.alloca" => {
+                let d = alloc(&mut b, op);
+                let r = b.ctx.result(op, 0);
+                descs.insert(r, d);
+            }
+            "memref.load" => {
+                let d = get(&descs, b.ctx, op, operands[0])?;
+                let p = position(&mut b, &d, &operands[1..]);
+                let x = dialects::arr::load(&mut b, d.buf, p);
+                let r = b.ctx.result(op, 0);
+                b.ctx.replace_all_uses(r, x);
+            }
+            "memref.store" => {
+                let d = get(&descs, b.ctx, op, operands[1])?;
+                let p = position(&mut b, &d, &operands[2..]);
+                dialects::arr::store(&mut b, d.buf, p, operands[0]);
+            }
+            "memref.dim" => {
+                let d = get(&descs, b.ctx, op, operands[0])?;
+                let n = dim(&mut b, &d, operands[1]);
+                let r = b.ctx.result(op, 0);
+                b.ctx.replace_all_uses(r, n);
+            }
+            "memref.dealloc" => {
+                let d = get(&descs, b.ctx, op, operands[0])?;
+                dialects::arr::free(&mut b, d.buf);
+            }
+            "memref.cast" => {
+                let mut d = get(&descs, b.ctx, op, operands[0])?;
+                let r = b.ctx.result(op, 0);
+                let t = b.ctx.ty(r).as_memref().cloned().expect("verified");
+                check_static(&mut b, &mut d, &t);
+                descs.insert(r, d);
+            }
+            "memref.subview" => {
+                let src = get(&descs, b.ctx, op, operands[0])?;
+                let d = subview(&mut b, op, &src);
+                let r = b.ctx.result(op, 0);
+                descs.insert(r, d);
+            }
+            "memref.copy" => {
+                let s = get(&descs, b.ctx, op, operands[0])?;
+                let t = get(&descs, b.ctx, op, operands[1])?;
+                let elem = b.ctx.ty(operands[0]).as_memref().map(|m| m.elem.clone()).expect("verified");
+                copy(&mut b, &s, &t, &elem);
+            }
+            other => {
+                return Err(Diagnostic::at_op(
+                    b.ctx,
+                    op,
+                    format!("'{other}' has no lowering to 'arr'"),
+                ))
+            }
+        }
+    }
+    // Uses first: every memref result is now unused.
+    for &op in ops.iter().rev() {
+        ctx.erase_op(op);
+    }
+    Ok(ops.len() as u64)
+}
