@@ -62,7 +62,11 @@ fn check(ctx: &Context) -> Result<(), Diagnostic> {
         }
         for &r in ctx.regions(op) {
             for &b in &ctx.region(r).blocks {
-                if ctx.block_args(b).iter().any(|&a| ctx.ty(a).as_memref().is_some()) {
+                if ctx
+                    .block_args(b)
+                    .iter()
+                    .any(|&a| ctx.ty(a).as_memref().is_some())
+                {
                     return Err(Diagnostic::at_op(
                         ctx,
                         op,
@@ -71,7 +75,12 @@ fn check(ctx: &Context) -> Result<(), Diagnostic> {
                 }
             }
         }
-        if !memref_op && ctx.results(op).iter().any(|&r| ctx.ty(r).as_memref().is_some()) {
+        if !memref_op
+            && ctx
+                .results(op)
+                .iter()
+                .any(|&r| ctx.ty(r).as_memref().is_some())
+        {
             return Err(Diagnostic::at_op(
                 ctx,
                 op,
@@ -129,7 +138,11 @@ fn check_static(b: &mut Builder, d: &mut Desc, t: &MemRefType) {
 
 fn alloc(b: &mut Builder, op: OpId) -> Desc {
     let ctx = &*b.ctx;
-    let t = ctx.ty(ctx.result(op, 0)).as_memref().cloned().expect("verified");
+    let t = ctx
+        .ty(ctx.result(op, 0))
+        .as_memref()
+        .cloned()
+        .expect("verified");
     let dynamic = ctx.operands(op).to_vec();
     let mut dyn_iter = dynamic.into_iter();
     let zero = cst(b, 0);
@@ -169,12 +182,7 @@ fn alloc(b: &mut Builder, op: OpId) -> Desc {
                 let z = build_cmpi(b, "eq", sizes[k], zero);
                 empty = build_binop(b, "arith.ori", empty, z);
             }
-            let extent = b.op1(
-                "arith.select",
-                &[empty, zero, extent],
-                Type::Index,
-                vec![],
-            );
+            let extent = b.op1("arith.select", &[empty, zero, extent], Type::Index, vec![]);
             (strides, offset, extent)
         }
     };
@@ -207,7 +215,11 @@ fn position(b: &mut Builder, d: &Desc, idx: &[ValueId]) -> ValueId {
 fn subview(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
     let ctx = &*b.ctx;
     let parts = mixed(ctx, op).expect("verified");
-    let t = ctx.ty(ctx.result(op, 0)).as_memref().cloned().expect("verified");
+    let t = ctx
+        .ty(ctx.result(op, 0))
+        .as_memref()
+        .cloned()
+        .expect("verified");
     let val = |b: &mut Builder, m: &Mixed| match m {
         Mixed::Static(v) => cst(b, *v),
         Mixed::Dynamic(v) => *v,
@@ -226,7 +238,11 @@ fn subview(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
         let s = val(b, &parts[2][k]);
         for v in [o, n, s] {
             let ok = build_cmpi(b, "sge", v, zero);
-            build_assert(b, ok, "memref.subview with a negative offset, size or stride");
+            build_assert(
+                b,
+                ok,
+                "memref.subview with a negative offset, size or stride",
+            );
         }
         // n > 0 implies o + (n - 1) * s < size.
         let last = build_binop(b, "arith.subi", n, one);
@@ -265,7 +281,12 @@ fn dim(b: &mut Builder, d: &Desc, c: ValueId) -> ValueId {
 }
 
 /// Runs `body` at every index of `sizes` (row-major nest of `scf.for`).
-fn nest(b: &mut Builder, sizes: &[ValueId], idx: &mut Vec<ValueId>, body: &mut dyn FnMut(&mut Builder, &[ValueId])) {
+fn nest(
+    b: &mut Builder,
+    sizes: &[ValueId],
+    idx: &mut Vec<ValueId>,
+    body: &mut dyn FnMut(&mut Builder, &[ValueId]),
+) {
     if idx.len() == sizes.len() {
         body(b, idx);
         return;
@@ -324,7 +345,11 @@ fn copy(b: &mut Builder, src: &Desc, dst: &Desc, elem: &Type) {
 
 /// Lowers every memref op of the module onto `arr`; returns how many.
 pub fn lower_memrefs(ctx: &mut Context) -> Result<u64, Diagnostic> {
-    let ops: Vec<OpId> = ctx.walk_all().into_iter().filter(|&o| is_memref_op(ctx, o)).collect();
+    let ops: Vec<OpId> = ctx
+        .walk_all()
+        .into_iter()
+        .filter(|&o| is_memref_op(ctx, o))
+        .collect();
     if ops.is_empty() {
         return Ok(0);
     }
@@ -332,7 +357,11 @@ pub fn lower_memrefs(ctx: &mut Context) -> Result<u64, Diagnostic> {
     let mut descs: HashMap<ValueId, Desc> = HashMap::new();
     let get = |descs: &HashMap<ValueId, Desc>, ctx: &Context, op: OpId, v: ValueId| {
         descs.get(&v).cloned().ok_or_else(|| {
-            Diagnostic::at_op(ctx, op, "memref operand defined after its use (not lowered)")
+            Diagnostic::at_op(
+                ctx,
+                op,
+                "memref operand defined after its use (not lowered)",
+            )
         })
     };
     for &op in &ops {
@@ -384,7 +413,12 @@ pub fn lower_memrefs(ctx: &mut Context) -> Result<u64, Diagnostic> {
             "memref.copy" => {
                 let s = get(&descs, b.ctx, op, operands[0])?;
                 let t = get(&descs, b.ctx, op, operands[1])?;
-                let elem = b.ctx.ty(operands[0]).as_memref().map(|m| m.elem.clone()).expect("verified");
+                let elem = b
+                    .ctx
+                    .ty(operands[0])
+                    .as_memref()
+                    .map(|m| m.elem.clone())
+                    .expect("verified");
                 copy(&mut b, &s, &t, &elem);
             }
             other => {
