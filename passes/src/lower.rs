@@ -97,10 +97,10 @@ impl Pass for Lower {
         "lower"
     }
     fn run(&mut self, ctx: &mut Context, stats: &mut PassStats) -> Result<(), Diagnostic> {
-        stats.add(
-            "memref-ops-lowered",
-            crate::memref_to_arr::lower_memrefs(ctx)?,
-        );
+        let memref_ops = crate::memref_to_arr::lower_memrefs(ctx)?;
+        if memref_ops > 0 {
+            stats.add("memref-ops-lowered", memref_ops);
+        }
         stats.add("promoted-vars", crate::mem2reg::mem2reg(ctx));
         let split = crate::split_structs::split_structs(ctx)?;
         if split > 0 {
