@@ -232,10 +232,11 @@ fn subview(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
         sizes: Vec::new(),
         strides: Vec::new(),
     };
-    for k in 0..parts[0].len() {
-        let o = val(b, &parts[0][k]);
-        let n = val(b, &parts[1][k]);
-        let s = val(b, &parts[2][k]);
+    let [offs, sizes, steps] = &parts;
+    for (k, ((po, pn), ps)) in offs.iter().zip(sizes).zip(steps).enumerate() {
+        let o = val(b, po);
+        let n = val(b, pn);
+        let s = val(b, ps);
         for v in [o, n, s] {
             let ok = build_cmpi(b, "sge", v, zero);
             build_assert(
@@ -303,8 +304,7 @@ fn nest(
 }
 
 fn copy(b: &mut Builder, src: &Desc, dst: &Desc, elem: &Type) {
-    for (k, (&x, &y)) in src.sizes.iter().zip(&dst.sizes).enumerate() {
-        let _ = k;
+    for (&x, &y) in src.sizes.iter().zip(&dst.sizes) {
         let ok = build_cmpi(b, "eq", x, y);
         build_assert(b, ok, "memref.copy between memrefs of different sizes");
     }

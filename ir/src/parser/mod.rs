@@ -697,7 +697,7 @@ impl<'s> Driver<'s, '_> {
         let offset = self.pos + rel.min(input.len());
         let found = self.found(offset);
         // A word where a type belongs names a type L0 does not have
-        // (`memref<4xf64>`, `tensor<...>`): say so.
+        // (`tensor<...>`, `vector<...>`): say so.
         if expected.iter().any(|e| e.contains("type")) {
             let word: String = self.src[offset..]
                 .chars()
@@ -1750,7 +1750,7 @@ impl<'s> Driver<'s, '_> {
 }
 
 /// Whether `w` begins one of L0's types (`i32`, `vec`, `struct`, ...): a
-/// word that does not names a type L0 lacks (`memref`).
+/// word that does not names a type L0 lacks (`tensor`).
 pub(crate) fn is_type_word(w: &str) -> bool {
     matches!(
         w,
