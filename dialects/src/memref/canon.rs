@@ -124,34 +124,72 @@ fn write_only_use(ctx: &Context, user: OpId, i: usize) -> bool {
     (ctx.is(user, "memref.dealloc") && i == 0) || (ctx.is(user, "memref.store") && i == 1)
 }
 
-/// An allocation that is only stored into and freed is erased with those
-/// users (MLIR's `SimplifyDeadAlloc`).
+/// An allocation that is only stored into and freed, directly or through
+/// casts and subviews of it, is erased with all those ops (MLIR's
+/// `SimplifyDeadAlloc`; the views only add checks of a program whose
+/// stores nothing reads).
 pub(super) fn dead_alloc(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
-    let op = st.existing?;
-    let r = b.ctx.result(op, 0);
-    let uses = b.ctx.uses(r);
-    if !uses
-        .iter()
-        .all(|u| write_only_use(b.ctx, u.op, u.index as usize))
-    {
-        return None;
+    erase_dead_alloc(b.ctx, st.existing?).then(SmallVec::new)
+}
+
+/// [`dead_alloc`] tried from a cast or subview: on the allocation it views
+/// (whose own visit came too early when a use of the view folded later).
+pub(super) fn dead_alloc_of_view(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
+    // Only on existing IR: a view being built has no uses yet, so its
+    // allocation would look dead.
+    st.existing?;
+    let mut v = *st.operands.first()?;
+    loop {
+        let d = b.ctx.def_op(v)?;
+        match b.ctx.op_name(d) {
+            "memref.cast" | "memref.subview" => v = b.ctx.operand(d, 0),
+            "memref.alloc" | "memref.alloca" => {
+                return erase_dead_alloc(b.ctx, d).then(SmallVec::new)
+            }
+            _ => return None,
+        }
     }
-    let users: Vec<OpId> = uses.iter().map(|u| u.op).collect();
+}
+
+/// Erases allocation `op` with its views, stores and deallocs if that is
+/// all that uses it; returns whether it did.
+fn erase_dead_alloc(ctx: &mut Context, op: OpId) -> bool {
+    let b = ctx;
+    // The views of the allocation and the ops that use them.
+    let mut values = vec![b.result(op, 0)];
+    let mut users: Vec<OpId> = Vec::new();
+    let mut k = 0;
+    while k < values.len() {
+        let v = values[k];
+        k += 1;
+        for u in b.uses(v) {
+            let view = (b.is(u.op, "memref.cast") || b.is(u.op, "memref.subview")) && u.index == 0;
+            if view {
+                values.push(b.result(u.op, 0));
+            } else if !write_only_use(b, u.op, u.index as usize) {
+                return false;
+            }
+            users.push(u.op);
+        }
+    }
     let mut operands = Vec::new();
-    for u in users {
-        operands.extend_from_slice(b.ctx.operands(u));
-        b.ctx.erase_op(u);
+    // Views come before their users in `users`: erase from the back.
+    for &u in users.iter().rev() {
+        operands.extend_from_slice(b.operands(u));
+        b.erase_op(u);
     }
+    operands.extend_from_slice(b.operands(op));
+    b.erase_op(op);
     // The driver revisits only the allocation's own operands: erase what
     // the erased users left dead (the stored values and indices).
     while let Some(v) = operands.pop() {
-        let Some(d) = b.ctx.def_op(v) else { continue };
-        if d != op && b.ctx.alive(d) && ir::rewrite::is_trivially_dead(b.ctx, d) {
-            operands.extend_from_slice(b.ctx.operands(d));
-            b.ctx.erase_op(d);
+        let Some(d) = b.def_op(v) else { continue };
+        if b.alive(d) && ir::rewrite::is_trivially_dead(b, d) {
+            operands.extend_from_slice(b.operands(d));
+            b.erase_op(d);
         }
     }
-    Some(SmallVec::new())
+    true
 }
 
 /// Constant dynamic sizes of an allocation become static ones, with a cast

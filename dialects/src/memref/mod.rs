@@ -279,6 +279,7 @@ pub fn register(r: &mut Registry) {
             .interpret(interp::cast)
             .fold(canon::fold_cast)
             .rewrite(canon::through_cast)
+            .rewrite(canon::dead_alloc_of_view)
             .custom_form(forms::print_cast, forms::parse_cast),
     );
     r.register(

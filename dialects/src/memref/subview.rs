@@ -395,6 +395,7 @@ pub(super) fn register(r: &mut Registry) {
             .verify(verify)
             .interpret(interpret)
             .rewrite(canonicalize)
+            .rewrite(super::canon::dead_alloc_of_view)
             .generic_attrs(generic_attrs, |_, _| {})
             .custom_form(print, parse),
     );
