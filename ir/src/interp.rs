@@ -22,6 +22,56 @@ pub struct MatValue {
     pub data: Vec<RtValue>,
 }
 
+/// The run-time value of a `memref` (held as [`RtValue::Opaque`]):
+/// element `(i0, i1, ...)` is `buf[offset + i0*strides[0] + ...]`.
+/// `memref.dealloc` empties `buf`, so any later access faults. Elements
+/// never stored hold the `arr` dialect's marker of undefined elements.
+#[derive(Debug, Clone)]
+pub struct MemRefValue {
+    pub buf: Rc<RefCell<Vec<RtValue>>>,
+    pub offset: i64,
+    pub sizes: Vec<i64>,
+    pub strides: Vec<i64>,
+}
+
+impl MemRefValue {
+    /// A fresh row-major allocation holding `data` with shape `sizes`.
+    pub fn row_major(data: Vec<RtValue>, sizes: Vec<i64>) -> MemRefValue {
+        let mut strides = vec![1i64; sizes.len()];
+        for k in (0..sizes.len().saturating_sub(1)).rev() {
+            strides[k] = strides[k + 1].saturating_mul(sizes[k + 1]);
+        }
+        MemRefValue {
+            buf: Rc::new(RefCell::new(data)),
+            offset: 0,
+            sizes,
+            strides,
+        }
+    }
+
+    /// Writes the view as nested lists (`[[1, 2], [3, 4]]`; a rank-0 view
+    /// as its element); an element outside the allocation (freed) as
+    /// `<freed>`, one never stored as `<undef>`.
+    fn write(&self, f: &mut fmt::Formatter<'_>, dim: usize, pos: i64) -> fmt::Result {
+        if dim == self.sizes.len() {
+            let buf = self.buf.borrow();
+            return match usize::try_from(pos).ok().and_then(|p| buf.get(p)) {
+                Some(RtValue::Opaque(_)) => f.write_str("<undef>"),
+                Some(v) => write!(f, "{v}"),
+                None => f.write_str("<freed>"),
+            };
+        }
+        f.write_str("[")?;
+        for i in 0..self.sizes[dim] {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            self.write(f, dim + 1, pos + i * self.strides[dim])?;
+        }
+        f.write_str("]")
+    }
+}
+
 /// A run-time value.
 #[derive(Clone)]
 pub enum RtValue {
@@ -184,7 +234,10 @@ impl fmt::Display for RtValue {
                 crate::types::write_list(f, fields)?;
                 f.write_str(")")
             }
-            RtValue::Opaque(_) => f.write_str("<opaque>"),
+            RtValue::Opaque(o) => match o.downcast_ref::<MemRefValue>() {
+                Some(m) => m.write(f, 0, m.offset),
+                None => f.write_str("<opaque>"),
+            },
         }
     }
 }

@@ -137,13 +137,42 @@ fn is_ident_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '-' || c == '_'
 }
 
-/// Find the earliest directive in `line`: returns (prefix index or None for `COM:`, kind,
-/// pattern text after the colon).
+/// A directive found in a line: the prefix's index (`None` for `COM:`),
+/// its kind, how many times it repeats (`CHECK-COUNT-n:` is `n` checks),
+/// and the pattern text after the colon.
+type Found<'a> = (Option<usize>, Kind, usize, &'a str);
+
+/// `-COUNT-n:` at the start of `rest`: `n` and the text after the colon.
+fn count_suffix(rest: &str) -> Option<(usize, &str)> {
+    let r = rest.strip_prefix("-COUNT-")?;
+    let digits = r.bytes().take_while(u8::is_ascii_digit).count();
+    let n = r[..digits].parse().ok()?;
+    Some((n, r[digits..].strip_prefix(':')?))
+}
+
+/// A suffix `-WORD:` (capitals, digits, dashes) at the start of `rest`
+/// that names no directive: a misspelled one, which LLVM's FileCheck would
+/// ignore silently, so that the check it meant could never fail.
+fn unknown_suffix(rest: &str) -> Option<&str> {
+    let body = rest.strip_prefix('-')?;
+    let len = body
+        .bytes()
+        .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'-')
+        .count();
+    (len > 0 && body[len..].starts_with(':')).then(|| &rest[..len + 2])
+}
+
+/// Find the earliest directive in `line`, or an error for a misspelled one
+/// (`CHECK-NXT:`) or a count of zero.
+/// `others` are the prefixes that other FileCheck runs of the same file
+/// use: `CHECK-GEN:` is no misspelling where some run checks `CHECK-GEN`.
 fn find_directive<'a>(
     line: &'a str,
     prefixes: &[String],
-) -> Option<(Option<usize>, Kind, &'a str)> {
-    let mut best: Option<(usize, Option<usize>, Kind, &'a str)> = None;
+    others: &[String],
+) -> Result<Option<Found<'a>>, String> {
+    let mut best: Option<(usize, Found<'a>)> = None;
+    let mut unknown: Option<(usize, String)> = None;
     let com = "COM".to_string();
     let all = prefixes.iter().map(Some).chain(std::iter::once(None));
     for (i, p) in all.enumerate() {
@@ -157,21 +186,49 @@ fn find_directive<'a>(
             }
             let rest = &line[at + p.len()..];
             let hit = if i == prefixes.len() {
-                rest.strip_prefix(':').map(|r| (None, Kind::Check, r))
+                rest.strip_prefix(':').map(|r| (None, Kind::Check, 1, r))
+            } else if let Some((n, r)) = count_suffix(rest) {
+                if n == 0 {
+                    return Err(format!(
+                        "invalid count in '{p}-COUNT-0:' (it must be positive)"
+                    ));
+                }
+                Some((Some(i), Kind::Check, n, r))
             } else {
-                Kind::ALL
+                let known = Kind::ALL
                     .iter()
-                    .find_map(|&k| rest.strip_prefix(k.suffix()).map(|r| (Some(i), k, r)))
+                    .find_map(|&k| rest.strip_prefix(k.suffix()).map(|r| (Some(i), k, 1, r)));
+                if known.is_none() {
+                    if let Some(sfx) = unknown_suffix(rest) {
+                        // Not a longer prefix (`CHECK-GEN:` with prefixes
+                        // CHECK and CHECK-GEN).
+                        let longer = prefixes
+                            .iter()
+                            .chain(others)
+                            .any(|q| q.len() > p.len() && line[at..].starts_with(q.as_str()));
+                        if !longer && unknown.as_ref().is_none_or(|u| at < u.0) {
+                            unknown = Some((at, format!("{p}{sfx}")));
+                        }
+                    }
+                }
+                known
             };
-            if let Some((pi, k, r)) = hit {
+            if let Some(h) = hit {
                 if best.as_ref().is_none_or(|b| at < b.0) {
-                    best = Some((at, pi, k, r));
+                    best = Some((at, h));
                 }
                 break;
             }
         }
     }
-    best.map(|(_, p, k, r)| (p, k, r))
+    if let Some((at, name)) = unknown {
+        if best.as_ref().is_none_or(|b| at < b.0) {
+            return Err(format!(
+                "unsupported check directive '{name}' (a misspelling would never be checked)"
+            ));
+        }
+    }
+    Ok(best.map(|(_, h)| h))
 }
 
 /// Find the end of a `[[...]]` body starting at `s` (just after `[[`): the offset of the closing
@@ -259,14 +316,45 @@ pub fn parse_pattern(pat: &str, line: usize) -> Result<Vec<Piece>, CheckFileErro
     Ok(pieces)
 }
 
+/// The prefixes that the file's own RUN lines give FileCheck
+/// (`--check-prefix=X`, `--check-prefixes=X,Y`, with `=` or a space), and
+/// the default `CHECK`.
+fn prefixes_in_run_lines(text: &str) -> Vec<String> {
+    let mut out = vec!["CHECK".to_string()];
+    for flag in ["check-prefixes", "check-prefix"] {
+        let mut rest = text;
+        while let Some(i) = rest.find(flag) {
+            rest = &rest[i + flag.len()..];
+            let Some(v) = rest.strip_prefix('=').or_else(|| rest.strip_prefix(' ')) else {
+                continue;
+            };
+            let end = v
+                .find(|c: char| c.is_whitespace() || c == '\'' || c == '"')
+                .unwrap_or(v.len());
+            out.extend(
+                v[..end]
+                    .split(',')
+                    .filter(|p| !p.is_empty())
+                    .map(String::from),
+            );
+        }
+    }
+    out
+}
+
 /// Parse all directives with any of `prefixes` from a check file. Errors mirror LLVM
 /// FileCheck's check-file errors, including "no check directives found".
 pub fn parse_check_file(text: &str, prefixes: &[String]) -> Result<Vec<Directive>, CheckFileError> {
     let text = canonicalize(text);
+    let others = prefixes_in_run_lines(&text);
     let mut out: Vec<Directive> = Vec::new();
     for (idx, raw) in text.split('\n').enumerate() {
         let line = idx + 1;
-        let Some((Some(pi), kind, rest)) = find_directive(raw, prefixes) else {
+        let found = match find_directive(raw, prefixes, &others) {
+            Ok(f) => f,
+            Err(msg) => return err(line, msg),
+        };
+        let Some((Some(pi), kind, count, rest)) = found else {
             continue;
         };
         let prefix = prefixes[pi].clone();
@@ -304,13 +392,16 @@ pub fn parse_check_file(text: &str, prefixes: &[String]) -> Result<Vec<Directive
         if kind == Kind::Not && has_def {
             return err(line, format!("'{name}' cannot define variables"));
         }
-        out.push(Directive {
-            kind,
-            pieces,
-            line,
-            prefix,
-            text: pat.to_string(),
-        });
+        // `CHECK-COUNT-n: P` is `n` checks of `P`, one after the other.
+        for _ in 0..count {
+            out.push(Directive {
+                kind,
+                pieces: pieces.clone(),
+                line,
+                prefix: prefix.clone(),
+                text: pat.to_string(),
+            });
+        }
     }
     if out.is_empty() {
         let names: Vec<String> = prefixes.iter().map(|p| format!("'{p}:'")).collect();

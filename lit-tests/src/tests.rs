@@ -174,3 +174,45 @@ fn pattern_parsing() {
     assert_eq!(patch_regex("[^]x]"), "[^\\n\\]x]");
     assert_eq!(patch_regex("[[:alpha:]]"), "[[:alpha:]]");
 }
+
+#[test]
+fn count_repeats_a_check() {
+    passes("// CHECK-COUNT-2: x\n// CHECK: y", "x\nx\ny\n");
+    passes("// CHECK-COUNT-1: x", "x\n");
+    fails("// CHECK-COUNT-3: x", "x\nx\n");
+    fails("// CHECK-COUNT-2: x\n// CHECK: y", "x\ny\nx\n");
+    let m = errors("// CHECK-COUNT-0: x", "x\n");
+    assert!(m.contains("invalid count"), "{m}");
+}
+
+#[test]
+fn misspelled_directives_are_errors() {
+    let m = errors("// CHECK: a\n// CHECK-NXT: b", "a\nb\n");
+    assert!(
+        m.contains("unsupported check directive 'CHECK-NXT:'"),
+        "{m}"
+    );
+    let m = errors("// CHECK-COUNT: a", "a\n");
+    assert!(m.contains("'CHECK-COUNT:'"), "{m}");
+    // A longer prefix is not a misspelling of a shorter one.
+    let d = parse_check_file(
+        "// CHECK: a\n// CHECK-GEN: b",
+        &["CHECK".to_string(), "CHECK-GEN".to_string()],
+    );
+    assert_eq!(d.map(|d| d.len()).ok(), Some(2));
+    // Text that is no directive stays text.
+    passes(
+        "// CHECK: a CHECK-ish\n// CHECK-NOT: CHECK-",
+        "a CHECK-ish\n",
+    );
+}
+
+#[test]
+fn prefixes_of_other_runs_are_no_misspellings() {
+    let text =
+        "// RUN: x | FileCheck %s --check-prefix=SAME-FOLD\n// SAME: a\n// SAME-FOLD-LABEL: b";
+    let d = parse_check_file(text, &["SAME".to_string()]);
+    assert_eq!(d.map(|d| d.len()).ok(), Some(1));
+    let text = "// RUN: x | FileCheck %s --check-prefixes=A,B-C\n// B: a\n// B-D: b";
+    assert!(parse_check_file(text, &["B".to_string()]).is_err());
+}

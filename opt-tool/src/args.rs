@@ -82,8 +82,62 @@ pub fn parse_arg(text: &str, ty: &Type) -> Result<RtValue, String> {
                 data,
             })))
         }
+        Type::MemRef(m) => parse_memref(t, ty, m),
         _ => parse_scalar(t, ty),
     }
+}
+
+/// A memref argument (interpreter only): nested lists of the rank, `[[1,
+/// 2], [3, 4]]` for `memref<2x?xf64>`, a bare scalar for rank 0; sizes must
+/// agree with the static ones, and the layout must be the identity.
+fn parse_memref(t: &str, ty: &Type, m: &ir::MemRefType) -> Result<RtValue, String> {
+    if m.layout.is_some() {
+        return Err(format!(
+            "arguments of type '{ty}' cannot be given on the command line (only the identity layout)"
+        ));
+    }
+    let mut sizes: Vec<Option<i64>> = vec![None; m.rank()];
+    let mut data = Vec::new();
+    fn walk(
+        t: &str,
+        dim: usize,
+        m: &ir::MemRefType,
+        sizes: &mut [Option<i64>],
+        data: &mut Vec<RtValue>,
+    ) -> Result<(), String> {
+        if dim == m.rank() {
+            data.push(parse_scalar(t.trim(), &m.elem)?);
+            return Ok(());
+        }
+        let items = split_list(t.trim())
+            .ok_or_else(|| format!("expected a list for dimension {dim}, got '{}'", t.trim()))?;
+        let n = items.len() as i64;
+        if *sizes[dim].get_or_insert(n) != n {
+            return Err(format!("lists of dimension {dim} have different lengths"));
+        }
+        for s in &items {
+            walk(s, dim + 1, m, sizes, data)?;
+        }
+        Ok(())
+    }
+    walk(t, 0, m, &mut sizes, &mut data)?;
+    // Dimensions after an empty list have their static size, else 0.
+    let sizes: Vec<i64> = sizes
+        .into_iter()
+        .zip(&m.shape)
+        .map(|(s, d)| s.or(d.map(|d| d as i64)).unwrap_or(0))
+        .collect();
+    for (k, (d, n)) in m.shape.iter().zip(&sizes).enumerate() {
+        if d.is_some_and(|d| d as i64 != *n) {
+            return Err(format!(
+                "dimension {k} has {n} elements, but '{ty}' says {}",
+                d.unwrap_or(0)
+            ));
+        }
+    }
+    Ok(RtValue::Opaque(Rc::new(
+        ir::interp::MemRefValue::row_major(data, sizes),
+    )))
 }
 
 fn parse_scalar(t: &str, ty: &Type) -> Result<RtValue, String> {

@@ -7,21 +7,10 @@ use std::rc::Rc;
 
 use smallvec::{smallvec, SmallVec};
 
-use ir::interp::{Interp, RtValue, RunError};
+use ir::interp::{Interp, MemRefValue, RtValue, RunError};
 use ir::{Context, MemRefType, OpId};
 
 use crate::arr::{Uninit, MAX_ALLOC};
-
-/// The run-time value of a memref: element `(i0, i1, ...)` is
-/// `buf[offset + i0*strides[0] + ...]`. `memref.dealloc` empties `buf`,
-/// so any later access faults.
-#[derive(Debug, Clone)]
-pub struct MemRefValue {
-    pub buf: Rc<RefCell<Vec<RtValue>>>,
-    pub offset: i64,
-    pub sizes: Vec<i64>,
-    pub strides: Vec<i64>,
-}
 
 type Res = Result<SmallVec<[RtValue; 2]>, RunError>;
 
@@ -123,7 +112,7 @@ pub(super) fn alloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
     ) {
         (Some(s), Some(o)) => (s, o),
         // Identity layouts with dynamic sizes: row-major strides.
-        _ if t.layout.is_none() => (row_major(&sizes), 0),
+        _ if t.layout.is_none() => (MemRefValue::row_major(Vec::new(), sizes.clone()).strides, 0),
         _ => return Err(RunError::at(ctx, op, "an allocated layout must be static")),
     };
     let too_large = || RunError::at(ctx, op, "the allocation is too large");
@@ -150,17 +139,6 @@ pub(super) fn alloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
         sizes,
         strides,
     })])
-}
-
-/// Row-major strides of `sizes`.
-fn row_major(sizes: &[i64]) -> Vec<i64> {
-    let mut strides = vec![1; sizes.len()];
-    let mut acc = 1i64;
-    for k in (0..sizes.len()).rev() {
-        strides[k] = acc;
-        acc = acc.saturating_mul(sizes[k]);
-    }
-    strides
 }
 
 pub(super) fn dealloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
