@@ -37,16 +37,22 @@ pub struct MemRefValue {
 impl MemRefValue {
     /// A fresh row-major allocation holding `data` with shape `sizes`.
     pub fn row_major(data: Vec<RtValue>, sizes: Vec<i64>) -> MemRefValue {
+        MemRefValue {
+            buf: Rc::new(RefCell::new(data)),
+            offset: 0,
+            strides: Self::row_major_strides(&sizes),
+            sizes,
+        }
+    }
+
+    /// The row-major strides of `sizes` (each the product of the sizes
+    /// after it, saturating).
+    pub fn row_major_strides(sizes: &[i64]) -> Vec<i64> {
         let mut strides = vec![1i64; sizes.len()];
         for k in (0..sizes.len().saturating_sub(1)).rev() {
             strides[k] = strides[k + 1].saturating_mul(sizes[k + 1]);
         }
-        MemRefValue {
-            buf: Rc::new(RefCell::new(data)),
-            offset: 0,
-            sizes,
-            strides,
-        }
+        strides
     }
 
     /// Writes the view as nested lists (`[[1, 2], [3, 4]]`; a rank-0 view

@@ -126,12 +126,7 @@ fn in_isolated(ctx: &Context, op: OpId, outer: ir::BlockId) -> bool {
 }
 
 fn const_index(b: &mut Builder, v: i64) -> ValueId {
-    b.op1(
-        "arith.constant",
-        &[],
-        Type::Index,
-        vec![("value".to_string(), Attribute::int(v, Type::Index))],
-    )
+    crate::arith::const_int(b, v, &Type::Index)
 }
 
 fn constant(b: &mut Builder, a: Attribute, ty: &Type) -> ValueId {

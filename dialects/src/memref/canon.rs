@@ -95,7 +95,7 @@ pub(super) fn dim_of_definition(b: &mut Builder, st: &OpState) -> Option<SmallVe
         }
         "memref.subview" => match mixed(ctx, d)?[1].get(k)? {
             Mixed::Dynamic(v) => Some(smallvec![*v]),
-            Mixed::Static(n) => Some(smallvec![const_index(b, *n)]),
+            Mixed::Static(n) => Some(smallvec![crate::arith::const_int(b, *n, &Type::Index)]),
         },
         "memref.cast" => {
             let src = ctx.operand(d, 0);
@@ -108,15 +108,6 @@ pub(super) fn dim_of_definition(b: &mut Builder, st: &OpState) -> Option<SmallVe
         }
         _ => None,
     }
-}
-
-fn const_index(b: &mut Builder, v: i64) -> ValueId {
-    b.op1(
-        "arith.constant",
-        &[],
-        Type::Index,
-        vec![("value".to_string(), Attribute::int(v, Type::Index))],
-    )
 }
 
 /// Whether use `i` of `user` only writes into or frees the memref.

@@ -112,7 +112,7 @@ pub(super) fn alloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
     ) {
         (Some(s), Some(o)) => (s, o),
         // Identity layouts with dynamic sizes: row-major strides.
-        _ if t.layout.is_none() => (MemRefValue::row_major(Vec::new(), sizes.clone()).strides, 0),
+        _ if t.layout.is_none() => (MemRefValue::row_major_strides(&sizes), 0),
         _ => return Err(RunError::at(ctx, op, "an allocated layout must be static")),
     };
     let too_large = || RunError::at(ctx, op, "the allocation is too large");

@@ -316,18 +316,17 @@ fn interpret(
 ) -> Result<SmallVec<[RtValue; 2]>, RunError> {
     let ctx = it.ctx;
     let parts = mixed(ctx, op).ok_or_else(|| RunError::at(ctx, op, "malformed subview"))?;
-    let ops = ctx.operands(op);
+    // The dynamic entries are the operands after the source, in order.
+    let mut dynamic = args[1..].iter();
     let mut lists: [Vec<i64>; 3] = Default::default();
     for (k, list) in parts.iter().enumerate() {
         for m in list {
             lists[k].push(match m {
                 Mixed::Static(v) => *v,
-                Mixed::Dynamic(v) => {
-                    let i = ops.iter().position(|o| o == v).unwrap_or(0);
-                    args[i]
-                        .as_int()
-                        .ok_or_else(|| RunError::at(ctx, op, "expected an integer"))?
-                }
+                Mixed::Dynamic(_) => dynamic
+                    .next()
+                    .and_then(|a| a.as_int())
+                    .ok_or_else(|| RunError::at(ctx, op, "expected an integer"))?,
             });
         }
     }
