@@ -90,7 +90,7 @@ fn check(ctx: &Context, l: OpId) -> Result<ChunkPlan, String> {
     }
     let own = own(&loaded, &stored);
     let mut captures = Vec::new();
-    super::body_ok(ctx, l, l, &mut captures, &own, None)?;
+    super::body_ok(ctx, l, l, &mut captures, &own, None, &[])?;
     Ok(ChunkPlan {
         loaded,
         stored,

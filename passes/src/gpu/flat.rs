@@ -127,7 +127,7 @@ pub(super) fn plan(ctx: &Context, l: OpId) -> Result<FlatPlan, String> {
         })
         .collect();
     let mut captures = Vec::new();
-    super::body_ok(ctx, l, l, &mut captures, &[], Some(&rows))?;
+    super::body_ok(ctx, l, l, &mut captures, &[], Some(&rows), &[])?;
     Ok(FlatPlan { parts, captures })
 }
 

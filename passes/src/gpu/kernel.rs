@@ -340,7 +340,7 @@ pub(super) fn row_start(b: &mut Builder, ends: ValueId, i: ValueId) -> ValueId {
 /// (the caller made sure only `vec.len` and `vec.get` read it): `vec.len`
 /// becomes `len`, and `vec.get %row, %j` becomes `load(b, j)` after a check
 /// of `j` against `len` (unless the read is marked `in_bounds`).
-fn replace_row_reads(
+pub(super) fn replace_row_reads(
     ctx: &mut Context,
     row: ValueId,
     len: ValueId,
@@ -458,6 +458,7 @@ pub(super) fn main_kernel(
     roles: &[Role],
     captures: &[ValueId],
     cap_types: &[Type],
+    allocs: &[OpId],
     block: i64,
 ) {
     let mut params = vec![Type::Index];
@@ -474,6 +475,9 @@ pub(super) fn main_kernel(
             inner.push(Generator::reduce(*m, elem.clone()));
         }
     }
+    // The scratch slices of nested collects ([`super::scratch`]) last.
+    let scratch_at = params.len();
+    params.extend(super::scratch::kernel_params(ctx, allocs));
     let LoopKernel {
         k,
         kb,
@@ -492,7 +496,7 @@ pub(super) fn main_kernel(
             next += 1;
         }
     }
-    let parts = args[next..].to_vec();
+    let parts = args[next..scratch_at].to_vec();
     let reduce_handles: Vec<ValueId> = roles
         .iter()
         .zip(&handles)
@@ -504,6 +508,9 @@ pub(super) fn main_kernel(
     b.loc = b.ctx.loc(l);
     let t = prologue(&mut b);
     let cnt = per_thread_count(&mut b, args[0], &t);
+    // Nested collects are copied verbatim, to be found and expanded.
+    let smart = b.smart;
+    b.smart = smart && allocs.is_empty();
     let partial = gen::build_loop(&mut b, cnt, &[], &inner, |b, kv, hs| {
         let i = global_index(b, &t, kv);
         map.insert(iv, i);
@@ -523,6 +530,8 @@ pub(super) fn main_kernel(
             clone_op_into(b, op, &mut map);
         }
     });
+    b.smart = smart;
+    let gtid = t.gtid;
     let vals: Vec<(ValueId, Monoid, Type)> = partial
         .iter()
         .zip(&inner)
@@ -530,6 +539,15 @@ pub(super) fn main_kernel(
         .collect();
     block_reduce(&mut b, &t, &vals, &parts, block);
     finish(&mut b);
+    let copies: Vec<OpId> = allocs
+        .iter()
+        .map(|&c| {
+            let r = ctx.result(c, 0);
+            let r = map.get(&r).copied().unwrap_or(r);
+            ctx.def_op(r).expect("a copied loop")
+        })
+        .collect();
+    super::scratch::expand(ctx, &copies, &args[scratch_at..], gtid);
     vec_reads_to_arr(ctx, k);
 }
 

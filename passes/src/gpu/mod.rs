@@ -56,6 +56,7 @@ mod resident;
 mod reuse;
 mod running;
 mod scan;
+mod scratch;
 mod split_scans;
 mod update;
 
@@ -163,6 +164,9 @@ struct Plan {
     running: Vec<usize>,
     /// Values from outside the loop that its body reads, in first-use order.
     captures: Vec<ValueId>,
+    /// Collect loops nested in the body that run in scratch slices of
+    /// device buffers ([`scratch`]).
+    allocs: Vec<OpId>,
 }
 
 /// Outlines the offloadable loops of every host function into kernels, at
@@ -453,6 +457,8 @@ fn roles(ctx: &Context, l: OpId) -> Result<Vec<Role>, String> {
 /// With `flat`, loops nested in `outer` may feed `outer`'s generators (a
 /// flatMap, [`flat`]), and the loops `flat` holds may be collects (each
 /// makes a row of a collect of vectors, [`flat::row_loop`]).
+/// The collect loops of `allocs` ([`scratch`]) may be nested in it, and
+/// their vectors read.
 fn body_ok(
     ctx: &Context,
     outer: OpId,
@@ -460,10 +466,14 @@ fn body_ok(
     captures: &mut Vec<ValueId>,
     own: &[ValueId],
     flat: Option<&[OpId]>,
+    allocs: &[OpId],
 ) -> Result<(), String> {
+    let scratch_vec = |v: ValueId| ctx.def_op(v).is_some_and(|d| allocs.contains(&d));
     for op in ctx.walk_nested(l) {
         let name = ctx.op_name(op);
         let ok = name.starts_with("arith.")
+            || (allocs.contains(&op))
+            || (matches!(name, "vec.get" | "vec.len") && scratch_vec(ctx.operand(op, 0)))
             || (matches!(
                 name,
                 "arr.load" | "arr.store" | "gpu.atomic_rmw" | "gpu.atomic_cas"
@@ -602,10 +612,14 @@ fn plan(ctx: &Context, l: OpId) -> Result<Plan, String> {
     let roles = roles(ctx, l)?;
     let own = arrays::own_arrays(ctx, l)?;
     let mut captures = Vec::new();
-    body_ok(ctx, l, l, &mut captures, &own, None)?;
+    let allocs = scratch::candidates(ctx, l);
+    body_ok(ctx, l, l, &mut captures, &own, None, &allocs)?;
     let running = running::generators(ctx, l, &roles).ok_or_else(|| {
         "its body reads a scan's running value in a way the scan kernels do not provide".to_string()
     })?;
+    if !allocs.is_empty() && (!running.is_empty() || roles.iter().any(Role::ordered)) {
+        return Err("its body allocates (a nested collect), and only the kernels of loops without scans or filters give each thread scratch memory".into());
+    }
     if !own.is_empty() && !running.is_empty() {
         return Err("its body loads or stores arrays, and its scan is read back (the running kernels run the body twice)".into());
     }
@@ -615,6 +629,7 @@ fn plan(ctx: &Context, l: OpId) -> Result<Plan, String> {
         roles,
         running,
         captures,
+        allocs,
     })
 }
 
@@ -861,12 +876,13 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
 
     let (caps, cap_types, shapes) = kernel_captures(ctx, l, &p.captures);
     // Kernels first (they only need types).
-    let main_kernel = if ordered {
-        scan::main_kernel
+    if ordered {
+        scan::main_kernel(ctx, f, &k_main, l, &p.roles, &caps, &cap_types, opts.block);
     } else {
-        kernel::main_kernel
-    };
-    main_kernel(ctx, f, &k_main, l, &p.roles, &caps, &cap_types, opts.block);
+        kernel::main_kernel(
+            ctx, f, &k_main, l, &p.roles, &caps, &cap_types, &p.allocs, opts.block,
+        );
+    }
     if let Some(k) = ctx.lookup_symbol(&k_main) {
         kernel::shaped_reads_to_arr(ctx, k, &shapes);
     }
@@ -880,6 +896,8 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
 
     // The host side.
     let mut b = Builder::before(ctx, l);
+    // The most elements each nested collect holds in any iteration.
+    let sizes = (!p.allocs.is_empty()).then(|| scratch::max_sizes(&mut b, l, &p.allocs));
     let HostStart {
         zero,
         one,
@@ -959,6 +977,10 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
                 args.push(h.main.expect("partials"));
             }
         }
+    }
+    if let Some((_, ms)) = &sizes {
+        let threads = binop(&mut b, "arith.muli", grid, blk);
+        scratch::host_buffers(&mut b, &p.allocs, ms, threads, &mut dev, &mut args);
     }
     gpu::launch_func(&mut b, &k_main, grid, blk, &args);
     if let Some(k) = &k_comb {
@@ -1056,5 +1078,16 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
         gpu::dealloc(&mut b, d);
     }
     ctx.replace_op(l, &results);
-    1 + k_comb.is_some() as u64 + 2 * ordered as u64
+    let mut kernels = 1 + k_comb.is_some() as u64 + 2 * ordered as u64;
+    // The loop of size bounds becomes kernels in turn (its body is part of
+    // `l`'s, which a kernel runs).
+    if let Some((mx, _)) = sizes {
+        match plan(ctx, mx) {
+            Ok(q) => kernels += offload(ctx, f, mx, &q, opts, seq),
+            Err(why) => {
+                ir::remarks::emit("gpu", ctx.loc(mx), format!("loop left on the host: {why}"))
+            }
+        }
+    }
+    kernels
 }

@@ -187,7 +187,7 @@ fn check(
         }
     };
     let mut captures = Vec::new();
-    super::body_ok(ctx, l, l, &mut captures, &[a], None)?;
+    super::body_ok(ctx, l, l, &mut captures, &[a], None, &[])?;
     let private = matches!(how, How::Atomic(_)) && ctx.attr(store, "in_bounds").is_some();
     Ok(UpdatePlan {
         a,
