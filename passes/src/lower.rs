@@ -122,9 +122,10 @@ impl Pass for Lower {
                     stats.add("versioned-loops", crate::bounds_version::version_loops(ctx));
                 }
                 if let Some(g) = &self.gpu {
-                    let (k, h) = crate::gpu::outline(ctx, g);
+                    let (k, h, sc) = crate::gpu::outline(ctx, g);
                     stats.add("gpu-kernels", k);
                     stats.add("gpu-host-loops", h);
+                    stats.add("gpu-scratch-collects", sc);
                     stats.add(
                         "gpu-forwarded-copies",
                         crate::gpu::forward_device_copies(ctx),

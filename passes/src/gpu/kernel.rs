@@ -539,14 +539,7 @@ pub(super) fn main_kernel(
         .collect();
     block_reduce(&mut b, &t, &vals, &parts, block);
     finish(&mut b);
-    let copies: Vec<OpId> = allocs
-        .iter()
-        .map(|&c| {
-            let r = ctx.result(c, 0);
-            let r = map.get(&r).copied().unwrap_or(r);
-            ctx.def_op(r).expect("a copied loop")
-        })
-        .collect();
+    let copies = super::scratch::copies(ctx, allocs, &map);
     super::scratch::expand(ctx, &copies, &args[scratch_at..], gtid);
     vec_reads_to_arr(ctx, k);
 }

@@ -16,8 +16,10 @@
 //!   first, [`emits`], so that this holds);
 //! - its body holds only `arith` and `scf` ops (run-time checks, `scf.assert`,
 //!   included: a kernel faults as a checked read does), `vec.get`/`vec.len` of
-//!   vectors of scalars defined outside the loop, and nested `gen.loop`s of
-//!   reduces of the same shape (they run sequentially in their thread);
+//!   vectors of scalars defined outside the loop, nested `gen.loop`s of
+//!   reduces of the same shape (they run sequentially in their thread),
+//!   and nested collects that the thread keeps in a slice of a scratch
+//!   buffer ([`scratch`]: loops that allocate per iteration);
 //! - every value it reads from outside is a scalar or a vector of scalars.
 //!
 //! A loop whose body reads the running fold of its own reduces or scans
@@ -173,9 +175,10 @@ struct Plan {
 /// any depth of host code: loops inside `scf.for`/`scf.while`/`scf.if`
 /// bodies (time-step loops) and inside loops left on the host (a kernel per
 /// outer iteration) are offloaded where they stand. Returns `(kernels
-/// built, loops left on the host)`; the second counts every `gen.loop` at
-/// any depth of host code that no kernel runs.
-pub fn outline(ctx: &mut Context, opts: &GpuOptions) -> (u64, u64) {
+/// built, loops left on the host, nested collects run in scratch slices)`;
+/// the second counts every `gen.loop` at any depth of host code that no
+/// kernel runs.
+pub fn outline(ctx: &mut Context, opts: &GpuOptions) -> (u64, u64, u64) {
     // Callers before callees: a loop that calls a function inlines the
     // callee's loops before they become kernels of the callee's own (a
     // loop body holding launches would stay on the host).
@@ -191,6 +194,7 @@ pub fn outline(ctx: &mut Context, opts: &GpuOptions) -> (u64, u64) {
         seq: 0,
         kernels: 0,
         host: 0,
+        scratch: 0,
     };
     for f in funcs {
         split_scans::split_all(ctx, f);
@@ -198,7 +202,7 @@ pub fn outline(ctx: &mut Context, opts: &GpuOptions) -> (u64, u64) {
         let body = ctx.op_block(f, 0);
         w.block(ctx, f, body);
     }
-    (w.kernels, w.host)
+    (w.kernels, w.host, w.scratch)
 }
 
 /// The state of [`outline`]'s walk over host code.
@@ -210,6 +214,8 @@ struct Walk<'a> {
     seq: u32,
     kernels: u64,
     host: u64,
+    /// Nested collects that kernels run in scratch slices ([`scratch`]).
+    scratch: u64,
 }
 
 impl Walk<'_> {
@@ -227,6 +233,7 @@ impl Walk<'_> {
                 }
                 let why = match plan(ctx, op) {
                     Ok(p) => {
+                        self.scratch += p.allocs.len() as u64;
                         self.kernels += offload(ctx, f, op, &p, self.opts, &mut self.seq);
                         continue;
                     }
@@ -506,7 +513,7 @@ fn body_ok(
                         .is_ok_and(|r| r.iter().all(|x| matches!(x, Role::Reduce { .. })))));
         if !ok {
             return Err(if name == gen::LOOP {
-                "its body holds a loop that is not a reduction (only reductions run sequentially inside a kernel thread)".into()
+                "its body holds a loop that is neither a reduction nor a collect that a thread keeps in scratch memory (a dense collect of scalars that only vec.get and vec.len read, its size computed at the top of the body)".into()
             } else if matches!(
                 name,
                 "vec.get" | "vec.len" | "mat.get" | "mat.rows" | "mat.cols"
@@ -617,8 +624,8 @@ fn plan(ctx: &Context, l: OpId) -> Result<Plan, String> {
     let running = running::generators(ctx, l, &roles).ok_or_else(|| {
         "its body reads a scan's running value in a way the scan kernels do not provide".to_string()
     })?;
-    if !allocs.is_empty() && (!running.is_empty() || roles.iter().any(Role::ordered)) {
-        return Err("its body allocates (a nested collect), and only the kernels of loops without scans or filters give each thread scratch memory".into());
+    if !allocs.is_empty() && !running.is_empty() {
+        return Err("its body allocates (a nested collect) and reads a running fold, whose kernels give threads no scratch memory".into());
     }
     if !own.is_empty() && !running.is_empty() {
         return Err("its body loads or stores arrays, and its scan is read back (the running kernels run the body twice)".into());
@@ -877,7 +884,9 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
     let (caps, cap_types, shapes) = kernel_captures(ctx, l, &p.captures);
     // Kernels first (they only need types).
     if ordered {
-        scan::main_kernel(ctx, f, &k_main, l, &p.roles, &caps, &cap_types, opts.block);
+        scan::main_kernel(
+            ctx, f, &k_main, l, &p.roles, &caps, &cap_types, &p.allocs, opts.block,
+        );
     } else {
         kernel::main_kernel(
             ctx, f, &k_main, l, &p.roles, &caps, &cap_types, &p.allocs, opts.block,

@@ -216,11 +216,16 @@ pub(super) fn main_kernel(
     roles: &[Role],
     captures: &[ValueId],
     cap_types: &[Type],
+    allocs: &[OpId],
     block: i64,
 ) {
     let mut params = vec![Type::Index];
     params.extend(cap_types.iter().cloned());
     params.extend(main_params(roles));
+    // The scratch slices of nested collects ([`super::scratch`]) last: a
+    // thread runs its chunk's iterations one after another.
+    let scratch_at = params.len();
+    params.extend(super::scratch::kernel_params(ctx, allocs));
     let LoopKernel {
         k,
         kb,
@@ -284,6 +289,8 @@ pub(super) fn main_kernel(
     let ch = chunk(&mut b, args[0], &t);
     let cnt = binop(&mut b, "arith.subi", ch.hi_t, ch.lo_t);
     let mut index = None;
+    let smart = b.smart;
+    b.smart = smart && allocs.is_empty();
     let totals = gen::build_loop(&mut b, cnt, &[], &inner, |b, kv, hs| {
         let i = binop(b, "arith.addi", ch.lo_t, kv);
         index = Some(i);
@@ -317,6 +324,7 @@ pub(super) fn main_kernel(
             clone_op_into(b, op, &mut map);
         }
     });
+    b.smart = smart;
     let i = index.expect("the loop body was built");
     // A filter's emits (cloned where they stood, still naming the original
     // handle) become the stores of their values and flags, emit `e` (in
@@ -426,6 +434,8 @@ pub(super) fn main_kernel(
     let _ = ch.lo_b;
     let _ = ch.hi_b;
     finish(&mut b);
+    let copies = super::scratch::copies(ctx, allocs, &map);
+    super::scratch::expand(ctx, &copies, &args[scratch_at..], t.gtid);
     vec_reads_to_arr(ctx, k);
 }
 

@@ -20,13 +20,13 @@
 //!   check.
 //!
 //! A slot per *thread*, not per iteration, is enough because the main
-//! kernel's grid-stride loop ([`super::kernel`]) gives every iteration
-//! that maps to one slot to one thread, run one after another, and a
-//! collect's vector is dead before the next iteration starts (only
-//! `vec.get` and `vec.len` read it, [`candidates`]). So memory is bounded
-//! by the threads, not by the iterations. Kernels that map iterations to
-//! threads differently (scans, filters, running folds) do not take these
-//! loops ([`super::plan`]).
+//! kernels run each iteration in one thread, and a thread's iterations one
+//! after another (a grid-stride loop in [`super::kernel`], a chunk in
+//! [`super::scan`]), and a collect's vector is dead before the next
+//! iteration starts (only `vec.get` and `vec.len` read it,
+//! [`candidates`]). So memory is bounded by the threads, not by the
+//! iterations. The running-fold kernels ([`super::running`]) run the body
+//! twice and do not take these loops ([`super::plan`]).
 //!
 //! A collect qualifies when its generators are collects of scalars, each
 //! with one emit at the top of its body (element `j` at index `j`) and
@@ -253,6 +253,19 @@ pub(super) fn kernel_params(ctx: &Context, allocs: &[OpId]) -> Vec<Type> {
         out.extend(collects(ctx, c).into_iter().map(|(_, g)| Type::arr(g.elem)));
     }
     out
+}
+
+/// The copies in a kernel of the collect loops `allocs`, found through
+/// the value map of the copy (which was made verbatim).
+pub(super) fn copies(ctx: &Context, allocs: &[OpId], map: &ValueMap) -> Vec<OpId> {
+    allocs
+        .iter()
+        .map(|&c| {
+            let r = ctx.result(c, 0);
+            let r = map.get(&r).copied().unwrap_or(r);
+            ctx.def_op(r).expect("a copied loop")
+        })
+        .collect()
 }
 
 /// In a kernel whose body holds `copies` (the clones of the collect loops
