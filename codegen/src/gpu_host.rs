@@ -5,7 +5,7 @@
 //!
 //! | op | call |
 //! |---|---|
-//! | `gpu.alloc(n) : arr<T>` | `h = l0rt_gpu_alloc(n, sizeof T)`, faulting when null |
+//! | `gpu.alloc(n) : arr<T>` | `h = l0rt_gpu_alloc(n, sizeof T, uninit)`, faulting when null |
 //! | `gpu.memcpy(dst, src)` | `l0rt_gpu_memcpy(dst, src_hdr, src_data, src_len, sizeof T, read_only)`: an `arr` source as its header, a `vec` as `(data, len)`, a `mat` as `(data, rows * cols)`; `read_only` 1 when no kernel writes `dst` ([`read_only_copy`], for `--resident`) |
 //! | `gpu.dealloc(a)` | `l0rt_gpu_dealloc(a)` |
 //! | `gpu.unpack_rows(data, ends) : vec<vec<T>>` | `(l0rt_gpu_unpack_rows(data, ends, sizeof T), l0rt_gpu_rows(ends))`, faulting when the first is null; an owned nested vector |
@@ -126,13 +126,15 @@ pub(crate) fn emit<E: HostEmit>(e: &mut E, op: OpId) -> Result<(), Diagnostic> {
         "gpu.alloc" => {
             let r = ctx.result(op, 0);
             let es = elem_bytes(ctx.ty(r));
+            let uninit = dialects::gpu::alloc_is_uninit(ctx, op) as i64;
             let n = e.part(ops[0], 0);
             let es = e.int(es);
+            let uninit = e.int(uninit);
             let h = e.call(
                 "l0rt_gpu_alloc",
-                &[RtTy::I64, RtTy::I64],
+                &[RtTy::I64, RtTy::I64, RtTy::I64],
                 RtTy::Ptr,
-                &[n, es],
+                &[n, es, uninit],
             )?;
             e.fault_if_null(h.clone(), op, site)?;
             e.bind(r, h);

@@ -268,6 +268,12 @@ pub fn zeroed_buffer(ctx: &Context, op: OpId, n: usize, elem: &Type) -> Result<R
     new_buffer(ctx, op, n, elem, false)
 }
 
+/// A fresh buffer of `n` [`Uninit`] markers (elements undefined until
+/// stored: reading one faults), with [`zeroed_buffer`]'s faults.
+pub fn uninit_buffer(ctx: &Context, op: OpId, n: usize, elem: &Type) -> Result<RtValue, RunError> {
+    new_buffer(ctx, op, n, elem, true)
+}
+
 /// [`zeroed_buffer`], or with `uninit` a buffer of [`Uninit`] markers.
 fn new_buffer(
     ctx: &Context,

@@ -121,6 +121,16 @@ impl GpuDevice for Cuda {
         }
     }
 
+    fn alloc_uninit(&self, bytes: usize) -> Result<u64, String> {
+        self.bind()?;
+        // SAFETY: a plain allocation in the current context; every byte is
+        // written before it is read (`gpu.alloc {uninit}`).
+        unsafe {
+            result::malloc_sync(bytes.max(8))
+                .map_err(|e| format!("cannot allocate {bytes} bytes on the device: {e}"))
+        }
+    }
+
     fn free(&self, addr: u64) {
         if self.bind().is_ok() {
             // SAFETY: `addr` came from `alloc` and is freed once (the

@@ -75,6 +75,12 @@ pub trait GpuDevice {
     fn kernel_name(&self, k: usize) -> &str;
     /// `bytes` zeroed bytes of device memory (`bytes` may be 0); their address.
     fn alloc(&self, bytes: usize) -> Result<u64, String>;
+    /// [`GpuDevice::alloc`] for a buffer whose bytes are all written before
+    /// anything reads them (`gpu.alloc {uninit}`): a device may skip the
+    /// clearing, whose cost is a pass over the memory.
+    fn alloc_uninit(&self, bytes: usize) -> Result<u64, String> {
+        self.alloc(bytes)
+    }
     /// Releases memory from [`GpuDevice::alloc`].
     fn free(&self, addr: u64);
     /// Copies host bytes to the device.
@@ -187,10 +193,11 @@ fn not_live(h: *mut ArrHeader, otherwise: impl FnOnce() -> String) -> String {
     }
 }
 
-/// `gpu.alloc(n)` of elements of `elem` bytes: a device buffer's header,
-/// or null after recording the error.
-pub extern "C" fn l0rt_gpu_alloc(n: i64, elem: i64) -> *mut ArrHeader {
-    match alloc(n, elem) {
+/// `gpu.alloc(n)` of elements of `elem` bytes (`uninit` non-zero:
+/// `{uninit}`, not cleared): a device buffer's header, or null after
+/// recording the error.
+pub extern "C" fn l0rt_gpu_alloc(n: i64, elem: i64, uninit: i64) -> *mut ArrHeader {
+    match alloc(n, elem, uninit != 0) {
         Ok(h) => h,
         Err(e) => {
             fail(e);
@@ -199,7 +206,7 @@ pub extern "C" fn l0rt_gpu_alloc(n: i64, elem: i64) -> *mut ArrHeader {
     }
 }
 
-fn alloc(n: i64, elem: i64) -> Result<*mut ArrHeader, String> {
+fn alloc(n: i64, elem: i64, uninit: bool) -> Result<*mut ArrHeader, String> {
     let d = device()?;
     if n < 0 {
         return Err(format!("negative size {n}"));
@@ -210,7 +217,11 @@ fn alloc(n: i64, elem: i64) -> Result<*mut ArrHeader, String> {
     let bytes = (n as usize)
         .checked_mul(elem.max(1) as usize)
         .ok_or_else(|| format!("cannot allocate {n} elements"))?;
-    let addr = d.alloc(bytes)?;
+    let addr = if uninit {
+        d.alloc_uninit(bytes)?
+    } else {
+        d.alloc(bytes)?
+    };
     let h = Box::into_raw(Box::new(ArrHeader {
         data: addr as *mut u8,
         len: n,
@@ -474,7 +485,7 @@ unsafe fn row_slice<'a>(rows: *const VecDesc, n: i64) -> &'a [VecDesc] {
 fn to_device(bytes: &[u8], elem: usize) -> *mut ArrHeader {
     let n = (bytes.len() / elem) as i64;
     let put = || -> Result<*mut ArrHeader, String> {
-        let h = alloc(n, elem as i64)?;
+        let h = alloc(n, elem as i64, true)?;
         if !bytes.is_empty() {
             // SAFETY: a live device header of `n` elements.
             let data = unsafe { (*h).data };
@@ -681,9 +692,9 @@ mod tests {
         let mut src = host(&[1.0, 2.5, -3.0]);
         let mut dst = host(&[0.0; 3]);
         with_device(&dev, || unsafe {
-            let d = l0rt_gpu_alloc(3, 8);
+            let d = l0rt_gpu_alloc(3, 8, 0);
             assert!(!d.is_null());
-            let e = l0rt_gpu_alloc(3, 8);
+            let e = l0rt_gpu_alloc(3, 8, 0);
             assert_eq!(l0rt_gpu_memcpy(d, &mut src, std::ptr::null(), 0, 8, 0), 0);
             assert_eq!(l0rt_gpu_memcpy(e, d, std::ptr::null(), 0, 8, 0), 0);
             let slots = [e as u64, 7u64];
@@ -756,9 +767,9 @@ mod tests {
         };
         let mut short = host(&[1.0]);
         with_device(&dev, || unsafe {
-            assert!(l0rt_gpu_alloc(-1, 8).is_null());
+            assert!(l0rt_gpu_alloc(-1, 8, 0).is_null());
             assert_eq!(take_error().unwrap().message, "negative size -1");
-            let d = l0rt_gpu_alloc(2, 8);
+            let d = l0rt_gpu_alloc(2, 8, 0);
             assert_eq!(l0rt_gpu_memcpy(d, &mut short, std::ptr::null(), 0, 8, 0), 1);
             assert_eq!(
                 take_error().unwrap().message,
@@ -794,7 +805,7 @@ mod tests {
 
     #[test]
     fn no_device_is_an_error_not_a_crash() {
-        assert!(l0rt_gpu_alloc(1, 8).is_null());
+        assert!(l0rt_gpu_alloc(1, 8, 0).is_null());
         assert!(take_error().unwrap().message.contains("no GPU device"));
     }
 }

@@ -18,7 +18,7 @@
 //! | op | operands -> results | meaning |
 //! |---|---|---|
 //! | `gpu.launch_func(grid, block, args...) {kernel = @k}` | `index, index, ... ->` | runs `@k` on `grid` blocks of `block` threads |
-//! | `gpu.alloc(n)` | `index -> arr<T>` | a zeroed device buffer |
+//! | `gpu.alloc(n)` | `index -> arr<T>` | a zeroed device buffer (`{uninit}`: undefined until stored) |
 //! | `gpu.memcpy(dst, src)` | `arr<T>, arr<T> \| vec<T> \| mat<T> ->` | copies all of `src` (a matrix: its row-major entries) into `dst` (equal lengths) |
 //! | `gpu.dealloc(a)` | `arr<T> ->` | releases a device buffer |
 //! | `gpu.unpack_rows(data, ends)` | `arr<T>, arr<index> -> vec<vec<T>>` | the nested vector whose rows are `data[ends[i-1]..ends[i]]` (from 0 for the first), read back from device buffers: `gpu.pack_rows`'s inverse; faults unless the ends never decrease and the last is `len(data)` (0 without rows) |
@@ -166,6 +166,19 @@ pub fn alloc(b: &mut Builder, n: ValueId, elem: Type) -> ValueId {
     let st = b.state("gpu.alloc", &[n], &[Type::arr(elem)], vec![]);
     let op = b.create_raw(st);
     b.ctx.result(op, 0)
+}
+/// `gpu.alloc(n) {uninit} : arr<elem>`, for a buffer whose every element
+/// kernels store before anything reads it: the device does not clear it
+/// (the simulation faults on a read of an element never stored).
+pub fn alloc_uninit(b: &mut Builder, n: ValueId, elem: Type) -> ValueId {
+    let attrs = vec![(crate::arr::UNINIT.to_string(), ir::Attribute::Unit)];
+    let st = b.state("gpu.alloc", &[n], &[Type::arr(elem)], attrs);
+    let op = b.create_raw(st);
+    b.ctx.result(op, 0)
+}
+/// Whether `gpu.alloc` op `op` leaves its elements undefined (`{uninit}`).
+pub fn alloc_is_uninit(ctx: &Context, op: OpId) -> bool {
+    ctx.attr(op, crate::arr::UNINIT).is_some()
 }
 /// `gpu.memcpy(dst, src)`.
 pub fn memcpy(b: &mut Builder, dst: ValueId, src: ValueId) {

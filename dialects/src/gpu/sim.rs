@@ -189,6 +189,10 @@ pub(super) fn interp_alloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
         let b = d.alloc(&elem, n).map_err(|e| RunError::at(it.ctx, op, e))?;
         return Ok(smallvec![b]);
     }
+    if super::alloc_is_uninit(it.ctx, op) {
+        let elem = elem_type(it.ctx, it.ctx.result(op, 0));
+        return Ok(smallvec![crate::arr::uninit_buffer(it.ctx, op, n, &elem)?]);
+    }
     Ok(smallvec![new_buffer(it.ctx, op, n)?])
 }
 

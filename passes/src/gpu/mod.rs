@@ -689,6 +689,14 @@ fn dalloc(b: &mut Builder, dev: &mut Vec<ValueId>, len: ValueId, elem: Type) -> 
     d
 }
 
+/// [`dalloc`] of a buffer the kernels write in full before anything reads
+/// it (`{uninit}`: not cleared on the device).
+fn dalloc_written(b: &mut Builder, dev: &mut Vec<ValueId>, len: ValueId, elem: Type) -> ValueId {
+    let d = gpu::alloc_uninit(b, len, elem);
+    dev.push(d);
+    d
+}
+
 /// Device buffers of one generator on the host.
 struct HostBufs {
     /// Collect / filter values / scan values (length `n`), or reduce partials.
@@ -932,11 +940,15 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
                 dalloc(b, dev, one, ty),
             )
         };
+        // Every iteration stores its collect or scan element, every block
+        // its partial, and the combine kernel the result.
         match r {
-            Role::Collect { elem, .. } => h.main = Some(dalloc(&mut b, &mut dev, n, elem.clone())),
+            Role::Collect { elem, .. } => {
+                h.main = Some(dalloc_written(&mut b, &mut dev, n, elem.clone()))
+            }
             Role::Reduce { elem, .. } => {
-                h.main = Some(dalloc(&mut b, &mut dev, grid, elem.clone()));
-                h.res = Some(dalloc(&mut b, &mut dev, one, elem.clone()));
+                h.main = Some(dalloc_written(&mut b, &mut dev, grid, elem.clone()));
+                h.res = Some(dalloc_written(&mut b, &mut dev, one, elem.clone()));
             }
             Role::Filter { elem, width } => {
                 // One slot per emit and iteration; the slot count must not
@@ -955,7 +967,7 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
                 h.sums = Some(sums(&mut b, &mut dev, Type::Index));
             }
             Role::Scan { elem, .. } => {
-                h.main = Some(dalloc(&mut b, &mut dev, n, elem.clone()));
+                h.main = Some(dalloc_written(&mut b, &mut dev, n, elem.clone()));
                 h.sums = Some(sums(&mut b, &mut dev, elem.clone()));
             }
         }
@@ -1038,7 +1050,7 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
                     gpu::memcpy(&mut b, c, tot);
                     let count = arr::load(&mut b, c, zero);
                     arr::free(&mut b, c);
-                    let out = dalloc(&mut b, &mut dev, count, elem.clone());
+                    let out = dalloc_written(&mut b, &mut dev, count, elem.clone());
                     kept.insert(j, (out, count));
                     a.extend([h.main.expect("vals"), h.flags.expect("flags"), pre, out]);
                 }

@@ -239,7 +239,8 @@ pub(super) fn host_buffers(
         let len = binop(b, "arith.muli", threads, m);
         args.push(m);
         for (_, g) in collects(b.ctx, c) {
-            args.push(super::dalloc(b, dev, len, g.elem));
+            // A slice is read only where its iteration stored it.
+            args.push(super::dalloc_written(b, dev, len, g.elem));
         }
     }
 }
