@@ -70,9 +70,16 @@ pub(super) struct FlatPlan {
     parts: Vec<Part>,
     /// Values from outside the loop that its body reads.
     captures: Vec<ValueId>,
+    /// Collect loops nested in the body that run in scratch slices
+    /// ([`super::scratch`]), in both kernels.
+    allocs: Vec<OpId>,
 }
 
 impl FlatPlan {
+    /// How many nested collects run in scratch slices.
+    pub(super) fn scratch_count(&self) -> u64 {
+        self.allocs.len() as u64
+    }
     fn collects(&self) -> Vec<Type> {
         self.parts
             .iter()
@@ -127,8 +134,16 @@ pub(super) fn plan(ctx: &Context, l: OpId) -> Result<FlatPlan, String> {
         })
         .collect();
     let mut captures = Vec::new();
-    super::body_ok(ctx, l, l, &mut captures, &[], Some(&rows), &[])?;
-    Ok(FlatPlan { parts, captures })
+    let allocs: Vec<OpId> = super::scratch::candidates(ctx, l)
+        .into_iter()
+        .filter(|c| !rows.contains(c))
+        .collect();
+    super::body_ok(ctx, l, l, &mut captures, &[], Some(&rows), &allocs)?;
+    Ok(FlatPlan {
+        parts,
+        captures,
+        allocs,
+    })
 }
 
 /// The element type `T` and the inner loop of a collect of vectors `h` of
@@ -196,6 +211,9 @@ fn flat_kernel(
     } else {
         params.extend(reduces.iter().map(|(_, t)| Type::arr(t.clone())));
     }
+    // The scratch slices of nested collects last.
+    let scratch_at = params.len();
+    params.extend(super::scratch::kernel_params(ctx, &p.allocs));
     let LoopKernel {
         k,
         kb,
@@ -210,7 +228,7 @@ fn flat_kernel(
         (
             args[base..base + g].to_vec(),
             args[base + g..base + 2 * g].to_vec(),
-            args[base + 2 * g..].to_vec(),
+            args[base + 2 * g..scratch_at].to_vec(),
             Vec::new(),
         )
     } else {
@@ -218,7 +236,7 @@ fn flat_kernel(
             Vec::new(),
             args[base..base + g].to_vec(),
             Vec::new(),
-            args[base + g..].to_vec(),
+            args[base + g..scratch_at].to_vec(),
         )
     };
     let mut b = Builder::at_end(ctx, kb);
@@ -243,6 +261,9 @@ fn flat_kernel(
         }
     });
     finish(&mut b);
+    let gtid = t.gtid;
+    let copies = super::scratch::copies(ctx, &p.allocs, &map);
+    super::scratch::expand(ctx, &copies, &args[scratch_at..], gtid);
     // Each row's inner loop: its emits become the outer collect's, and it
     // makes no vector (the outer emit of it goes).
     for (pos, part) in p.parts.iter().enumerate() {
@@ -426,6 +447,8 @@ pub(super) fn offload(
     }
 
     let mut b = Builder::before(ctx, l);
+    // The most elements each nested collect holds in any iteration.
+    let sizes = (!p.allocs.is_empty()).then(|| super::scratch::max_sizes(&mut b, l, &p.allocs));
     let HostStart {
         zero,
         one,
@@ -435,6 +458,12 @@ pub(super) fn offload(
     let mut dev = Vec::new();
     let mut args = vec![n];
     captures_to_device(&mut b, &caps, &mut dev, &mut args);
+    // Both kernels run the nested collects in the same scratch slices.
+    let mut scratch = Vec::new();
+    if let Some((_, ms)) = &sizes {
+        let threads = binop(&mut b, "arith.muli", grid, blk);
+        super::scratch::host_buffers(&mut b, &p.allocs, ms, threads, &mut dev, &mut scratch);
+    }
     let cur: Vec<ValueId> = elems
         .iter()
         .map(|_| dalloc(&mut b, &mut dev, n, Type::Index))
@@ -446,6 +475,7 @@ pub(super) fn offload(
     let mut count_args = args.clone();
     count_args.extend(&cur);
     count_args.extend(&slots);
+    count_args.extend(&scratch);
     gpu::launch_func(&mut b, &k_count, grid, blk, &count_args);
     let to_host = |b: &mut Builder, d: ValueId, len: ValueId, t: &Type| {
         let h = arr::alloc(b, len, t.clone());
@@ -540,6 +570,7 @@ pub(super) fn offload(
             .map(|(t, &m)| dalloc(&mut b, &mut dev, m, t.clone()))
             .collect();
         write_args.extend(&outs);
+        write_args.extend(&scratch);
         gpu::launch_func(&mut b, k_write, grid, blk, &write_args);
         let rows: Vec<bool> = p
             .parts
@@ -579,6 +610,7 @@ pub(super) fn offload(
         .collect();
     ctx.replace_op(l, &results);
     let mut kernels = 1 + k_write.is_some() as u64;
+    loops.extend(sizes.map(|(mx, _)| mx));
     for s in loops {
         if let Ok(sp) = super::plan(ctx, s) {
             kernels += super::offload(ctx, f, s, &sp, opts, seq);

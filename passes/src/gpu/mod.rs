@@ -246,6 +246,7 @@ impl Walk<'_> {
                 }
                 match fp {
                     Ok(p) => {
+                        self.scratch += p.scratch_count();
                         self.kernels += flat::offload(ctx, f, op, &p, self.opts, &mut self.seq);
                         continue;
                     }

@@ -21,8 +21,9 @@
 //!
 //! A slot per *thread*, not per iteration, is enough because the main
 //! kernels run each iteration in one thread, and a thread's iterations one
-//! after another (a grid-stride loop in [`super::kernel`], a chunk in
-//! [`super::scan`]), and a collect's vector is dead before the next
+//! after another (a grid-stride loop in [`super::kernel`] and in the count
+//! and write kernels of [`super::flat`], a chunk in [`super::scan`]), and
+//! a collect's vector is dead before the next
 //! iteration starts (only `vec.get` and `vec.len` read it,
 //! [`candidates`]). So memory is bounded by the threads, not by the
 //! iterations. The running-fold kernels ([`super::running`]) run the body
