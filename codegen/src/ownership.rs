@@ -90,10 +90,45 @@ pub(crate) fn is_last_use(ctx: &Context, a: ValueId, op: OpId) -> bool {
     let Some(anchor) = ancestor_in(ctx, op, home, true) else {
         return false;
     };
-    ctx.uses(a).iter().filter(|u| u.op != op).all(|u| {
-        ancestor_in(ctx, u.op, home, false)
-            .is_some_and(|ua| ua != anchor && ctx.is_before_in_block(ua, anchor))
-    })
+    uses_through_views(ctx, a)
+        .into_iter()
+        .filter(|&u| u != op)
+        .all(|u| {
+            ancestor_in(ctx, u, home, false)
+                .is_some_and(|ua| ua != anchor && ctx.is_before_in_block(ua, anchor))
+        })
+}
+
+/// The ops that use buffer `a` or a borrowed view of it: a `vec`/`mat`
+/// made by `mat.from`, `mat.row`, `arith.select` or `vec.get` (an element
+/// vector) shares `a`'s memory ([`crate::translate`]), so a use of the view
+/// is a use of `a` (a `mat.from %v` returned after `%v` was handed to
+/// `arr.from_vec` would read memory the array then owns).
+fn uses_through_views(ctx: &Context, a: ValueId) -> Vec<OpId> {
+    let mut out = Vec::new();
+    let mut work = vec![a];
+    let mut seen = FxHashSet::default();
+    while let Some(v) = work.pop() {
+        if !seen.insert(v) {
+            continue;
+        }
+        for u in ctx.uses(v) {
+            out.push(u.op);
+            let view = matches!(
+                ctx.op_name(u.op),
+                "mat.from" | "mat.row" | "arith.select" | "vec.get"
+            );
+            if view {
+                work.extend(
+                    ctx.results(u.op)
+                        .iter()
+                        .copied()
+                        .filter(|&r| abi::is_buffer(ctx.ty(r))),
+                );
+            }
+        }
+    }
+    out
 }
 
 /// The ancestor of `op` (or `op` itself) in block `home`; `None` when there

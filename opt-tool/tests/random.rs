@@ -527,7 +527,7 @@ impl Gen {
 
     /// Adds one random statement (if its operands exist).
     fn stmt(&mut self) {
-        let r = self.rng.below(63);
+        let r = self.rng.below(64);
         let d = self.fresh();
         let kinds = ["add", "min", "max"];
         match r {
@@ -777,6 +777,7 @@ impl Gen {
             58 => self.nested(d),
             59 => self.parallel(d),
             61 | 62 => self.stencil(d),
+            63 => self.temporaries(d),
             _ => {
                 let (Some(v), Some(s)) = (self.any(Ty::VF64), self.any(Ty::F64)) else {
                     return;
@@ -2972,6 +2973,36 @@ impl Gen {
         }
     }
 
+    /// A map whose body allocates (issue 41, item 3: kernel threads keep
+    /// such vectors in scratch memory): per element `e`, a temporary
+    /// vector of `|e rem m|` elements (`j * e` at `j`), maybe only under an
+    /// `scf.if` on its size, read at a constant index (which may fault),
+    /// at its last index (faulting when empty), or summed.
+    fn temporaries(&mut self, d: String) {
+        let Some(v) = self.any(Ty::VI64) else { return };
+        let m = 3 + self.rng.below(5);
+        let read = match self.rng.below(3) {
+            0 => {
+                let k = self.rng.below(3);
+                format!("    {d}k = \"arith.constant\"() {{value = {k} : index}} : () -> index\n    {d}r = \"vec.get\"({d}u, {d}k) : (vec<i64>, index) -> i64\n")
+            }
+            1 => format!("    {d}l = \"vec.len\"({d}u) : (vec<i64>) -> index\n    {d}o = \"arith.constant\"() {{value = 1 : index}} : () -> index\n    {d}k = \"arith.subi\"({d}l, {d}o) : (index, index) -> index\n    {d}r = \"vec.get\"({d}u, {d}k) : (vec<i64>, index) -> i64\n"),
+            _ => format!("    {d}r = \"vec.sum\"({d}u) : (vec<i64>) -> i64\n"),
+        };
+        let temp = format!("    {d}t = \"vec.iota\"({d}n) : (index) -> vec<index>\n    {d}u = \"vec.map\"({d}t) ({{\n    ^bb0({d}j: index):\n      {d}ji = \"arith.index_cast\"({d}j) : (index) -> i64\n      {d}p = \"arith.muli\"({d}ji, {d}e) : (i64, i64) -> i64\n      \"vec.yield\"({d}p) : (i64) -> ()\n    }}) : (vec<index>) -> vec<i64>\n{read}");
+        let body = if self.rng.chance(30) {
+            let indented: String = temp.lines().map(|l| format!("  {l}\n")).collect();
+            format!("    {d}z = \"arith.constant\"() {{value = 1 : index}} : () -> index\n    {d}big = \"arith.cmpi\"({d}n, {d}z) {{predicate = \"ugt\"}} : (index, index) -> i1\n    {d}y = \"scf.if\"({d}big) ({{\n{indented}      \"scf.yield\"({d}r) : (i64) -> ()\n    }}, {{\n      \"scf.yield\"({d}e) : (i64) -> ()\n    }}) : (i1) -> i64\n")
+        } else {
+            format!("{temp}    {d}y = \"arith.addi\"({d}r, {d}e) : (i64, i64) -> i64\n")
+        };
+        let t = format!(
+            "  // temporaries\n  {d} = \"vec.map\"({v}) ({{\n  ^bb0({d}e: i64):\n    {d}c = \"arith.constant\"() {{value = {m} : i64}} : () -> i64\n    {d}q = \"arith.remsi\"({d}e, {d}c) : (i64, i64) -> i64\n    {d}z0 = \"arith.constant\"() {{value = 0 : i64}} : () -> i64\n    {d}nq = \"arith.subi\"({d}z0, {d}q) : (i64, i64) -> i64\n    {d}a = \"arith.maxsi\"({d}q, {d}nq) : (i64, i64) -> i64\n    {d}n = \"arith.index_cast\"({d}a) : (i64) -> index\n{body}    \"vec.yield\"({d}y) : (i64) -> ()\n  }}) : (vec<i64>) -> vec<i64>\n"
+        );
+        self.same_len(&d, &v);
+        self.push(d, Ty::VI64, t, &[&v]);
+    }
+
     /// Nested arrays (issue 42): a vector as a one-row or one-column
     /// matrix, its rows (`mat.to_rows`), transposed (`vec.transpose`) and
     /// flattened (`vec.flatten`), or rebuilt (`mat.from_rows`) and
@@ -3695,6 +3726,7 @@ const FORMS: &[(&str, &str, u64)] = &[
     ("// nested", "nested arrays", 80),
     ("// parallel", "scf.parallel with reductions", 80),
     ("// stencil", "2-D stencils over a flat index", 80),
+    ("// temporaries", "maps whose body allocates", 100),
 ];
 
 /// What a run of the generator produced (for the assertions that it covers
