@@ -17,10 +17,14 @@
 //! - `dim` is the size, `dealloc` is `arr.free`, and `copy` is two loop
 //!   nests through a temporary (the views may overlap).
 //!
-//! Memref values must stay inside one function's straight data flow:
-//! defined by `alloc`, `alloca`, `cast` or `subview` and used only by
-//! memref ops. A memref argument, result, block argument or region result
-//! is refused with a located error; the interpreter runs such programs.
+//! A function's memref parameters and results, and a call's operands and
+//! results, are descriptors too: the signature lists each memref as its
+//! descriptor's values (a 1:N conversion, [`convert_signature`]), so a
+//! callee's stores reach the caller's buffer. Otherwise memref values must
+//! stay inside one function's straight data flow: a memref block argument
+//! of a region, a region result, or a declared function with memrefs in
+//! its signature is refused with a located error; the interpreter runs
+//! such programs.
 
 use std::collections::HashMap;
 
@@ -47,30 +51,44 @@ fn is_memref_op(ctx: &Context, op: OpId) -> bool {
 /// that cannot, as an error.
 fn check(ctx: &Context) -> Result<(), Diagnostic> {
     for op in ctx.walk_all() {
-        let memref_op = is_memref_op(ctx, op);
+        // Calls, returns and function arguments carry descriptors
+        // ([`convert_signature`], [`lower_memrefs`]).
+        let memref_op = is_memref_op(ctx, op) || crosses_calls(ctx, op);
+        if ctx.is(op, "func.func")
+            && dialects::func::is_declaration(ctx, op)
+            && has_memref_signature(ctx, op)
+        {
+            return Err(Diagnostic::at_op(
+                ctx,
+                op,
+                "a declared function with memref arguments or results is not lowered to 'arr' (its callers' descriptors have no agreed layout)",
+            ));
+        }
         for &v in ctx.operands(op) {
             if ctx.ty(v).as_memref().is_some() && !memref_op {
                 return Err(Diagnostic::at_op(
                     ctx,
                     op,
                     format!(
-                        "'{}' takes a memref: memref values that leave memref ops (calls, returns, branches, region results) are not lowered to 'arr' yet (the interpreter runs them)",
+                        "'{}' takes a memref: memref values that leave memref ops other than through calls and returns (branches, region results) are not lowered to 'arr' yet (the interpreter runs them)",
                         ctx.op_name(op)
                     ),
                 ));
             }
         }
-        for &r in ctx.regions(op) {
-            for &b in &ctx.region(r).blocks {
-                if ctx
-                    .block_args(b)
-                    .iter()
-                    .any(|&a| ctx.ty(a).as_memref().is_some())
+        for (k, &r) in ctx.regions(op).iter().enumerate() {
+            for (j, &b) in ctx.region(r).blocks.iter().enumerate() {
+                let entry_of_func = ctx.is(op, "func.func") && k == 0 && j == 0;
+                if !entry_of_func
+                    && ctx
+                        .block_args(b)
+                        .iter()
+                        .any(|&a| ctx.ty(a).as_memref().is_some())
                 {
                     return Err(Diagnostic::at_op(
                         ctx,
                         op,
-                        "memref block or function arguments are not lowered to 'arr' yet (the interpreter runs them)",
+                        "memref block arguments (other than a function's) are not lowered to 'arr' yet (the interpreter runs them)",
                     ));
                 }
             }
@@ -85,13 +103,137 @@ fn check(ctx: &Context) -> Result<(), Diagnostic> {
                 ctx,
                 op,
                 format!(
-                    "'{}' returns a memref: only memref ops' memrefs are lowered to 'arr' yet",
+                    "'{}' returns a memref: only memref ops' and calls' memrefs are lowered to 'arr' yet (the interpreter runs the program)",
                     ctx.op_name(op)
                 ),
             ));
         }
     }
     Ok(())
+}
+
+/// Whether `op` is a call or return, whose memref operands and results
+/// become descriptors.
+fn crosses_calls(ctx: &Context, op: OpId) -> bool {
+    ctx.is(op, "func.call") || ctx.is(op, "func.return")
+}
+
+fn has_memref_signature(ctx: &Context, f: OpId) -> bool {
+    dialects::func::function_type(ctx, f)
+        .is_some_and(|(ins, outs)| ins.iter().chain(outs).any(|t| t.as_memref().is_some()))
+}
+
+/// The types of a memref's descriptor (`arr<T>`, the offset, a size and a
+/// stride per dimension), or `t` itself for any other type.
+fn descriptor_types(t: &Type) -> Vec<Type> {
+    match t.as_memref() {
+        Some(m) => {
+            let mut out = vec![Type::arr(m.elem.clone()), Type::Index];
+            out.extend(std::iter::repeat_n(Type::Index, 2 * m.shape.len()));
+            out
+        }
+        None => vec![t.clone()],
+    }
+}
+
+/// The descriptor made of `parts` (as [`descriptor_types`] orders them)
+/// for a memref of rank `rank`.
+fn desc_of(parts: &[ValueId], rank: usize) -> Desc {
+    Desc {
+        buf: parts[0],
+        offset: parts[1],
+        sizes: parts[2..2 + rank].to_vec(),
+        strides: parts[2 + rank..2 + 2 * rank].to_vec(),
+    }
+}
+
+/// The values standing for `vs` after lowering: a memref's descriptor
+/// parts, any other value itself.
+fn flatten_values(
+    ctx: &Context,
+    op: OpId,
+    descs: &HashMap<ValueId, Desc>,
+    vs: &[ValueId],
+) -> Result<Vec<ValueId>, Diagnostic> {
+    let mut out = Vec::new();
+    for &v in vs {
+        if ctx.ty(v).as_memref().is_none() {
+            out.push(v);
+            continue;
+        }
+        let d = descs.get(&v).ok_or_else(|| {
+            Diagnostic::at_op(
+                ctx,
+                op,
+                "memref operand defined after its use (not lowered)",
+            )
+        })?;
+        out.push(d.buf);
+        out.push(d.offset);
+        out.extend(&d.sizes);
+        out.extend(&d.strides);
+    }
+    Ok(out)
+}
+
+/// A function's memref parameters and results become descriptors (a 1:N
+/// signature conversion, as MLIR's memref-to-LLVM lowering does): the
+/// function type lists each memref as its descriptor's types, and each
+/// memref argument of the body is bound in `descs` to new arguments (a
+/// static size or stride of its type is checked and used as a constant,
+/// [`check_static`]).
+fn convert_signature(ctx: &mut Context, f: OpId, descs: &mut HashMap<ValueId, Desc>) {
+    let Some((ins, outs)) =
+        dialects::func::function_type(ctx, f).map(|(i, o)| (i.to_vec(), o.to_vec()))
+    else {
+        return;
+    };
+    let flat = |ts: &[Type]| -> Vec<Type> { ts.iter().flat_map(descriptor_types).collect() };
+    for (key, ts) in [
+        (dialects::func::ARG_ATTRS, &ins),
+        (dialects::func::RES_ATTRS, &outs),
+    ] {
+        if let Some(ds) = dialects::func::signature_attrs(ctx, f, key) {
+            let out: Vec<Attribute> = ds
+                .into_iter()
+                .zip(ts.iter())
+                .flat_map(|(d, t)| std::iter::repeat_n(d, descriptor_types(t).len()))
+                .collect();
+            ctx.set_attr(f, key, Attribute::Array(out));
+        }
+    }
+    ctx.set_attr(
+        f,
+        "function_type",
+        Attribute::Type(Type::function(flat(&ins), flat(&outs))),
+    );
+    let entry = ctx.op_block(f, 0);
+    let old = ctx.block_args(entry).to_vec();
+    let new = ctx.replace_block_args(entry, &flat(&ins));
+    let mut at = 0;
+    let mut checks = Vec::new();
+    for &a in &old {
+        let t = ctx.ty(a).clone();
+        let n = descriptor_types(&t).len();
+        match t.as_memref() {
+            Some(m) => {
+                descs.insert(a, desc_of(&new[at..at + n], m.shape.len()));
+                checks.push((a, m.clone()));
+            }
+            None => ctx.replace_all_uses(a, new[at]),
+        }
+        at += n;
+    }
+    // The static facts of each memref parameter's type, at the top of the body.
+    let first = ctx.iter_block(entry).next();
+    for (a, m) in checks {
+        let mut b = match first {
+            Some(op) => Builder::before(ctx, op),
+            None => Builder::at_end(ctx, entry),
+        };
+        let d = descs.get_mut(&a).expect("bound above");
+        check_static(&mut b, d, &m);
+    }
 }
 
 fn cst(b: &mut Builder, v: i64) -> ValueId {
@@ -345,16 +487,29 @@ fn copy(b: &mut Builder, src: &Desc, dst: &Desc, elem: &Type) {
 
 /// Lowers every memref op of the module onto `arr`; returns how many.
 pub fn lower_memrefs(ctx: &mut Context) -> Result<u64, Diagnostic> {
+    let touches = |ctx: &Context, o: OpId| {
+        ctx.operands(o)
+            .iter()
+            .chain(ctx.results(o))
+            .any(|&v| ctx.ty(v).as_memref().is_some())
+    };
     let ops: Vec<OpId> = ctx
         .walk_all()
         .into_iter()
-        .filter(|&o| is_memref_op(ctx, o))
+        .filter(|&o| is_memref_op(ctx, o) || (crosses_calls(ctx, o) && touches(ctx, o)))
         .collect();
-    if ops.is_empty() {
+    let funcs: Vec<OpId> = ctx
+        .iter_block(ctx.top)
+        .filter(|&f| ctx.is(f, "func.func") && has_memref_signature(ctx, f))
+        .collect();
+    if ops.is_empty() && funcs.is_empty() {
         return Ok(0);
     }
     check(ctx)?;
     let mut descs: HashMap<ValueId, Desc> = HashMap::new();
+    for f in funcs {
+        convert_signature(ctx, f, &mut descs);
+    }
     let get = |descs: &HashMap<ValueId, Desc>, ctx: &Context, op: OpId, v: ValueId| {
         descs.get(&v).cloned().ok_or_else(|| {
             Diagnostic::at_op(
@@ -420,6 +575,34 @@ pub fn lower_memrefs(ctx: &mut Context) -> Result<u64, Diagnostic> {
                     .map(|m| m.elem.clone())
                     .expect("verified");
                 copy(&mut b, &s, &t, &elem);
+            }
+            "func.return" => {
+                let vs = flatten_values(b.ctx, op, &descs, &operands)?;
+                b.smart = false;
+                b.op("func.return", &vs, &[], vec![]);
+            }
+            "func.call" => {
+                let vs = flatten_values(b.ctx, op, &descs, &operands)?;
+                let old = b.ctx.results(op).to_vec();
+                let types: Vec<Type> = old
+                    .iter()
+                    .flat_map(|&r| descriptor_types(b.ctx.ty(r)))
+                    .collect();
+                let attrs = b.ctx.op(op).attrs.to_vec();
+                b.smart = false;
+                let new = b.op("func.call", &vs, &types, attrs);
+                let mut at = 0;
+                for &r in &old {
+                    let t = b.ctx.ty(r).clone();
+                    let n = descriptor_types(&t).len();
+                    match t.as_memref() {
+                        Some(m) => {
+                            descs.insert(r, desc_of(&new[at..at + n], m.shape.len()));
+                        }
+                        None => b.ctx.replace_all_uses(r, new[at]),
+                    }
+                    at += n;
+                }
             }
             other => {
                 return Err(Diagnostic::at_op(
