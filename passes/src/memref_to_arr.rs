@@ -498,8 +498,10 @@ pub fn lower_memrefs(ctx: &mut Context) -> Result<u64, Diagnostic> {
         .into_iter()
         .filter(|&o| is_memref_op(ctx, o) || (crosses_calls(ctx, o) && touches(ctx, o)))
         .collect();
+    // Functions at any depth (nested modules included).
     let funcs: Vec<OpId> = ctx
-        .iter_block(ctx.top)
+        .walk_all()
+        .into_iter()
         .filter(|&f| ctx.is(f, "func.func") && has_memref_signature(ctx, f))
         .collect();
     if ops.is_empty() && funcs.is_empty() {
