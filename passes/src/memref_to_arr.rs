@@ -147,6 +147,33 @@ fn desc_of(parts: &[ValueId], rank: usize) -> Desc {
     }
 }
 
+/// Binds each of `old` (arguments or results before the conversion) to
+/// its run of `new` (as [`descriptor_types`] lays them out): a memref to
+/// the descriptor in `descs`, any other value by replacing its uses.
+/// Returns the memrefs bound, with their types.
+fn bind_parts(
+    ctx: &mut Context,
+    old: &[ValueId],
+    new: &[ValueId],
+    descs: &mut HashMap<ValueId, Desc>,
+) -> Vec<(ValueId, MemRefType)> {
+    let mut at = 0;
+    let mut bound = Vec::new();
+    for &v in old {
+        let t = ctx.ty(v).clone();
+        let n = descriptor_types(&t).len();
+        match t.as_memref() {
+            Some(m) => {
+                descs.insert(v, desc_of(&new[at..at + n], m.shape.len()));
+                bound.push((v, m.clone()));
+            }
+            None => ctx.replace_all_uses(v, new[at]),
+        }
+        at += n;
+    }
+    bound
+}
+
 /// The values standing for `vs` after lowering: a memref's descriptor
 /// parts, any other value itself.
 fn flatten_values(
@@ -210,20 +237,7 @@ fn convert_signature(ctx: &mut Context, f: OpId, descs: &mut HashMap<ValueId, De
     let entry = ctx.op_block(f, 0);
     let old = ctx.block_args(entry).to_vec();
     let new = ctx.replace_block_args(entry, &flat(&ins));
-    let mut at = 0;
-    let mut checks = Vec::new();
-    for &a in &old {
-        let t = ctx.ty(a).clone();
-        let n = descriptor_types(&t).len();
-        match t.as_memref() {
-            Some(m) => {
-                descs.insert(a, desc_of(&new[at..at + n], m.shape.len()));
-                checks.push((a, m.clone()));
-            }
-            None => ctx.replace_all_uses(a, new[at]),
-        }
-        at += n;
-    }
+    let checks = bind_parts(ctx, &old, &new, descs);
     // The static facts of each memref parameter's type, at the top of the body.
     let first = ctx.iter_block(entry).next();
     for (a, m) in checks {
@@ -593,18 +607,7 @@ pub fn lower_memrefs(ctx: &mut Context) -> Result<u64, Diagnostic> {
                 let attrs = b.ctx.op(op).attrs.to_vec();
                 b.smart = false;
                 let new = b.op("func.call", &vs, &types, attrs);
-                let mut at = 0;
-                for &r in &old {
-                    let t = b.ctx.ty(r).clone();
-                    let n = descriptor_types(&t).len();
-                    match t.as_memref() {
-                        Some(m) => {
-                            descs.insert(r, desc_of(&new[at..at + n], m.shape.len()));
-                        }
-                        None => b.ctx.replace_all_uses(r, new[at]),
-                    }
-                    at += n;
-                }
+                bind_parts(b.ctx, &old, &new, &mut descs);
             }
             other => {
                 return Err(Diagnostic::at_op(
