@@ -46,6 +46,9 @@ pub struct PreparedCall {
     _bufs: Vec<Vec<u64>>,
     /// The memory of raw array arguments ([`marshal::RawArray`]).
     _keep: Vec<std::rc::Rc<dyn std::any::Any>>,
+    /// `arr` arguments, made afresh for each call (compiled code may
+    /// write and free them).
+    arrs: Vec<marshal::ArrArg>,
     /// Every host buffer the arguments lie in: start address and length in
     /// bytes (for `--resident`, [`crate::runtime::gpu::resident`]).
     inputs: Vec<(usize, usize)>,
@@ -104,17 +107,25 @@ impl Entries {
                 args.len()
             ));
         }
-        if let Some(t) = f.results.iter().find(|t| matches!(t, Type::Arr(_))) {
+        // Arrays (lowered memrefs) of scalars come back as run-time arrays.
+        if let Some(t) = f.results.iter().find(|t| match t {
+            Type::Arr(e) => crate::abi::scalar(e).is_none(),
+            _ => false,
+        }) {
             return Err(format!(
                 "'{t}' results are not supported by the {} backend",
                 self.backend
             ));
         }
         let (mut words, mut bufs, mut keep) = (Vec::new(), Vec::new(), Vec::new());
+        let mut arrs = Vec::new();
         for (i, (a, t)) in args.iter().zip(&f.params).enumerate() {
-            match a {
-                marshal::Arg::Value(v) => marshal::marshal(v, t, &mut words, &mut bufs),
-                marshal::Arg::Raw(r) => marshal::marshal_raw(r, t, &mut words, &mut keep),
+            match (a, t) {
+                (marshal::Arg::Value(v), Type::Arr(_)) => {
+                    marshal::prepare_arr(v, t, words.len(), &mut words).map(|a| arrs.push(a))
+                }
+                (marshal::Arg::Value(v), _) => marshal::marshal(v, t, &mut words, &mut bufs),
+                (marshal::Arg::Raw(r), _) => marshal::marshal_raw(r, t, &mut words, &mut keep),
             }
             .map_err(|e| format!("argument #{}: {e}", i + 1))?;
         }
@@ -135,6 +146,7 @@ impl Entries {
             words,
             _bufs: bufs,
             _keep: keep,
+            arrs,
             inputs,
         })
     }
@@ -163,9 +175,26 @@ impl Entries {
         // (which skips the compiled code's frees) leaks nothing.
         let ledger = std::sync::Arc::new(runtime::ledger::Ledger::default());
         let scope = runtime::ledger::enter(Some(ledger.clone()));
+        // Array arguments are made inside the call's ledger: a fault frees
+        // them, and the ledger tells which ones the call freed itself.
+        let mut words = std::borrow::Cow::Borrowed(&p.words);
+        let mut headers = Vec::with_capacity(p.arrs.len());
+        for a in &p.arrs {
+            let h = a.make();
+            if h.is_null() {
+                drop(scope);
+                ledger.free_all();
+                return Err(RunError {
+                    loc: Loc::UNKNOWN,
+                    message: "out of memory for an array argument".into(),
+                });
+            }
+            words.to_mut()[a.word] = h as u64;
+            headers.push(h);
+        }
         // SAFETY: the words match the trampoline's parameter list (built by
         // `prepare` from the same signature) and `out` is large enough.
-        let status = unsafe { (f.entry)(p.words.as_ptr(), out.as_mut_ptr() as *mut u8) };
+        let status = unsafe { (f.entry)(words.as_ptr(), out.as_mut_ptr() as *mut u8) };
         drop(scope);
         if status != 0 {
             let (id, payload) = runtime::take_fault().unwrap_or((-1, [0; 3]));
@@ -186,7 +215,30 @@ impl Entries {
             }
             return Err(e);
         }
-        // SAFETY: a successful call wrote every result field.
-        Ok(unsafe { marshal::unmarshal_out(out.as_ptr() as *const u8, &f.out, &f.results, raw) })
+        let live = |h: *mut u8| ledger.contains(h as *mut std::ffi::c_void);
+        let mut arrs = marshal::ArrResults::new(&live);
+        // SAFETY: a successful call wrote every result field; its array
+        // results are live headers of the runtime or freed ones.
+        let res = unsafe {
+            marshal::unmarshal_out(
+                out.as_ptr() as *const u8,
+                &f.out,
+                &f.results,
+                raw,
+                &mut arrs,
+            )
+        };
+        // The host owns the arrays now: each live one (an argument, or a
+        // result made by the call) is freed once.
+        headers.extend(arrs.headers());
+        headers.sort_unstable();
+        headers.dedup();
+        for h in headers {
+            if ledger.contains(h as *mut std::ffi::c_void) {
+                // SAFETY: a live header of this runtime, freed only here.
+                unsafe { runtime::l0rt_arr_free(h) };
+            }
+        }
+        Ok(res)
     }
 }

@@ -133,12 +133,118 @@ pub fn marshal(
         }
         (Type::Arr(_), _) => {
             return Err(format!(
-                "'{t}' arguments are not supported by the Cranelift backend"
+                "'{t}' arguments are passed only to prepared calls ([`prepare_arr`])"
             ))
         }
         _ => words.push(scalar_word(v, t).ok_or_else(bad)?),
     }
     Ok(())
+}
+
+/// An `arr<T>` argument of scalars (a lowered memref's allocation, issue
+/// 45): compiled code may write and free an array, so each call gets a
+/// fresh header holding a copy of these bytes ([`ArrArg::make`]), and the
+/// argument's word is patched with it.
+pub struct ArrArg {
+    /// The argument's word in the call's word list.
+    pub word: usize,
+    /// The elements, dense in the ABI's layout.
+    bytes: Vec<u64>,
+    /// Number of elements and bytes per element.
+    n: i64,
+    es: i64,
+}
+
+impl ArrArg {
+    /// A fresh runtime array holding the argument's elements (recorded in
+    /// the call's ledger when made inside one); null when out of memory.
+    pub fn make(&self) -> *mut runtime::ArrHeader {
+        // SAFETY: `bytes` holds `n * es` bytes.
+        unsafe { runtime::l0rt_arr_from(self.bytes.as_ptr() as *const u8, self.n, self.es) }
+    }
+}
+
+/// Prepares the `arr<T>` argument `v` (elements of scalar type `T`) as
+/// word number `word`, which is appended as a placeholder. Elements the
+/// interpreter holds as undefined (never stored) are passed as zero bytes.
+pub fn prepare_arr(
+    v: &RtValue,
+    t: &Type,
+    word: usize,
+    words: &mut Vec<u64>,
+) -> Result<ArrArg, String> {
+    let (Type::Arr(e), RtValue::Arr(items)) = (t, v) else {
+        return Err(format!("expected a value of type '{t}', got {v}"));
+    };
+    let Some(es) = abi::scalar(e).map(|c| c.bytes() as i64) else {
+        return Err(format!(
+            "'{t}' arguments are not supported by the native backends (only arrays of scalars)"
+        ));
+    };
+    let zero = dialects::arr::zero_of(e);
+    let items: Vec<RtValue> = items
+        .borrow()
+        .iter()
+        .map(|x| match x {
+            RtValue::Opaque(_) => zero.clone(),
+            x => x.clone(),
+        })
+        .collect();
+    let bytes =
+        elems(&items, e).ok_or_else(|| format!("expected a value of type '{t}', got {v}"))?;
+    words.push(0);
+    Ok(ArrArg {
+        word,
+        bytes,
+        n: items.len() as i64,
+        es,
+    })
+}
+
+/// The `arr` headers a call's results point to, resolved to run-time
+/// arrays: results naming one header share one array (a memref result that
+/// is a view of another, or of an argument), read once after the call.
+pub struct ArrResults<'a> {
+    /// Whether a header is still allocated after the call (one the call
+    /// freed reads as an empty array: the interpreter's freed memref).
+    pub live: &'a dyn Fn(*mut u8) -> bool,
+    /// Headers read so far.
+    seen: Vec<(usize, RtValue)>,
+}
+
+impl<'a> ArrResults<'a> {
+    pub fn new(live: &'a dyn Fn(*mut u8) -> bool) -> ArrResults<'a> {
+        ArrResults {
+            live,
+            seen: Vec::new(),
+        }
+    }
+
+    /// The headers the results named.
+    pub fn headers(&self) -> impl Iterator<Item = *mut runtime::ArrHeader> + '_ {
+        self.seen.iter().map(|(h, _)| *h as *mut runtime::ArrHeader)
+    }
+
+    /// The array behind header `h` of elements `e`.
+    ///
+    /// # Safety
+    /// `h` must be a header from this runtime that is live where `live`
+    /// says so.
+    unsafe fn read(&mut self, h: *mut runtime::ArrHeader, e: &Type) -> RtValue {
+        if let Some((_, v)) = self.seen.iter().find(|(p, _)| *p == h as usize) {
+            return v.clone();
+        }
+        let items = if !h.is_null() && (self.live)(h as *mut u8) {
+            let es = abi::scalar(e).map_or(8, |c| c.bytes() as usize);
+            let (data, len) = ((*h).data, (*h).len.max(0) as usize);
+            (0..len).map(|k| read_scalar(data.add(k * es), e)).collect()
+        } else {
+            Vec::new()
+        };
+        let v = RtValue::Arr(Rc::new(std::cell::RefCell::new(items)));
+        self.seen.push((h as usize, v.clone()));
+        v
+    }
 }
 
 /// Reads scalar `t` at `p`.
@@ -248,6 +354,9 @@ impl Out {
 /// `raw`, vectors and matrices of scalars stay their buffers
 /// ([`Out::Raw`]).
 ///
+/// `arr<T>` results (of scalars) are resolved through `arrs`, which the
+/// caller frees afterwards.
+///
 /// # Safety
 /// `out` must hold results written by a successful call.
 pub unsafe fn unmarshal_out(
@@ -255,6 +364,7 @@ pub unsafe fn unmarshal_out(
     layout: &Layout,
     types: &[Type],
     raw: bool,
+    arrs: &mut ArrResults<'_>,
 ) -> Vec<Out> {
     let mut k = 0;
     let mut res = Vec::with_capacity(types.len());
@@ -287,6 +397,11 @@ pub unsafe fn unmarshal_out(
                 let n = (field(k + 1) as *const i64).read_unaligned() as usize;
                 k += 2;
                 RtValue::Vec(Rc::new(take_elems(p, n, e)))
+            }
+            Type::Arr(e) => {
+                let h = (field(k) as *const *mut runtime::ArrHeader).read_unaligned();
+                k += 1;
+                arrs.read(h, e)
             }
             Type::Mat(e) => {
                 let p = (field(k) as *const *mut u8).read_unaligned();

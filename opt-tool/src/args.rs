@@ -10,6 +10,7 @@ use ir::Type;
 
 /// One `--arg` value: parsed, or a mapped `.npy` file decoded only when
 /// a run needs its values ([`crate::npy::Mapped`]).
+#[derive(Clone)]
 pub enum Leaf {
     Value(RtValue),
     Npy(Rc<crate::npy::Mapped>),
@@ -87,7 +88,8 @@ pub fn parse_arg(text: &str, ty: &Type) -> Result<RtValue, String> {
     }
 }
 
-/// A memref argument (interpreter only): nested lists of the rank, `[[1,
+/// A memref argument (lowered functions get its descriptor,
+/// [`crate::memref_args`]): nested lists of the rank, `[[1,
 /// 2], [3, 4]]` for `memref<2x?xf64>`, a bare scalar for rank 0; sizes must
 /// agree with the static ones, and the layout must be the identity.
 fn parse_memref(t: &str, ty: &Type, m: &ir::MemRefType) -> Result<RtValue, String> {

@@ -29,6 +29,7 @@ mod check_each;
 mod cuda;
 mod device;
 mod expect;
+mod memref_args;
 mod mlir_compat;
 mod npy;
 mod output;
@@ -762,6 +763,12 @@ fn process_inner(
         pm.instrument(Box::new(r));
         parts
     });
+    // The signature of the function to run as written: memref arguments
+    // and results are given and printed as memrefs after `lower` too.
+    let entry = cli
+        .run
+        .as_ref()
+        .and_then(|f| memref_args::MemRefEntry::of(run::signature(&ctx, f)));
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pm.run(&mut ctx)));
     match ran {
         Ok(Ok(())) => {}
@@ -805,7 +812,7 @@ fn process_inner(
     let passes_rss = if cli.timing { peak_rss_kib() } else { None };
     let t1 = Instant::now();
     let out = if let Some(func) = &cli.run {
-        run::run(cli, &mut ctx, func)?;
+        run::run(cli, &mut ctx, func, entry.as_ref())?;
         String::new()
     } else {
         // Native code is generated from the arr + scf level, as for --run.

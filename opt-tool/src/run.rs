@@ -7,6 +7,7 @@ use ir::interp::{Interp, RtValue};
 use ir::{Attribute, Context, Loc, Type};
 
 use crate::args::Leaf;
+use crate::memref_args::MemRefEntry;
 use crate::{Backend, Cli, Failure};
 use codegen::Out;
 
@@ -155,6 +156,7 @@ fn run_on_gpu(
     ctx: &mut Context,
     func: &str,
     leaves: &[Leaf],
+    entry: Option<&MemRefEntry>,
 ) -> Result<Vec<Out>, Failure> {
     // Errors about the device are reported at the function being run.
     let at = ctx
@@ -164,6 +166,7 @@ fn run_on_gpu(
     let diag = move |m: String| Failure::Diags(vec![ir::Diagnostic::error(at, m)]);
     lower_for_gpu(ctx, cli.lowering())?;
     let ctx: &Context = ctx;
+    let leaves = &adapt_args(ctx, func, entry, leaves)?;
     let backend = cli.backend();
     let interp_args = || -> Result<Vec<RtValue>, Failure> { assemble(ctx, func, &values(leaves)?) };
     if cli.device == crate::Device::Sim || codegen::runtime::gpu::kernels(ctx).is_empty() {
@@ -299,7 +302,7 @@ fn timed_calls<T>(
 /// of [`Type::leaves`], in order, which [`assemble`] turns back into the
 /// parameters of the function as it is when called.
 pub fn parse_args(cli: &Cli, ctx: &Context, func: &str) -> Result<Vec<RtValue>, Failure> {
-    values(&parse_leaves(cli, ctx, func)?)
+    values(&parse_leaves(cli, ctx, func, None)?)
 }
 
 /// The values of `leaves` (mapped files decoded).
@@ -314,13 +317,21 @@ fn values(leaves: &[Leaf]) -> Result<Vec<RtValue>, Failure> {
         .collect()
 }
 
-/// [`parse_args`] with `.npy` files mapped, not yet decoded.
-fn parse_leaves(cli: &Cli, ctx: &Context, func: &str) -> Result<Vec<Leaf>, Failure> {
-    let Some((params, _)) = signature(ctx, func) else {
+/// [`parse_args`] with `.npy` files mapped, not yet decoded; against the
+/// memref parameters of `entry` where the function had them before the
+/// pipeline.
+fn parse_leaves(
+    cli: &Cli,
+    ctx: &Context,
+    func: &str,
+    entry: Option<&MemRefEntry>,
+) -> Result<Vec<Leaf>, Failure> {
+    let Some((now, _)) = signature(ctx, func) else {
         return Err(Failure::Usage(format!(
             "no function named '@{func}' to run"
         )));
     };
+    let params = entry.map_or(now, |e| e.params.clone());
     if ctx
         .lookup_symbol(func)
         .is_some_and(|f| dialects::func::is_declaration(ctx, f))
@@ -420,8 +431,33 @@ pub fn flatten_results(
     Ok(flat)
 }
 
+/// The `--arg` values for `func` as it is now: a function whose memref
+/// signature `entry` was lowered takes descriptors
+/// ([`MemRefEntry::arguments`]).
+fn adapt_args(
+    ctx: &Context,
+    func: &str,
+    entry: Option<&MemRefEntry>,
+    leaves: &[Leaf],
+) -> Result<Vec<Leaf>, Failure> {
+    match (entry, signature(ctx, func)) {
+        (Some(e), Some(now)) if e.lowered(&now) => {
+            e.arguments(leaves.to_vec()).map_err(Failure::Usage)
+        }
+        _ => Ok(leaves.to_vec()),
+    }
+}
+
 /// Runs `func` with the command-line arguments and prints its results.
-pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
+/// `entry` is its signature before the pipeline where that had memrefs
+/// (their arguments and results are then given and printed as memrefs,
+/// also after `lower` made them descriptors).
+pub fn run(
+    cli: &Cli,
+    ctx: &mut Context,
+    func: &str,
+    entry: Option<&MemRefEntry>,
+) -> Result<(), Failure> {
     if cli.defer_faults && (cli.backend() != Backend::Interp || cli.target == crate::Target::Nvptx)
     {
         return Err(Failure::Usage(
@@ -429,18 +465,22 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
                 .into(),
         ));
     }
-    let leaves = parse_leaves(cli, ctx, func)?;
-    if !one_arg_per_param(ctx, func, &leaves) {
+    let leaves = parse_leaves(cli, ctx, func, entry)?;
+    if entry.is_none() && !one_arg_per_param(ctx, func, &leaves) {
         // Struct parameters: their field vectors must have one length,
         // checked here, before any pass splits the parameters.
         assemble(ctx, func, &values(&leaves)?)?;
     }
-    let results = signature(ctx, func).map(|s| s.1).unwrap_or_default();
+    let results = match entry {
+        Some(e) => e.results.clone(),
+        None => signature(ctx, func).map(|s| s.1).unwrap_or_default(),
+    };
     let result_leaves: Vec<Type> = results.iter().flat_map(Type::leaves).collect();
     let _watchdog = cli.timeout.map(|t| Watchdog::start(ctx, func, t));
     let out: Vec<Out> = match cli.backend() {
-        _ if cli.target == crate::Target::Nvptx => run_on_gpu(cli, ctx, func, &leaves)?,
+        _ if cli.target == crate::Target::Nvptx => run_on_gpu(cli, ctx, func, &leaves, entry)?,
         Backend::Interp => {
+            let leaves = adapt_args(ctx, func, entry, &leaves)?;
             let args = assemble(ctx, func, &values(&leaves)?)?;
             values_out(native_calls(cli, || {
                 Interp::new(ctx).call(func, &args, Loc::UNKNOWN)
@@ -448,11 +488,20 @@ pub fn run(cli: &Cli, ctx: &mut Context, func: &str) -> Result<(), Failure> {
         }
         backend @ (Backend::Cranelift | Backend::Llvm) => {
             lower_for_native(ctx, backend, cli.lowering())?;
+            let leaves = adapt_args(ctx, func, entry, &leaves)?;
             let args = native_args(ctx, func, &leaves)?;
             // IR already at the gpu level runs its kernels simulated.
             let sim = crate::device::SimDevice::new(ctx);
             host_calls(cli, ctx, backend, func, &args, &sim, None)?
         }
+    };
+    // Descriptors of memref results become memrefs again.
+    let out = match (entry, signature(ctx, func)) {
+        (Some(e), Some(now)) if e.lowered(&now) => {
+            let vs = out.into_iter().map(Out::into_value).collect();
+            values_out(e.results(vs).map_err(Failure::Usage)?)
+        }
+        _ => out,
     };
     let split = results.len() != result_leaves.len();
     // Struct results are split into fields (as values); others stay as

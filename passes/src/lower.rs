@@ -68,12 +68,15 @@ pub fn simplify(ctx: &mut Context, stats: &mut PassStats) {
 }
 
 /// Whether `lower` still has work on `ctx`: an op with a lowering, a
-/// variable (`var` ops become buffers at the `arr` phase), or a struct
-/// value or signature (`split-structs` splits them first).
+/// variable (`var` ops become buffers at the `arr` phase), a struct value
+/// or signature (`split-structs` splits them first), or a memref op or
+/// signature (they become `arr` descriptors).
 pub fn needs_lowering(ctx: &Context) -> bool {
     ctx.walk_all().into_iter().any(|op| {
         !ctx.spec(op).lowerings.is_empty()
             || ctx.op_name(op).starts_with("var.")
+            || ctx.op_name(op).starts_with("memref.")
+            || crate::memref_to_arr::has_memref_signature(ctx, op)
             || crate::split_structs::op_has_structs(ctx, op)
     })
 }

@@ -118,14 +118,18 @@ fn crosses_calls(ctx: &Context, op: OpId) -> bool {
     ctx.is(op, "func.call") || ctx.is(op, "func.return")
 }
 
-fn has_memref_signature(ctx: &Context, f: OpId) -> bool {
+/// Whether function `f` (or any op with a function type) has memrefs in
+/// its signature.
+pub fn has_memref_signature(ctx: &Context, f: OpId) -> bool {
     dialects::func::function_type(ctx, f)
         .is_some_and(|(ins, outs)| ins.iter().chain(outs).any(|t| t.as_memref().is_some()))
 }
 
 /// The types of a memref's descriptor (`arr<T>`, the offset, a size and a
-/// stride per dimension), or `t` itself for any other type.
-fn descriptor_types(t: &Type) -> Vec<Type> {
+/// stride per dimension), or `t` itself for any other type. This is the
+/// calling convention of lowered functions: each memref parameter and
+/// result is these values, in this order (`--run` passes and reads them so).
+pub fn descriptor_types(t: &Type) -> Vec<Type> {
     match t.as_memref() {
         Some(m) => {
             let mut out = vec![Type::arr(m.elem.clone()), Type::Index];

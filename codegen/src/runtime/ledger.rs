@@ -51,6 +51,11 @@ impl Ledger {
             s.remove(&(p as usize));
         }
     }
+    /// Whether `p` is a live allocation of this ledger's call.
+    pub fn contains(&self, p: *mut c_void) -> bool {
+        let s = self.shard(p).lock().unwrap_or_else(|e| e.into_inner());
+        s.contains(&(p as usize))
+    }
     /// How many allocations are live.
     pub fn len(&self) -> usize {
         self.shards
