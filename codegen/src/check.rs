@@ -19,6 +19,7 @@ pub const SUPPORTED: &[&str] = &[
     "scf.for",
     "scf.while",
     "scf.forall",
+    "scf.forall_threads",
     "scf.yield",
     "scf.condition",
     "scf.assert",

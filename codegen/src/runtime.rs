@@ -16,7 +16,7 @@ mod nested;
 mod parallel;
 pub use keys::l0rt_find_or_insert_hashed;
 pub use nested::{l0rt_arr_from_deep, l0rt_arr_new_arrs, l0rt_vec_clone, l0rt_vec_drop, VecDesc};
-pub use parallel::{l0rt_parallel_for, set_threads, threads, ChunkFn};
+pub use parallel::{l0rt_forall_threads, l0rt_parallel_for, set_threads, threads, ChunkFn};
 
 /// The heap header of an `arr<T>` (C layout: data at 0, len at 8, cap at
 /// 16, and at 24 the hash index of a bucket's keys, null unless
@@ -339,6 +339,7 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("l0rt_arr_from_deep", l0rt_arr_from_deep as *const u8),
         ("l0rt_arr_new_arrs", l0rt_arr_new_arrs as *const u8),
         ("l0rt_parallel_for", l0rt_parallel_for as *const u8),
+        ("l0rt_forall_threads", l0rt_forall_threads as *const u8),
         ("exp", exp as *const u8),
         ("log", log as *const u8),
         ("pow", pow as *const u8),

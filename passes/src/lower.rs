@@ -119,6 +119,12 @@ impl Pass for Lower {
         let phases = ctx.registry().phases.clone();
         for p in phases {
             if p == "arr" {
+                if let Some(g) = &self.gpu {
+                    // Before the loops are outlined: the parallel forms.
+                    if crate::gpu::launch_threads(ctx, g) > 0 {
+                        simplify(ctx, stats);
+                    }
+                }
                 stats.add("var-buffers", crate::mem2reg::vars_to_arrays(ctx));
                 stats.add("in-bounds", crate::bounds::mark_in_bounds(ctx));
                 if self.version {

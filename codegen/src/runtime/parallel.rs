@@ -50,6 +50,12 @@ pub fn threads() -> usize {
     }
 }
 
+/// `scf.forall_threads`: the threads an `scf.forall` started here may use
+/// ([`threads`]).
+pub extern "C" fn l0rt_forall_threads() -> i64 {
+    threads() as i64
+}
+
 /// The pool for `n` threads (built on first use, rebuilt when `n` changes).
 fn pool(n: usize) -> Option<Arc<rayon::ThreadPool>> {
     let mut g = POOL.lock().unwrap_or_else(|e| e.into_inner());

@@ -20,6 +20,11 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
         "scf.for" => for_op(cx, op),
         "scf.while" => while_op(cx, op),
         "scf.forall" => super::forall::forall_op(cx, op),
+        "scf.forall_threads" => {
+            let n = cx.call_rt("l0rt_forall_threads", &[], &[I64], &[])?;
+            cx.set(cx.ctx.result(op, 0), &n);
+            Ok(())
+        }
         "scf.assert" => {
             let c = cx.get1(cx.ctx.operand(op, 0));
             let msg = cx

@@ -77,8 +77,10 @@ mod for_op;
 mod forall_op;
 mod if_op;
 pub mod parallel_op;
+pub use threads_op::build as forall_threads;
 pub(crate) mod switch_op;
 pub(crate) mod terminators;
+mod threads_op;
 mod while_op;
 
 pub use for_op::induction_var;
@@ -461,6 +463,18 @@ pub fn register(r: &mut Registry) {
         .rewrite(forall_op::remove_dead)
         .interpret(forall_op::interpret)
         .custom_form(forall_op::print, forall_op::parse),
+    );
+    r.register(
+        OpSpec::new(
+            "scf.forall_threads",
+            "how many threads an scf.forall started here may use (1 in the interpreter)",
+        )
+        .operands(Arity::Exactly(0))
+        .results(Arity::Exactly(1))
+        .traits(Traits::PURE)
+        .assembly_format("attr-dict : type(results)")
+        .verify(threads_op::verify)
+        .interpret(threads_op::interpret),
     );
     r.register(
         OpSpec::new(

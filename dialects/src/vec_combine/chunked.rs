@@ -27,8 +27,16 @@
 //! sequential `scf.for`. Elsewhere than the top level (in a loop body, a
 //! `vec.map`, a kernel), a combiner that cannot fault skips the partials'
 //! loop: one sequential chunk loop carries the combination of the partials
-//! so far (reduce) or the next chunk's offset (scan). The `⊕`s are the same;
-//! only where the combiner can fault must the partials all come first.
+//! so far (reduce) or the next chunk's offset (scan, [`carried`]). The `⊕`s
+//! are the same; only where the combiner can fault must the partials all
+//! come first.
+//!
+//! A scan at the top level whose combiner cannot fault chooses at run time
+//! by `scf.forall_threads`: on one thread the [`carried`] form (each element
+//! read once, for the running value and the chunk's partial: two
+//! independent chains in one loop), on several [`scan_paired`] (both
+//! passes over pairs of chunks, two chains per loop). A linear recurrence
+//! is latency-bound, so two chains per loop run in about the time of one.
 
 use ir::clone::{clone_block_into, ValueMap};
 use ir::{Builder, Context, OpId, RegionId, Type, ValueId};
@@ -221,6 +229,82 @@ impl Chunks {
         });
         (accs[0], accs[1])
     }
+
+    /// The left folds of full chunks `c` (from `s0`) and `c + 1` (from
+    /// `s1`) in one loop over chunk `c`'s indices `i`, reading `i` and
+    /// `i + cs`; `each` after each step of either. The two chains are
+    /// independent, so a core overlaps their latencies (unroll-and-jam of
+    /// the chunk loop); each chain's `⊕`s are those of [`Chunks::fold`].
+    /// For a combiner that cannot fault (the first fault of two interleaved
+    /// chunks need not be the earlier chunk's).
+    #[allow(clippy::too_many_arguments)]
+    fn fold_pair(
+        &self,
+        b: &mut Builder,
+        v: ValueId,
+        comb: &Combiner,
+        c: ValueId,
+        s0: ValueId,
+        s1: ValueId,
+        each: &mut dyn FnMut(&mut Builder, ValueId, ValueId),
+    ) -> (ValueId, ValueId) {
+        // The chunk loop's own form (`lo = c * cs` to `min(n, lo + cs)`),
+        // which fusion recognizes as disjoint per chunk.
+        let lo = build_binop(b, "arith.muli", c, self.cs);
+        let end = build_binop(b, "arith.addi", lo, self.cs);
+        let hi = build_binop(b, "arith.mini", self.n, end);
+        let accs = scf::build_for(b, lo, hi, self.one, &[s0, s1], |b, i, accs| {
+            let x0 = vec::get_in_bounds(b, v, i);
+            let y0 = comb.apply(b, accs[0], x0);
+            each(b, i, y0);
+            let i1 = build_binop(b, "arith.addi", i, self.cs);
+            let x1 = vec::get_in_bounds(b, v, i1);
+            let y1 = comb.apply(b, accs[1], x1);
+            each(b, i1, y1);
+            vec![y0, y1]
+        });
+        (accs[0], accs[1])
+    }
+
+    /// Over chunks `[0, count)` two at a time (an `scf.forall` over the
+    /// pairs, marked as [`chunk_loop`] marks it): `pair(b, c)` for chunks
+    /// `c` and `c + 1` where chunk `c + 1` is full (so is `c`), else
+    /// `single(b, c)` and, where there is one, `single(b, c + 1)`.
+    fn pairs(
+        &self,
+        b: &mut Builder,
+        count: ValueId,
+        what: &str,
+        pair: impl Fn(&mut Builder, ValueId),
+        single: impl Fn(&mut Builder, ValueId),
+    ) {
+        let two = const_int(b, 2, &Type::Index);
+        let npairs = build_binop(b, "arith.ceildivsi", count, two);
+        chunk_loop(b, self, npairs, true, &[], what, |b, q, _| {
+            let c = build_binop(b, "arith.muli", q, two);
+            let c1 = build_binop(b, "arith.addi", c, self.one);
+            let has = build_cmpi(b, "slt", c1, count);
+            let c2 = build_binop(b, "arith.addi", c1, self.one);
+            let end = build_binop(b, "arith.muli", c2, self.cs);
+            let full = build_cmpi(b, "sle", end, self.n);
+            let paired = build_binop(b, "arith.andi", has, full);
+            scf::build_if(
+                b,
+                paired,
+                &[],
+                |b| {
+                    pair(b, c);
+                    Vec::new()
+                },
+                |b| {
+                    single(b, c);
+                    scf::build_if_then(b, has, |b| single(b, c1));
+                    Vec::new()
+                },
+            );
+            Vec::new()
+        });
+    }
 }
 
 /// Builds a loop over chunks `[0, count)`: an `scf.forall` when
@@ -299,7 +383,30 @@ pub(super) fn lower(
     let parallel = top_level(b);
     let what = if scan { "vec.scan" } else { "vec.reduce" };
     if !parallel && comb.fault_free(b.ctx) {
-        return Some(carried(b, &ch, v, ne, &comb, scan, what));
+        let outs = scan.then(|| Slots::alloc(b, ch.n, &comb.ty));
+        return Some(carried(b, &ch, v, ne, &comb, outs.as_ref(), what));
+    }
+    if scan && comb.fault_free(b.ctx) {
+        // One thread: one pass that reads each element once for two
+        // interleaved folds ([`carried`]); several: two passes over chunks
+        // on every core. The `⊕`s are the same, so are the results.
+        let outs = Slots::alloc(b, ch.n, &comb.ty);
+        let threads = scf::forall_threads(b);
+        let one = build_cmpi(b, "sle", threads, ch.one);
+        scf::build_if(
+            b,
+            one,
+            &[],
+            |b| {
+                carried(b, &ch, v, ne, &comb, Some(&outs), what);
+                Vec::new()
+            },
+            |b| {
+                scan_paired(b, &ch, v, ne, &comb, &outs, what);
+                Vec::new()
+            },
+        );
+        return Some((ne, outs.arrs));
     }
     Some(if scan {
         scan_by_partials(b, &ch, v, ne, &comb, parallel, what)
@@ -390,6 +497,77 @@ fn scan_by_partials(
     (acc[0], outs.arrs)
 }
 
+/// The scan at the top level for a combiner that cannot fault: as
+/// [`scan_by_partials`], with both passes over the chunks two at a time
+/// ([`Chunks::fold_pair`]), so that one core runs two independent chains
+/// of `⊕`s at once in each pass (a linear recurrence is latency-bound). The
+/// partials go to arrays from an `scf.forall` over the pairs; each chain
+/// and the offsets' combination are the same `⊕`s as in the other forms.
+fn scan_paired(
+    b: &mut Builder,
+    ch: &Chunks,
+    v: ValueId,
+    ne: ValueId,
+    comb: &Combiner,
+    outs: &Slots,
+    what: &str,
+) {
+    let ty = comb.ty.clone();
+    let offs = Slots::alloc(b, ch.nc, &ty);
+    let last = build_binop(b, "arith.subi", ch.nc, ch.one);
+    let parts = Slots::alloc(b, last, &ty);
+    ch.pairs(
+        b,
+        last,
+        what,
+        |b, c| {
+            let (p0, p1) = ch.fold_pair(b, v, comb, c, ne, ne, &mut |_, _, _| {});
+            let c1 = build_binop(b, "arith.addi", c, ch.one);
+            parts.store(b, c, p0);
+            parts.store(b, c1, p1);
+        },
+        |b, c| {
+            let p = ch.fold(b, v, comb, c, ne, &mut |_, _, _| {});
+            parts.store(b, c, p);
+        },
+    );
+    // off[1] = P[0] when there are two chunks or more.
+    let more = build_cmpi(b, "sgt", last, ch.zero);
+    let first = scf::build_if(
+        b,
+        more,
+        std::slice::from_ref(&ty),
+        |b| vec![parts.load(b, ch.zero, &ty)],
+        |_| vec![ne],
+    )[0];
+    let acc = scf::build_for(b, ch.one, last, ch.one, &[first], |b, k, accs| {
+        offs.store(b, k, accs[0]);
+        let p = parts.load(b, k, &ty);
+        vec![comb.apply(b, accs[0], p)]
+    });
+    offs.store(b, last, acc[0]);
+    let start = |b: &mut Builder, c: ValueId| {
+        let is_first = build_cmpi(b, "eq", c, ch.zero);
+        let off = offs.load(b, c, &ty);
+        b.op1("arith.select", &[is_first, ne, off], ty.clone(), vec![])
+    };
+    ch.pairs(
+        b,
+        ch.nc,
+        what,
+        |b, c| {
+            let s0 = start(b, c);
+            let c1 = build_binop(b, "arith.addi", c, ch.one);
+            let s1 = offs.load(b, c1, &ty);
+            ch.fold_pair(b, v, comb, c, s0, s1, &mut |b, j, y| outs.store(b, j, y));
+        },
+        |b, c| {
+            let s0 = start(b, c);
+            ch.fold(b, v, comb, c, s0, &mut |b, j, y| outs.store(b, j, y));
+        },
+    );
+}
+
 /// The sequential form for a combiner that cannot fault: the chunk loop
 /// carries the combination of the partials so far (reduce) or the next
 /// chunk's offset (scan). The `⊕`s are the same as in the array forms.
@@ -399,11 +577,10 @@ fn carried(
     v: ValueId,
     ne: ValueId,
     comb: &Combiner,
-    scan: bool,
+    outs: Option<&Slots>,
     what: &str,
 ) -> (ValueId, Vec<ValueId>) {
     let ty = comb.ty.clone();
-    let outs = scan.then(|| Slots::alloc(b, ch.n, &ty));
     let res = chunk_loop(b, ch, ch.nc, false, &[ne], what, |b, c, accs| {
         let acc = accs[0];
         let is_first = build_cmpi(b, "eq", c, ch.zero);
@@ -434,5 +611,5 @@ fn carried(
         )
         .to_vec()
     });
-    (res[0], outs.map_or_else(Vec::new, |o| o.arrs))
+    (res[0], outs.map_or_else(Vec::new, |o| o.arrs.clone()))
 }

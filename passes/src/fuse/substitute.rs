@@ -8,6 +8,9 @@
 //! in the consumer's body (a read at `i - m` guarded by `i >= m`). An injective index reads each
 //! producer element at most once per consumer loop, so no work is
 //! duplicated (reads at `i / 2`, or inside a sequential loop, are refused).
+//! A consumer loop reads once, except a chunk loop whose runs take chunks
+//! `k >= 2` apart, which may read at `i` and at `i + cs` (its chunk and the
+//! next: [`lane`]), as the paired chunk loops of a user-defined scan do.
 //!
 //! Only cheap, fault-free bodies qualify: pure speculatable ops, and reads
 //! `vec.get(v, idx)` at the producer's own index, of which the first reads
@@ -118,7 +121,7 @@ fn runs_once(ctx: &Context, l: OpId, p: OpId) -> bool {
         let Some(parent) = ctx.block_parent_op(b) else {
             return false;
         };
-        if !ctx.is(parent, "scf.if") && !chunk_of(ctx, l, parent) {
+        if !ctx.is(parent, "scf.if") && chunk_of(ctx, l, parent).is_none() {
             return false;
         }
         cur = parent;
@@ -129,36 +132,95 @@ fn runs_once(ctx: &Context, l: OpId, p: OpId) -> bool {
 /// `gen.loop`, an `scf.forall`, or an `scf.for` of constant positive step), so that its
 /// runs see disjoint indices: `l` runs from `lo = c * cs` to
 /// `min(x, lo + cs)` by a positive constant step, where `c` is `cl`'s index
-/// and `cs` a positive constant or `max(positive constant, y)` (the chunk
-/// loops of a user-defined reduce or scan, `dialects::vec_combine`).
-fn chunk_of(ctx: &Context, l: OpId, cl: OpId) -> bool {
+/// `q`, or `k * q` or `k * q + r` for constants `k > 0` and `r` (one
+/// chunk of the `k` an iteration takes, as the paired chunk loops do), and
+/// `cs` a positive constant or `max(positive constant, y)` (the chunk loops
+/// of a user-defined reduce or scan, `dialects::vec_combine`). Returns
+/// `cs` and `k` (1 for `c = q`).
+fn chunk_of(ctx: &Context, l: OpId, cl: OpId) -> Option<Chunk> {
     let positive = |v: ValueId| crate::code_motion::constant(ctx, v).is_some_and(|k| k > 0);
     let stepped = ctx.is(cl, "scf.forall")
         || ctx.is(cl, "gen.loop")
         || (ctx.is(cl, "scf.for") && ctx.try_operand(cl, 2).is_some_and(positive));
     if !stepped || !ctx.is(l, "scf.for") || !ctx.try_operand(l, 2).is_some_and(positive) {
-        return false;
+        return None;
     }
-    let c = ctx.block_args(ctx.op_block(cl, 0))[0];
+    let q = ctx.block_args(ctx.op_block(cl, 0))[0];
     let two = |v: ValueId, name: &str| {
         ctx.def_op_named(v, name)
             .map(|d| (ctx.operand(d, 0), ctx.operand(d, 1)))
     };
-    let lo = ctx.operand(l, 0);
-    let Some(cs) = two(lo, "arith.muli").and_then(|(x, y)| match (x == c, y == c) {
-        (true, _) => Some(y),
-        (_, true) => Some(x),
-        _ => None,
-    }) else {
-        return false;
+    let constant = |v: ValueId| crate::code_motion::constant(ctx, v);
+    // `k * q` with `k > 0` constant, or `q` itself (`k = 1`): `Some(k)`.
+    let scaled = |v: ValueId| {
+        if v == q {
+            return Some(1);
+        }
+        let (x, y) = two(v, "arith.muli")?;
+        match (x == q, y == q) {
+            (true, _) => constant(y).filter(|&k| k > 0),
+            (_, true) => constant(x).filter(|&k| k > 0),
+            _ => None,
+        }
     };
+    // `scaled` or `scaled + r` with `r` constant.
+    let chunk = |v: ValueId| {
+        scaled(v).or_else(|| {
+            let (x, y) = two(v, "arith.addi")?;
+            match (constant(x), constant(y)) {
+                (_, Some(_)) => scaled(x),
+                (Some(_), _) => scaled(y),
+                _ => None,
+            }
+        })
+    };
+    let lo = ctx.operand(l, 0);
+    let (cs, k) = two(lo, "arith.muli").and_then(|(x, y)| match (chunk(x), chunk(y)) {
+        (Some(k), _) => Some((y, k)),
+        (_, Some(k)) => Some((x, k)),
+        _ => None,
+    })?;
     let cs_positive =
         positive(cs) || two(cs, "arith.maxi").is_some_and(|(x, y)| positive(x) || positive(y));
     let end = |v: ValueId| {
         two(v, "arith.addi").is_some_and(|(x, y)| (x, y) == (lo, cs) || (x, y) == (cs, lo))
     };
     let bounded = two(ctx.operand(l, 1), "arith.mini").is_some_and(|(x, y)| end(x) || end(y));
-    cs_positive && bounded
+    (cs_positive && bounded).then_some(Chunk { cs, k })
+}
+
+/// What [`chunk_of`] proves of a loop over one chunk: its runs see the
+/// indices of chunk `c = k * q + r` of size `cs` (at most), so chunks
+/// `c + 1`, ..., `c + k - 1` belong to no other run.
+struct Chunk {
+    cs: ValueId,
+    k: i64,
+}
+
+/// The lane of a read at index `j` in chunk loop `l`: 0 for `l`'s own
+/// index `i`, 1 for `i + cs` (the next chunk, as the paired chunk loops of
+/// a user-defined scan read it), where `l` runs over one chunk of `cs` and
+/// its runs take chunks `k >= 2` apart, so each lane reads elements no
+/// other run and no other lane reads. `None` for any other read.
+fn lane(ctx: &Context, l: OpId, j: ValueId) -> Option<i64> {
+    let i = ctx.block_args(ctx.op_block(l, 0))[0];
+    if j == i {
+        return Some(0);
+    }
+    let d = ctx.def_op_named(j, "arith.addi")?;
+    let (x, y) = (ctx.operand(d, 0), ctx.operand(d, 1));
+    let off = match (x == i, y == i) {
+        (true, _) => y,
+        (_, true) => x,
+        _ => return None,
+    };
+    // The chunk loop around `l`, through `scf.if`s.
+    let mut parent = ctx.block_parent_op(ctx.op(l).parent?)?;
+    while ctx.is(parent, "scf.if") {
+        parent = ctx.block_parent_op(ctx.op(parent).parent?)?;
+    }
+    let c = chunk_of(ctx, l, parent)?;
+    (c.cs == off && c.k >= 2).then_some(1)
 }
 
 /// The body ops of producer `a` to clone, first read first, if it
@@ -341,6 +403,7 @@ pub fn substitute_maps(ctx: &mut Context, stats: &mut PassStats) -> u64 {
         let mut consumers = Vec::new();
         let mut reads = Vec::new();
         let mut reshapes = Vec::new();
+        let mut lanes: Vec<(OpId, i64)> = Vec::new();
         let ok = uses.iter().all(|&u| {
             if ctx.is(u, "mat.from") && ctx.operand(u, 0) == out {
                 let Some(rs) = entry_reads(ctx, u, op, &mut consumers) else {
@@ -357,7 +420,20 @@ pub fn substitute_maps(ctx: &mut Context, stats: &mut PassStats) -> u64 {
                 return false;
             };
             let direct = under_ifs_only(ctx, u, ctx.op_block(l, 0));
-            let fresh = !consumers.contains(&l);
+            // One read per consumer loop, or one per lane of a chunk loop.
+            let lane = lane(ctx, l, ctx.operand(u, 1));
+            let fresh = match lane {
+                // Earlier reads of `l` all had other lanes.
+                Some(k) => {
+                    let laned = lanes.iter().filter(|&&(m, _)| m == l).count();
+                    let all = consumers.iter().filter(|&&m| m == l).count();
+                    laned == all && !lanes.contains(&(l, k))
+                }
+                None => !consumers.contains(&l),
+            };
+            if let Some(k) = lane {
+                lanes.push((l, k));
+            }
             consumers.push(l);
             reads.push(Read {
                 op: u,

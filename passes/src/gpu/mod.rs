@@ -111,6 +111,34 @@ impl GpuOptions {
     }
 }
 
+impl GpuOptions {
+    /// The most threads of one kernel launch (`block * max_grid`).
+    pub fn launch_threads(&self) -> i64 {
+        self.block * self.max_grid
+    }
+}
+
+/// Replaces each `scf.forall_threads` by the most threads of a kernel
+/// launch (`dialects::scf`'s `threads_op`: host code for the GPU runs its
+/// top-level `scf.forall`s as kernels), so that lowerings that choose by
+/// it keep their parallel form, which becomes kernels. Returns how many
+/// were replaced.
+pub fn launch_threads(ctx: &mut Context, opts: &GpuOptions) -> u64 {
+    let mut n = 0;
+    for op in ctx.walk_all() {
+        if !ctx.alive(op) || !ctx.is(op, "scf.forall_threads") {
+            continue;
+        }
+        let mut b = Builder::before(ctx, op);
+        let t = arith::const_int(&mut b, opts.launch_threads(), &Type::Index);
+        let r = ctx.result(op, 0);
+        ctx.replace_all_uses(r, t);
+        ctx.erase_op(op);
+        n += 1;
+    }
+    n
+}
+
 /// How one generator of an offloaded loop is computed.
 #[derive(Clone, Debug)]
 enum Role {
