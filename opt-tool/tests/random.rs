@@ -156,9 +156,15 @@ const CONFIGS: &[(&str, &[&str])] = &[
             "--threads=3",
         ],
     ),
+    // One thread: lowerings that choose by `scf.forall_threads` take their
+    // sequential form (a user-defined scan's one-pass chunk loop).
     (
-        "inline,fuse,lower/cranelift",
-        &["--pass=inline,fuse,lower", "--backend=cranelift"],
+        "inline,fuse,lower/cranelift --threads=1",
+        &[
+            "--pass=inline,fuse,lower",
+            "--backend=cranelift",
+            "--threads=1",
+        ],
     ),
     (
         "fuse{fuel=2},lower{until=gen}",
