@@ -99,6 +99,20 @@ for b in cranelift llvm; do
     python3 -c "c,o,a=$c/1e6,$one/1e6,$all/1e6; print(f'%-8s %-10s %8.2f %8.2f (%.2fx) %8.2f (%.2fx)' % ('$f','$b',c,o,o/c,a,a/c))"
   done
 done
+# The recurrence against C without contraction (gcc contracts `a*x + b`
+# into a fused multiply-add by default, L0 only with --fp-contract=fast),
+# and L0 contracted against C's default.
+${CC:-gcc} -O3 -march=native -ffp-contract=off -o "$D/combiner_nc" benches/c/combiner.c -lm
+c_lin_nc=$("$D/combiner_nc" "$D/a.npy" "$D/b.npy" "$REPS" | sed -n 's/^linrec_median_ns=//p')
+for b in cranelift llvm; do
+  args=(--arg=@"$D/a.npy" --arg=@"$D/b.npy")
+  one=$(t linrec "$b" 1 "${args[@]}")
+  all=$(t linrec "$b" "$(nproc)" "${args[@]}")
+  python3 -c "c,o,a=$c_lin_nc/1e6,$one/1e6,$all/1e6; print(f'%-8s %-10s %8.2f %8.2f (%.2fx) %8.2f (%.2fx)  vs C -ffp-contract=off' % ('linrec','$b',c,o,o/c,a,a/c))"
+  one=$(t linrec "$b" 1 "${args[@]}" --fp-contract=fast)
+  all=$(t linrec "$b" "$(nproc)" "${args[@]}" --fp-contract=fast)
+  python3 -c "c,o,a=$c_lin/1e6,$one/1e6,$all/1e6; print(f'%-8s %-10s %8.2f %8.2f (%.2fx) %8.2f (%.2fx)  --fp-contract=fast vs C' % ('linrec','$b',c,o,o/c,a,a/c))"
+done
 # The results agree with C's.
 echo "C: $(grep -E '^(argmin|linrec_last|hist_bin0|fhist_bin0)=' <<<"$c_out" | tr '\n' ' ')"
 echo "L0 argmin: $("$L0_OPT" "$P" --pass=fuse,lower --run=argmin --arg=@"$D/a.npy" --backend=llvm | tr '\n' ' ')"
