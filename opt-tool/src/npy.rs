@@ -31,7 +31,9 @@ pub struct Mapped {
     ty: Type,
 }
 
-/// Maps `path` for a parameter of type `ty` (`vec<T>` or `mat<T>`).
+/// Maps `path` for a parameter of type `ty` (`vec<T>`, `mat<T>`, or a
+/// `memref` of the identity layout whose rank is the file's and whose
+/// static sizes are its sizes).
 pub fn open(path: &Path, ty: &Type) -> Result<Mapped, String> {
     let f = File::open(path).map_err(|e| format!("cannot open '{}': {e}", path.display()))?;
     // SAFETY: the map is only read, and the file is not written by this
@@ -43,13 +45,26 @@ pub fn open(path: &Path, ty: &Type) -> Result<Mapped, String> {
     let header = npyz::NpyHeader::from_reader(&mut cursor).map_err(invalid)?;
     let offset = cursor.position() as usize;
     let npy = npyz::NpyFile::with_header(header.clone(), &map[offset..]);
-    let elem = ty
-        .elem()
-        .cloned()
-        .ok_or_else(|| format!("a .npy file cannot be passed as '{ty}'"))?;
+    let elem = match ty.as_memref() {
+        Some(m) if m.layout.is_none() => Some(m.elem.clone()),
+        _ => ty.elem().cloned(),
+    }
+    .ok_or_else(|| format!("a .npy file cannot be passed as '{ty}'"))?;
     let descr = dtype_for(&npy, &elem).map_err(|e| format!("'{}': {e}", path.display()))?;
     match (ty, npy.shape()) {
         (Type::Vec(_), [_]) | (Type::Mat(_), [_, _]) => {}
+        (Type::MemRef(m), s) => {
+            let fits = s.len() == m.shape.len()
+                && s.iter()
+                    .zip(&m.shape)
+                    .all(|(&n, d)| d.is_none_or(|d| d == n));
+            if !fits {
+                return Err(format!(
+                    "'{}' has shape {s:?}, which '{ty}' does not take",
+                    path.display()
+                ));
+            }
+        }
         (Type::Vec(_), s) => {
             return Err(format!(
                 "'{}' has shape {s:?}, expected a 1-D array for '{ty}'",
@@ -97,8 +112,21 @@ impl Mapped {
         let npy = self.npy();
         let shape = npy.shape().to_vec();
         let fortran = npy.order() == npyz::Order::Fortran;
-        let elem = self.ty.elem().cloned().unwrap_or(Type::F64);
+        let elem = match self.ty.as_memref() {
+            Some(m) => m.elem.clone(),
+            None => self.ty.elem().cloned().unwrap_or(Type::F64),
+        };
         let data = read_elems(npy, &elem).map_err(|e| format!("'{}': {e}", self.path.display()))?;
+        if self.ty.as_memref().is_some() {
+            let sizes: Vec<i64> = shape.iter().map(|&n| n as i64).collect();
+            let data = if fortran {
+                c_order_of_fortran(data, &sizes)
+            } else {
+                data
+            };
+            let m = ir::interp::MemRefValue::row_major(data, sizes);
+            return Ok(RtValue::Opaque(Rc::new(m)));
+        }
         Ok(match shape.as_slice() {
             [r, c] => {
                 let (rows, cols) = (*r as usize, *c as usize);
@@ -106,7 +134,7 @@ impl Mapped {
                     rows,
                     cols,
                     data: if fortran {
-                        row_major_of_column_major(data, rows, cols)
+                        c_order_of_fortran(data, &[rows as i64, cols as i64])
                     } else {
                         data
                     },
@@ -158,14 +186,27 @@ fn elem_bytes(descr: &str) -> usize {
     descr[2..].parse().unwrap_or(1)
 }
 
-/// The elements of a `rows x cols` matrix stored column by column (a
-/// `.npy` header's `'fortran_order': True`), reordered row by row: element
-/// `(i, j)` is at `j * rows + i` in `data`.
-fn row_major_of_column_major(data: Vec<RtValue>, rows: usize, cols: usize) -> Vec<RtValue> {
-    let mut out = Vec::with_capacity(data.len());
-    for i in 0..rows {
-        for j in 0..cols {
-            out.push(data[j * rows + i].clone());
+/// The elements of a Fortran-order (column-major) array of shape `sizes`
+/// in C order (row-major): C element `(i0, ..., ik)` is Fortran element
+/// `i0 + s0 * (i1 + s1 * (...))`.
+fn c_order_of_fortran(data: Vec<RtValue>, sizes: &[i64]) -> Vec<RtValue> {
+    let rank = sizes.len();
+    let total = data.len();
+    let mut out = Vec::with_capacity(total);
+    let mut idx = vec![0i64; rank];
+    for _ in 0..total {
+        let mut f = 0i64;
+        for d in (0..rank).rev() {
+            f = f * sizes[d] + idx[d];
+        }
+        out.push(data[f as usize].clone());
+        // The next C-order index: the last dimension fastest.
+        for d in (0..rank).rev() {
+            idx[d] += 1;
+            if idx[d] < sizes[d] {
+                break;
+            }
+            idx[d] = 0;
         }
     }
     out
