@@ -178,6 +178,15 @@ impl Chunks {
         }
     }
 
+    /// `[lo, hi)` of chunk `c`: `lo = c * cs` to `min(n, lo + cs)`, the
+    /// form in which fusion's substitution recognizes a chunk loop.
+    fn range(&self, b: &mut Builder, c: ValueId) -> (ValueId, ValueId) {
+        let lo = build_binop(b, "arith.muli", c, self.cs);
+        let end = build_binop(b, "arith.addi", lo, self.cs);
+        let hi = build_binop(b, "arith.mini", self.n, end);
+        (lo, hi)
+    }
+
     /// The left fold of chunk `c` from `start`; `each(b, j, acc)` runs
     /// after each step (the scan's store).
     fn fold(
@@ -189,9 +198,7 @@ impl Chunks {
         start: ValueId,
         each: &mut dyn FnMut(&mut Builder, ValueId, ValueId),
     ) -> ValueId {
-        let lo = build_binop(b, "arith.muli", c, self.cs);
-        let end = build_binop(b, "arith.addi", lo, self.cs);
-        let hi = build_binop(b, "arith.mini", self.n, end);
+        let (lo, hi) = self.range(b, c);
         let acc = scf::build_for(b, lo, hi, self.one, &[start], |b, j, accs| {
             let x = vec::get_in_bounds(b, v, j);
             let y = comb.apply(b, accs[0], x);
@@ -217,9 +224,7 @@ impl Chunks {
         ne: ValueId,
         each: &mut dyn FnMut(&mut Builder, ValueId, ValueId),
     ) -> (ValueId, ValueId) {
-        let lo = build_binop(b, "arith.muli", c, self.cs);
-        let end = build_binop(b, "arith.addi", lo, self.cs);
-        let hi = build_binop(b, "arith.mini", self.n, end);
+        let (lo, hi) = self.range(b, c);
         let accs = scf::build_for(b, lo, hi, self.one, &[start, ne], |b, j, accs| {
             let x = vec::get_in_bounds(b, v, j);
             let y = comb.apply(b, accs[0], x);
@@ -248,11 +253,9 @@ impl Chunks {
         s1: ValueId,
         each: &mut dyn FnMut(&mut Builder, ValueId, ValueId),
     ) -> (ValueId, ValueId) {
-        // The chunk loop's own form (`lo = c * cs` to `min(n, lo + cs)`),
-        // which fusion recognizes as disjoint per chunk.
-        let lo = build_binop(b, "arith.muli", c, self.cs);
-        let end = build_binop(b, "arith.addi", lo, self.cs);
-        let hi = build_binop(b, "arith.mini", self.n, end);
+        // The chunk loop's own form ([`Chunks::range`]), which fusion
+        // recognizes as disjoint per chunk.
+        let (lo, hi) = self.range(b, c);
         let accs = scf::build_for(b, lo, hi, self.one, &[s0, s1], |b, i, accs| {
             let x0 = vec::get_in_bounds(b, v, i);
             let y0 = comb.apply(b, accs[0], x0);
@@ -472,21 +475,9 @@ fn scan_by_partials(
     let offs = Slots::alloc(b, ch.nc, &ty);
     let last = build_binop(b, "arith.subi", ch.nc, ch.one);
     let parts = partials(b, ch, v, ne, comb, last);
-    // off[1] = P[0] when there are two chunks or more.
-    let more = build_cmpi(b, "sgt", last, ch.zero);
-    let first = scf::build_if(
-        b,
-        more,
-        std::slice::from_ref(&ty),
-        |b| vec![vec::get_in_bounds(b, parts, ch.zero)],
-        |_| vec![ne],
-    )[0];
-    let acc = scf::build_for(b, ch.one, last, ch.one, &[first], |b, k, accs| {
-        offs.store(b, k, accs[0]);
-        let p = vec::get_in_bounds(b, parts, k);
-        vec![comb.apply(b, accs[0], p)]
+    let acc = offsets(b, ch, ne, comb, last, &offs, &|b, k| {
+        vec::get_in_bounds(b, parts, k)
     });
-    offs.store(b, last, acc[0]);
     chunk_loop(b, ch, ch.nc, parallel, &[], what, |b, c, _| {
         let is_first = build_cmpi(b, "eq", c, ch.zero);
         let off = offs.load(b, c, &ty);
@@ -494,7 +485,37 @@ fn scan_by_partials(
         ch.fold(b, v, comb, c, start, &mut |b, j, y| outs.store(b, j, y));
         Vec::new()
     });
-    (acc[0], outs.arrs)
+    (acc, outs.arrs)
+}
+
+/// Stores the offsets of chunks `[1, last]` into `offs` from the partials
+/// `part(b, k)` of chunks `[0, last)`: `off[1] = P[0]`, `off[k+1] = off[k]
+/// ⊕ P[k]` (chunk 0's offset, `ne`, is not stored). Returns `off[last]`
+/// (`ne` for one chunk).
+fn offsets(
+    b: &mut Builder,
+    ch: &Chunks,
+    ne: ValueId,
+    comb: &Combiner,
+    last: ValueId,
+    offs: &Slots,
+    part: &dyn Fn(&mut Builder, ValueId) -> ValueId,
+) -> ValueId {
+    let more = build_cmpi(b, "sgt", last, ch.zero);
+    let first = scf::build_if(
+        b,
+        more,
+        std::slice::from_ref(&comb.ty),
+        |b| vec![part(b, ch.zero)],
+        |_| vec![ne],
+    )[0];
+    let acc = scf::build_for(b, ch.one, last, ch.one, &[first], |b, k, accs| {
+        offs.store(b, k, accs[0]);
+        let p = part(b, k);
+        vec![comb.apply(b, accs[0], p)]
+    });
+    offs.store(b, last, acc[0]);
+    acc[0]
 }
 
 /// The scan at the top level for a combiner that cannot fault: as
@@ -531,21 +552,7 @@ fn scan_paired(
             parts.store(b, c, p);
         },
     );
-    // off[1] = P[0] when there are two chunks or more.
-    let more = build_cmpi(b, "sgt", last, ch.zero);
-    let first = scf::build_if(
-        b,
-        more,
-        std::slice::from_ref(&ty),
-        |b| vec![parts.load(b, ch.zero, &ty)],
-        |_| vec![ne],
-    )[0];
-    let acc = scf::build_for(b, ch.one, last, ch.one, &[first], |b, k, accs| {
-        offs.store(b, k, accs[0]);
-        let p = parts.load(b, k, &ty);
-        vec![comb.apply(b, accs[0], p)]
-    });
-    offs.store(b, last, acc[0]);
+    offsets(b, ch, ne, comb, last, &offs, &|b, k| parts.load(b, k, &ty));
     let start = |b: &mut Builder, c: ValueId| {
         let is_first = build_cmpi(b, "eq", c, ch.zero);
         let off = offs.load(b, c, &ty);
