@@ -55,6 +55,40 @@ impl MemRefValue {
         strides
     }
 
+    /// The elements of the view in row-major (C) order, as `.npy` writes
+    /// them. Errors: an element outside the allocation (the view was
+    /// freed), or one never stored (`arr.alloc {uninit}`).
+    pub fn elements(&self) -> Result<Vec<RtValue>, String> {
+        let buf = self.buf.borrow();
+        let count = self.sizes.iter().map(|&s| s.max(0) as usize).product();
+        let mut out = Vec::with_capacity(count);
+        let mut index = vec![0i64; self.sizes.len()];
+        for _ in 0..count {
+            let pos = self.offset
+                + index
+                    .iter()
+                    .zip(&self.strides)
+                    .map(|(i, s)| i * s)
+                    .sum::<i64>();
+            match usize::try_from(pos).ok().and_then(|p| buf.get(p)) {
+                Some(RtValue::Opaque(_)) => {
+                    return Err("the memref holds an element never stored".into())
+                }
+                Some(v) => out.push(v.clone()),
+                None => return Err("the memref was freed".into()),
+            }
+            // The next index in row-major order.
+            for k in (0..index.len()).rev() {
+                index[k] += 1;
+                if index[k] < self.sizes[k] {
+                    break;
+                }
+                index[k] = 0;
+            }
+        }
+        Ok(out)
+    }
+
     /// Writes the view as nested lists (`[[1, 2], [3, 4]]`; a rank-0 view
     /// as its element); an element outside the allocation (freed) as
     /// `<freed>`, one never stored as `<undef>`.

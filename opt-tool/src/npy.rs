@@ -359,18 +359,30 @@ fn via_tmp(
 
 /// [`write`] of a run-time value, element by element with `npyz`.
 fn write_value(path: &Path, v: &RtValue, ty: &Type) -> Result<(), String> {
+    let memref;
     let (shape, data): (Vec<u64>, &[RtValue]) = match v {
         RtValue::Vec(d) => (vec![d.len() as u64], d),
         RtValue::Mat(m) => (vec![m.rows as u64, m.cols as u64], &m.data),
-        _ => return Err("-o FILE.npy needs a vector or matrix result".into()),
+        RtValue::Opaque(o) if o.is::<ir::interp::MemRefValue>() => {
+            let m = o
+                .downcast_ref::<ir::interp::MemRefValue>()
+                .expect("checked by is");
+            memref = m
+                .elements()
+                .map_err(|e| format!("cannot write the result to .npy: {e}"))?;
+            let shape = m.sizes.iter().map(|&s| s.max(0) as u64).collect();
+            (shape, &memref)
+        }
+        _ => return Err("-o FILE.npy needs a vector, matrix or memref result".into()),
     };
+    let elem = ty.elem().or(ty.as_memref().map(|m| &m.elem));
     if !matches!(
-        ty.elem(),
+        elem,
         Some(Type::F64 | Type::F32 | Type::F16 | Type::I32 | Type::I1 | Type::I64 | Type::Index)
     ) {
         return Err(format!("cannot write '{ty}' to .npy"));
     }
-    via_tmp(path, |w| match ty.elem() {
+    via_tmp(path, |w| match elem {
         Some(Type::F64) => write_all(w, &shape, data.iter().map(|x| x.as_f64().unwrap_or(0.0))),
         Some(Type::F32) => write_all(
             w,

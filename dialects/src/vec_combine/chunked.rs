@@ -125,11 +125,25 @@ struct Slots {
 }
 
 impl Slots {
+    /// Zeroed arrays of `n` elements.
     fn alloc(b: &mut Builder, n: ValueId, ty: &Type) -> Slots {
         let leaves = ty.named_leaves();
         let arrs = leaves
             .iter()
             .map(|(_, lt)| arr::alloc(b, n, lt.clone()))
+            .collect();
+        Slots { arrs, leaves }
+    }
+    /// Arrays of `n` elements that the lowering stores in full before
+    /// anything reads them (a scan's outputs: the chunks cover `[0, n)`),
+    /// so not cleared (`arr.alloc {uninit}`; the interpreter faults on a
+    /// read of an element not stored, so a gap in the coverage shows in
+    /// every test that runs it).
+    fn alloc_overwritten(b: &mut Builder, n: ValueId, ty: &Type) -> Slots {
+        let leaves = ty.named_leaves();
+        let arrs = leaves
+            .iter()
+            .map(|(_, lt)| arr::alloc_overwritten(b, n, lt.clone()))
             .collect();
         Slots { arrs, leaves }
     }
@@ -386,14 +400,14 @@ pub(super) fn lower(
     let parallel = top_level(b);
     let what = if scan { "vec.scan" } else { "vec.reduce" };
     if !parallel && comb.fault_free(b.ctx) {
-        let outs = scan.then(|| Slots::alloc(b, ch.n, &comb.ty));
+        let outs = scan.then(|| Slots::alloc_overwritten(b, ch.n, &comb.ty));
         return Some(carried(b, &ch, v, ne, &comb, outs.as_ref(), what));
     }
     if scan && comb.fault_free(b.ctx) {
         // One thread: one pass that reads each element once for two
         // interleaved folds ([`carried`]); several: two passes over chunks
         // on every core. The `⊕`s are the same, so are the results.
-        let outs = Slots::alloc(b, ch.n, &comb.ty);
+        let outs = Slots::alloc_overwritten(b, ch.n, &comb.ty);
         let threads = scf::forall_threads(b);
         let one = build_cmpi(b, "sle", threads, ch.one);
         scf::build_if(
@@ -471,7 +485,7 @@ fn scan_by_partials(
     what: &str,
 ) -> (ValueId, Vec<ValueId>) {
     let ty = comb.ty.clone();
-    let outs = Slots::alloc(b, ch.n, &ty);
+    let outs = Slots::alloc_overwritten(b, ch.n, &ty);
     let offs = Slots::alloc(b, ch.nc, &ty);
     let last = build_binop(b, "arith.subi", ch.nc, ch.one);
     let parts = partials(b, ch, v, ne, comb, last);

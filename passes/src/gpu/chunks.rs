@@ -29,7 +29,8 @@ use super::kernel::{
     copy_per_index, finish, new_kernel, prologue, shaped_reads_to_arr, vec_reads_to_arr,
 };
 use super::{
-    captures_to_device, dalloc, host_start, kernel_captures, kernel_name, GpuOptions, HostStart,
+    captures_to_device, dalloc, dalloc_written, host_start, kernel_captures, kernel_name,
+    GpuOptions, HostStart,
 };
 
 /// A chunk loop a kernel runs.
@@ -106,6 +107,42 @@ fn own(loaded: &[ValueId], stored: &[ValueId]) -> Vec<ValueId> {
     own
 }
 
+/// Whether every element of host array `a` is undefined when chunk loop
+/// `l` starts: `a` is an `arr.alloc {uninit}` of `l`'s block and nothing
+/// between the two uses it. Then its device buffer, which the kernel
+/// stores and which is copied back over `a`, need not be cleared either:
+/// an element the kernel leaves is as undefined as it was on the host (a
+/// scan's outputs, which the chunks cover in full).
+fn undefined_before(ctx: &Context, a: ValueId, l: OpId) -> bool {
+    let Some(d) = ctx.def_op(a) else {
+        return false;
+    };
+    if !ctx.is(d, "arr.alloc")
+        || ctx.attr(d, dialects::arr::UNINIT).is_none()
+        || ctx.op(d).parent != ctx.op(l).parent
+    {
+        return false;
+    }
+    let Some(blk) = ctx.op(l).parent else {
+        return false;
+    };
+    let between = ctx
+        .iter_block(blk)
+        .skip_while(|&o| o != d)
+        .skip(1)
+        .take_while(|&o| o != l);
+    for op in between {
+        if ctx
+            .walk_nested(op)
+            .into_iter()
+            .any(|o| ctx.operands(o).contains(&a))
+        {
+            return false;
+        }
+    }
+    true
+}
+
 /// Replaces chunk loop `l` (in host function `f`) by a kernel and its
 /// launch; returns the kernels built (1).
 pub(super) fn offload(
@@ -150,7 +187,11 @@ pub(super) fn offload(
     for &a in &own {
         let elem = b.ctx.ty(a).elem().cloned().expect("an array");
         let len = arr::len(&mut b, a);
-        let d = dalloc(&mut b, &mut dev, len, elem);
+        let d = if !p.loaded.contains(&a) && undefined_before(b.ctx, a, l) {
+            dalloc_written(&mut b, &mut dev, len, elem)
+        } else {
+            dalloc(&mut b, &mut dev, len, elem)
+        };
         if p.loaded.contains(&a) {
             gpu::memcpy(&mut b, d, a);
         }
