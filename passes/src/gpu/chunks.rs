@@ -132,9 +132,8 @@ fn undefined_before(ctx: &Context, a: ValueId, l: OpId) -> bool {
         .skip(1)
         .take_while(|&o| o != l);
     for op in between {
-        if ctx
-            .walk_nested(op)
-            .into_iter()
+        if std::iter::once(op)
+            .chain(ctx.walk_nested(op))
             .any(|o| ctx.operands(o).contains(&a))
         {
             return false;

@@ -542,7 +542,7 @@ fn body_ok(
                         .is_ok_and(|r| r.iter().all(|x| matches!(x, Role::Reduce { .. })))));
         if !ok {
             return Err(if name == gen::LOOP {
-                "its body holds a loop that is neither a reduction nor a collect that a thread keeps in scratch memory (a dense collect of scalars that only vec.get and vec.len read, its size computed at the top of the body)".into()
+                "its body holds a loop that is neither a reduction nor a collect that a thread keeps in scratch memory (a dense collect of scalars that only vec.get and vec.len read, its size computed at the top of the body without stores, calls or while loops)".into()
             } else if matches!(
                 name,
                 "vec.get" | "vec.len" | "mat.get" | "mat.rows" | "mat.cols"

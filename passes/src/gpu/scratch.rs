@@ -34,8 +34,10 @@
 //! read only by `vec.get` and `vec.len`, and reduces (fused with them,
 //! which the thread computes as it computes a nested reduce), and its size is
 //! computed at the top of the offloaded loop's body from the loop index
-//! and values from outside by `arith` ops and reads of outside vectors and
-//! matrices (so the host can compute it for every index first).
+//! and values from outside by `arith` ops, reads of vectors and matrices,
+//! and bounded loops and branches of such ops ([`hoistable`]), so that the
+//! host can compute it for every index first (a copy of that computation
+//! in the bound's loop, which may itself allocate and run in scratch).
 
 use ir::clone::{clone_op_into, ValueMap};
 use ir::spec::Traits;
@@ -101,9 +103,12 @@ fn candidate(ctx: &Context, l: OpId, body: BlockId, c: OpId) -> bool {
 
 /// Whether `v` can be computed on the host for any index of loop `l`
 /// (whose body is `body`): `l`'s index, a value from outside `l`, or the
-/// result of an op at the top of `body` without regions (an `arith` op, or
-/// a read of a vector or matrix from outside) whose operands are such
-/// values, at most `depth` ops deep.
+/// result of an op at the top of `body` whose operands are such values, at
+/// most `depth` ops deep. The op is an `arith` op, a read of a vector or
+/// matrix (from outside, or made by such an op), or a bounded loop or
+/// branch whose nested ops are all of that kind ([`slice_op`]): a
+/// `gen.loop` of collects and reduces, an `scf.for`, an `scf.if` (the sum
+/// of a row, a count, an inner size computed by a loop).
 fn hoistable(ctx: &Context, l: OpId, body: BlockId, v: ValueId, depth: u32) -> bool {
     if v == gen::induction_var(ctx, l) || !ctx.value_block(v).is_some_and(|b| ctx.block_in_op(b, l))
     {
@@ -118,21 +123,60 @@ fn hoistable(ctx: &Context, l: OpId, body: BlockId, v: ValueId, depth: u32) -> b
     let Some(d) = ctx.def_op(v) else {
         return false;
     };
-    if ctx.op(d).parent != Some(body) || !ctx.regions(d).is_empty() {
+    if ctx.op(d).parent != Some(body) || !slice_op(ctx, d) {
         return false;
     }
-    let name = ctx.op_name(d);
-    let outside = |x: ValueId| !ctx.value_block(x).is_some_and(|b| ctx.block_in_op(b, l));
-    let ok = (name.starts_with("arith.") && !ctx.has_traits(d, Traits::TERMINATOR))
-        || (matches!(
+    if ctx.regions(d).is_empty() && !(scalar(ctx.ty(v)) || ctx.op_name(d).starts_with("arith.")) {
+        return false;
+    }
+    if !ctx.regions(d).is_empty() && !ctx.walk_nested(d).into_iter().all(|o| slice_op(ctx, o)) {
+        return false;
+    }
+    free_values(ctx, d)
+        .into_iter()
+        .all(|x| hoistable(ctx, l, body, x, depth - 1))
+}
+
+/// Whether op `o` may be part of a size's slice ([`hoistable`]): it cannot
+/// store, emit outside the slice, call, or run unboundedly. Emits are
+/// checked by [`free_values`]: a handle from outside the op is a free
+/// value, and no handle is hoistable.
+fn slice_op(ctx: &Context, o: OpId) -> bool {
+    let name = ctx.op_name(o);
+    (name.starts_with("arith.") && !ctx.has_traits(o, Traits::TERMINATOR))
+        || matches!(
             name,
-            "vec.get" | "vec.len" | "mat.get" | "mat.rows" | "mat.cols"
-        ) && outside(ctx.operand(d, 0))
-            && scalar(ctx.ty(v)));
-    ok && ctx
-        .operands(d)
-        .iter()
-        .all(|&x| hoistable(ctx, l, body, x, depth - 1))
+            "vec.get"
+                | "vec.len"
+                | "mat.get"
+                | "mat.rows"
+                | "mat.cols"
+                | "scf.if"
+                | "scf.for"
+                | "scf.yield"
+                | "gen.emit"
+                | "gen.end"
+        )
+        || (name == gen::LOOP
+            && gen::try_generators(ctx, o).is_ok_and(|gs| {
+                gs.iter()
+                    .all(|g| matches!(g.kind, GenKind::Collect | GenKind::Reduce(_)))
+            }))
+}
+
+/// The values op `d` and the ops nested in it read that are defined
+/// outside `d`, each once, in order of first use.
+fn free_values(ctx: &Context, d: OpId) -> Vec<ValueId> {
+    let mut out: Vec<ValueId> = Vec::new();
+    for o in std::iter::once(d).chain(ctx.walk_nested(d)) {
+        for &x in ctx.operands(o) {
+            let inside = o != d && ctx.value_block(x).is_some_and(|b| ctx.block_in_op(b, d));
+            if !inside && !out.contains(&x) {
+                out.push(x);
+            }
+        }
+    }
+    out
 }
 
 /// The size of loop `G` where `v` is `vec.len` of a dense collect result
@@ -168,7 +212,7 @@ fn clone_slice(b: &mut Builder, l: OpId, v: ValueId, map: &mut ValueMap) -> Valu
     let Some(d) = b.ctx.def_op(v).filter(|_| inside) else {
         return v;
     };
-    for x in b.ctx.operands(d).to_vec() {
+    for x in free_values(b.ctx, d) {
         clone_slice(b, l, x, map);
     }
     clone_op_into(b, d, map);
@@ -309,6 +353,13 @@ pub(super) fn expand(ctx: &mut Context, copies: &[OpId], params: &[ValueId], gti
         let mut b = Builder::before(ctx, c);
         b.smart = false;
         let base = binop(&mut b, "arith.muli", gtid, m);
+        // The bound's loop computed `m` from a copy of the size's ops, so
+        // the size is at most `m`; checked all the same, so that a copy
+        // computing otherwise (a backend reassociating a float sum in one
+        // kernel and not in the other) faults instead of writing into
+        // another thread's slice.
+        let fits = cmpi(&mut b, "sle", n, m);
+        scf::build_assert(&mut b, fits, "nested collect larger than its scratch slice");
         let new = gen::build_loop(&mut b, n, &inits, &kept, |b, j, hs| {
             let mut map = ValueMap::new();
             map.insert(iv, j);
