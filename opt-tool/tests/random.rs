@@ -2981,7 +2981,8 @@ impl Gen {
 
     /// A map whose body allocates (issue 41, item 3: kernel threads keep
     /// such vectors in scratch memory): per element `e`, a temporary
-    /// vector of `|e rem m|` elements (`j * e` at `j`), maybe only under an
+    /// vector of `|e rem m|` elements (or a size a loop computes from it:
+    /// a count in an `scf.for`, a sum of an iota) (`j * e` at `j`), maybe only under an
     /// `scf.if` on its size, read at a constant index (which may fault),
     /// at its last index (faulting when empty), or summed.
     fn temporaries(&mut self, d: String) {
@@ -3002,8 +3003,15 @@ impl Gen {
         } else {
             format!("{temp}    {d}y = \"arith.addi\"({d}r, {d}e) : (i64, i64) -> i64\n")
         };
+        // The temporary's size: `|e rem m|`, or computed from it by a loop
+        // (the host's bound for the scratch slices copies that loop).
+        let size = match self.rng.below(4) {
+            0 => format!("    {d}n0 = \"arith.index_cast\"({d}a) : (i64) -> index\n    {d}c0 = arith.constant 0 : index\n    {d}c1 = arith.constant 1 : index\n    {d}c2 = arith.constant 2 : index\n    {d}n = scf.for {d}i = {d}c0 to {d}n0 step {d}c1 iter_args({d}acc = {d}c0) -> (index) {{\n      {d}b = arith.remui {d}i, {d}c2 : index\n      {d}s = arith.addi {d}acc, {d}b : index\n      scf.yield {d}s : index\n    }}\n"),
+            1 => format!("    {d}n0 = \"arith.index_cast\"({d}a) : (i64) -> index\n    {d}w = \"vec.iota\"({d}n0) : (index) -> vec<index>\n    {d}n = \"vec.sum\"({d}w) : (vec<index>) -> index\n"),
+            _ => format!("    {d}n = \"arith.index_cast\"({d}a) : (i64) -> index\n"),
+        };
         let t = format!(
-            "  // temporaries\n  {d} = \"vec.map\"({v}) ({{\n  ^bb0({d}e: i64):\n    {d}c = \"arith.constant\"() {{value = {m} : i64}} : () -> i64\n    {d}q = \"arith.remsi\"({d}e, {d}c) : (i64, i64) -> i64\n    {d}z0 = \"arith.constant\"() {{value = 0 : i64}} : () -> i64\n    {d}nq = \"arith.subi\"({d}z0, {d}q) : (i64, i64) -> i64\n    {d}a = \"arith.maxsi\"({d}q, {d}nq) : (i64, i64) -> i64\n    {d}n = \"arith.index_cast\"({d}a) : (i64) -> index\n{body}    \"vec.yield\"({d}y) : (i64) -> ()\n  }}) : (vec<i64>) -> vec<i64>\n"
+            "  // temporaries\n  {d} = \"vec.map\"({v}) ({{\n  ^bb0({d}e: i64):\n    {d}c = \"arith.constant\"() {{value = {m} : i64}} : () -> i64\n    {d}q = \"arith.remsi\"({d}e, {d}c) : (i64, i64) -> i64\n    {d}z0 = \"arith.constant\"() {{value = 0 : i64}} : () -> i64\n    {d}nq = \"arith.subi\"({d}z0, {d}q) : (i64, i64) -> i64\n    {d}a = \"arith.maxsi\"({d}q, {d}nq) : (i64, i64) -> i64\n{size}{body}    \"vec.yield\"({d}y) : (i64) -> ()\n  }}) : (vec<i64>) -> vec<i64>\n"
         );
         self.same_len(&d, &v);
         self.push(d, Ty::VI64, t, &[&v]);
