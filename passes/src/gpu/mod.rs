@@ -653,9 +653,6 @@ fn plan(ctx: &Context, l: OpId) -> Result<Plan, String> {
     let running = running::generators(ctx, l, &roles).ok_or_else(|| {
         "its body reads a scan's running value in a way the scan kernels do not provide".to_string()
     })?;
-    if !allocs.is_empty() && !running.is_empty() {
-        return Err("its body allocates (a nested collect) and reads a running fold, whose kernels give threads no scratch memory".into());
-    }
     if !own.is_empty() && !running.is_empty() {
         return Err("its body loads or stores arrays, and its scan is read back (the running kernels run the body twice)".into());
     }
@@ -1128,16 +1125,29 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
         gpu::dealloc(&mut b, d);
     }
     ctx.replace_op(l, &results);
-    let mut kernels = 1 + k_comb.is_some() as u64 + 2 * ordered as u64;
-    // The loop of size bounds becomes kernels in turn (its body is part of
-    // `l`'s, which a kernel runs).
-    if let Some((mx, _)) = sizes {
-        match plan(ctx, mx) {
-            Ok(q) => kernels += offload(ctx, f, mx, &q, opts, seq),
-            Err(why) => {
-                ir::remarks::emit("gpu", ctx.loc(mx), format!("loop left on the host: {why}"))
-            }
+    let kernels = 1 + k_comb.is_some() as u64 + 2 * ordered as u64;
+    kernels + offload_bounds(ctx, f, sizes.map(|(mx, _)| mx), opts, seq)
+}
+
+/// Offloads the loop of scratch size bounds ([`scratch::max_sizes`]) that
+/// the offload of a loop built before it, if any: its body is part of that
+/// loop's, which kernels run, so it becomes kernels in turn (or stays on
+/// the host with a remark). Returns the kernels built.
+fn offload_bounds(
+    ctx: &mut Context,
+    f: OpId,
+    bounds: Option<OpId>,
+    opts: &GpuOptions,
+    seq: &mut u32,
+) -> u64 {
+    let Some(mx) = bounds else {
+        return 0;
+    };
+    match plan(ctx, mx) {
+        Ok(q) => offload(ctx, f, mx, &q, opts, seq),
+        Err(why) => {
+            ir::remarks::emit("gpu", ctx.loc(mx), format!("loop left on the host: {why}"));
+            0
         }
     }
-    kernels
 }

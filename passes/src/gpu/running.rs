@@ -26,6 +26,10 @@
 //!    and reduces outside `R` are combined as in [`super::kernel`] (with its
 //!    combine kernel). A reduce in `R` is the block-sum kernel's total.
 //!
+//! Nested collects of the body ([`super::scratch`]) run in the same
+//! scratch slices in the totals and main kernels: a thread runs its
+//! sub-chunk's iterations one after another in each.
+//!
 //! Results are those of the sequential loop for integers; float folds
 //! associate differently (as every GPU reduction here does), and are the
 //! same for a given block size and grid.
@@ -149,6 +153,9 @@ fn totals_kernel(
     for (_, t) in &folds {
         params.extend([Type::arr(t.clone()), Type::arr(t.clone())]);
     }
+    // The scratch slices of nested collects last.
+    let scratch_at = params.len();
+    params.extend(super::scratch::kernel_params(ctx, &p.allocs));
     let LoopKernel {
         k,
         kb,
@@ -203,7 +210,10 @@ fn totals_kernel(
         arr::store_in_bounds(&mut b, tpre, slot, excl);
         store_by_thread0(&mut b, t.tid, sums, t.bid, total);
     }
+    let gtid = t.gtid;
     finish(&mut b);
+    let copies = super::scratch::copies(ctx, &p.allocs, &map);
+    super::scratch::expand(ctx, &copies, &args[scratch_at..], gtid);
     vec_reads_to_arr(ctx, k);
     k
 }
@@ -264,6 +274,8 @@ fn main_kernel(
     let mut params = vec![Type::Index];
     params.extend(cap_types.iter().cloned());
     params.extend(main_params(p));
+    let scratch_at = params.len();
+    params.extend(super::scratch::kernel_params(ctx, &p.allocs));
     let LoopKernel {
         k,
         kb,
@@ -381,7 +393,10 @@ fn main_kernel(
         })
         .collect();
     block_reduce(&mut b, &t, &reds, &parts, block);
+    let gtid = t.gtid;
     finish(&mut b);
+    let copies = super::scratch::copies(ctx, &p.allocs, &map);
+    super::scratch::expand(ctx, &copies, &args[scratch_at..], gtid);
     vec_reads_to_arr(ctx, k);
     k
 }
@@ -427,6 +442,8 @@ pub(super) fn offload(
 
     // The host side.
     let mut b = Builder::before(ctx, l);
+    // The most elements each nested collect holds in any iteration.
+    let sizes = (!p.allocs.is_empty()).then(|| super::scratch::max_sizes(&mut b, l, &p.allocs));
     let HostStart {
         zero,
         one,
@@ -437,6 +454,11 @@ pub(super) fn offload(
     let mut cap_args = Vec::new();
     captures_to_device(&mut b, &caps, &mut dev, &mut cap_args);
     let threads = binop(&mut b, "arith.muli", grid, blk);
+    // Both kernels run the nested collects in the same scratch slices.
+    let mut scratch = Vec::new();
+    if let Some((_, ms)) = &sizes {
+        super::scratch::host_buffers(&mut b, &p.allocs, ms, threads, &mut dev, &mut scratch);
+    }
     // Per running generator: thread prefixes, block sums, block prefixes,
     // total.
     let mut run_bufs = Vec::new();
@@ -453,6 +475,7 @@ pub(super) fn offload(
     for &(tpre, sums, _, _) in &run_bufs {
         a.extend([tpre, sums]);
     }
+    a.extend(&scratch);
     gpu::launch_func(&mut b, &k_tot, grid, blk, &a);
     let mut a = vec![grid];
     for (r, &j) in p.running.iter().enumerate() {
@@ -499,6 +522,7 @@ pub(super) fn offload(
             _ => unreachable!("roles of a running plan"),
         }
     }
+    a.extend(&scratch);
     gpu::launch_func(&mut b, &k_main, grid, blk, &a);
     let mut other_res = Vec::new();
     if let Some(k) = &k_comb {
@@ -547,5 +571,6 @@ pub(super) fn offload(
         gpu::dealloc(&mut b, d);
     }
     ctx.replace_op(l, &results);
-    3 + k_comb.is_some() as u64
+    let bounds = sizes.map(|(mx, _)| mx);
+    3 + k_comb.is_some() as u64 + super::offload_bounds(ctx, f, bounds, opts, seq)
 }

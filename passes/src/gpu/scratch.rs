@@ -26,8 +26,10 @@
 //! a collect's vector is dead before the next
 //! iteration starts (only `vec.get` and `vec.len` read it,
 //! [`candidates`]). So memory is bounded by the threads, not by the
-//! iterations. The running-fold kernels ([`super::running`]) run the body
-//! twice and do not take these loops ([`super::plan`]).
+//! iterations. Kernels that run the body twice (a flatMap's count and
+//! write kernels, [`super::flat`]; the totals and main kernels of a loop
+//! reading a running fold, [`super::running`]) use the same slices in
+//! both.
 //!
 //! A collect qualifies when its generators are collects of scalars, each
 //! with one emit at the top of its body (element `j` at index `j`) and
