@@ -610,11 +610,10 @@ pub(super) fn offload(
         .collect();
     ctx.replace_op(l, &results);
     let mut kernels = 1 + k_write.is_some() as u64;
-    loops.extend(sizes.map(|(mx, _)| mx));
     for s in loops {
         if let Ok(sp) = super::plan(ctx, s) {
             kernels += super::offload(ctx, f, s, &sp, opts, seq);
         }
     }
-    kernels
+    kernels + super::offload_bounds(ctx, f, sizes.map(|(mx, _)| mx), opts, seq)
 }
