@@ -127,12 +127,7 @@ struct Slots {
 impl Slots {
     /// Zeroed arrays of `n` elements.
     fn alloc(b: &mut Builder, n: ValueId, ty: &Type) -> Slots {
-        let leaves = ty.named_leaves();
-        let arrs = leaves
-            .iter()
-            .map(|(_, lt)| arr::alloc(b, n, lt.clone()))
-            .collect();
-        Slots { arrs, leaves }
+        Slots::alloc_with(b, n, ty, arr::alloc)
     }
     /// Arrays of `n` elements that the lowering stores in full before
     /// anything reads them (a scan's outputs: the chunks cover `[0, n)`),
@@ -140,10 +135,19 @@ impl Slots {
     /// read of an element not stored, so a gap in the coverage shows in
     /// every test that runs it).
     fn alloc_overwritten(b: &mut Builder, n: ValueId, ty: &Type) -> Slots {
+        Slots::alloc_with(b, n, ty, arr::alloc_overwritten)
+    }
+    /// One array per leaf field of `ty`, each made by `alloc(b, n, leaf)`.
+    fn alloc_with(
+        b: &mut Builder,
+        n: ValueId,
+        ty: &Type,
+        alloc: fn(&mut Builder, ValueId, Type) -> ValueId,
+    ) -> Slots {
         let leaves = ty.named_leaves();
         let arrs = leaves
             .iter()
-            .map(|(_, lt)| arr::alloc_overwritten(b, n, lt.clone()))
+            .map(|(_, lt)| alloc(b, n, lt.clone()))
             .collect();
         Slots { arrs, leaves }
     }
