@@ -13,13 +13,18 @@
 //!
 //! Kernels take these arrays as device buffers: copied in before the
 //! launches (elements no iteration stores keep their values) and, where
-//! stored, copied back after them. The kernels must run the body once per
-//! iteration, so a loop whose scan is read back (`gen.running`, whose
-//! kernels run the body twice) keeps its arrays on the host.
+//! stored, copied back after them ([`copy_back_stored`]).
+//!
+//! A loop whose scan is read back (`gen.running`) runs its body twice, in
+//! the totals and the main kernel of [`super::running`]. Loads may run
+//! twice. Stores run only in the main kernel (the totals kernel drops
+//! them, [`erase_stores`]), so an array the body stores into must not
+//! also be loaded there ([`loads_and_stores`]): the totals kernel would
+//! read it without the stores before it.
 
-use ir::{Context, OpId, ValueId};
+use ir::{Builder, Context, OpId, Type, ValueId};
 
-use dialects::gen;
+use dialects::{gen, gpu};
 
 /// The arrays from outside loop `l` that its body loads or stores, if they
 /// have the shape of the module documentation (`Err`: why not).
@@ -79,4 +84,41 @@ pub(super) fn stores_into(ctx: &Context, l: OpId, a: ValueId) -> bool {
             && u.index == 0
             && ctx.op(u.op).parent.is_some_and(|b| ctx.block_in_op(b, l))
     })
+}
+
+/// Whether loop `l`'s body both loads and stores array `a`.
+pub(super) fn loads_and_stores(ctx: &Context, l: OpId, a: ValueId) -> bool {
+    let used_by = |name: &str| {
+        ctx.uses(a).iter().any(|u| {
+            ctx.is(u.op, name)
+                && u.index == 0
+                && ctx.op(u.op).parent.is_some_and(|b| ctx.block_in_op(b, l))
+        })
+    };
+    used_by("arr.store") && used_by("arr.load")
+}
+
+/// Erases the stores of kernel `k` into its parameters `params` (the
+/// device buffers of the loop's arrays): the totals kernel of
+/// [`super::running`], which runs the body only for its folds.
+pub(super) fn erase_stores(ctx: &mut Context, k: OpId, params: &[ValueId]) {
+    let stores: Vec<OpId> = ctx
+        .walk_nested(k)
+        .into_iter()
+        .filter(|&o| ctx.is(o, "arr.store") && params.contains(&ctx.operand(o, 0)))
+        .collect();
+    for o in stores {
+        ctx.erase_op(o);
+    }
+}
+
+/// After the launches of loop `l`: copies each array of `caps` that the
+/// body stored into back from its device buffer, the launch argument at
+/// the same position of `args` ([`super::captures_to_device`]).
+pub(super) fn copy_back_stored(b: &mut Builder, l: OpId, caps: &[ValueId], args: &[ValueId]) {
+    for (&v, &d) in caps.iter().zip(args) {
+        if matches!(b.ctx.ty(v), Type::Arr(_)) && stores_into(b.ctx, l, v) {
+            gpu::memcpy(b, v, d);
+        }
+    }
 }

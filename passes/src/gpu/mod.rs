@@ -653,8 +653,8 @@ fn plan(ctx: &Context, l: OpId) -> Result<Plan, String> {
     let running = running::generators(ctx, l, &roles).ok_or_else(|| {
         "its body reads a scan's running value in a way the scan kernels do not provide".to_string()
     })?;
-    if !own.is_empty() && !running.is_empty() {
-        return Err("its body loads or stores arrays, and its scan is read back (the running kernels run the body twice)".into());
+    if !running.is_empty() && own.iter().any(|&a| arrays::loads_and_stores(ctx, l, a)) {
+        return Err("its body loads and stores one array, and its scan is read back (the running kernels run the body twice)".into());
     }
     // The arrays are captured: device buffers in the kernels.
     captures.extend(own);
@@ -1115,12 +1115,7 @@ fn offload(ctx: &mut Context, f: OpId, l: OpId, p: &Plan, opts: &GpuOptions, seq
             }
         }
     }
-    // Arrays the body stored into come back (`arrays`).
-    for (&v, &d) in caps.iter().zip(&args_of_caps) {
-        if matches!(b.ctx.ty(v), Type::Arr(_)) && arrays::stores_into(b.ctx, l, v) {
-            gpu::memcpy(&mut b, v, d);
-        }
-    }
+    arrays::copy_back_stored(&mut b, l, &caps, &args_of_caps);
     for d in dev {
         gpu::dealloc(&mut b, d);
     }

@@ -197,6 +197,8 @@ fn totals_kernel(
     for o in others {
         b.ctx.erase_op(o);
     }
+    // Stores into the loop's arrays run in the main kernel only.
+    super::arrays::erase_stores(b.ctx, k, &args[1..1 + caps.len()]);
     let vals: Vec<(ValueId, Monoid, Type)> = totals
         .iter()
         .zip(&folds)
@@ -567,6 +569,7 @@ pub(super) fn offload(
             Role::Filter { .. } => unreachable!("no filter beside a running read"),
         }
     }
+    super::arrays::copy_back_stored(&mut b, l, &caps, &cap_args);
     for d in dev {
         gpu::dealloc(&mut b, d);
     }
