@@ -419,6 +419,11 @@ fn subview(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
         let st = mul(b, s, src.strides[k]);
         d.strides.push(st);
     }
+    // A rank-reducing subview leaves out its dimensions of size 1.
+    let drop = dialects::memref::subview::drop_mask(b.ctx, op).expect("verified");
+    let keep = |k: &usize| !drop[*k];
+    d.sizes = (0..drop.len()).filter(keep).map(|k| d.sizes[k]).collect();
+    d.strides = (0..drop.len()).filter(keep).map(|k| d.strides[k]).collect();
     check_static(b, &mut d, &t);
     d
 }

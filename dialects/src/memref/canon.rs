@@ -93,7 +93,7 @@ pub(super) fn dim_of_definition(b: &mut Builder, st: &OpState) -> Option<SmallVe
             let p = dynamic_position(t, k)?;
             Some(smallvec![*ctx.operands(d).get(p)?])
         }
-        "memref.subview" => match mixed(ctx, d)?[1].get(k)? {
+        "memref.subview" => match mixed(ctx, d)?[1].get(kept_dim(ctx, d, k)?)? {
             Mixed::Dynamic(v) => Some(smallvec![*v]),
             Mixed::Static(n) => Some(smallvec![crate::arith::const_int(b, *n, &Type::Index)]),
         },
@@ -108,6 +108,13 @@ pub(super) fn dim_of_definition(b: &mut Builder, st: &OpState) -> Option<SmallVe
         }
         _ => None,
     }
+}
+
+/// The source dimension of subview `op` that its result's dimension `k`
+/// is (a rank-reducing subview drops some).
+fn kept_dim(ctx: &Context, op: OpId, k: usize) -> Option<usize> {
+    let drop = super::subview::drop_mask(ctx, op)?;
+    (0..drop.len()).filter(|&j| !drop[j]).nth(k)
 }
 
 /// Whether use `i` of `user` only writes into or frees the memref.

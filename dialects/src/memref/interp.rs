@@ -226,12 +226,14 @@ pub(super) fn cast(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
     Ok(smallvec![args[0].clone()])
 }
 
-/// `memref.subview`: offsets, sizes and strides, each a list of the rank.
+/// `memref.subview`: offsets, sizes and strides, each a list of the rank;
+/// the dimensions `drop` marks are left out of the result.
 pub(super) fn subview_of(
     ctx: &Context,
     op: OpId,
     src: &RtValue,
     parts: [Vec<i64>; 3],
+    drop: &[bool],
 ) -> Result<RtValue, RunError> {
     let m = view(ctx, op, src)?;
     let [offs, sizes, steps] = parts;
@@ -257,11 +259,16 @@ pub(super) fn subview_of(
             .ok_or_else(overflow)?;
         strides.push(t.checked_mul(m.strides[k]).ok_or_else(overflow)?);
     }
+    // A rank-reducing subview leaves out its dimensions of size 1.
+    let keep = |k: &usize| !drop.get(*k).copied().unwrap_or(false);
     let out = MemRefValue {
         buf: m.buf.clone(),
         offset,
-        sizes,
-        strides,
+        sizes: (0..sizes.len()).filter(keep).map(|k| sizes[k]).collect(),
+        strides: (0..strides.len())
+            .filter(keep)
+            .map(|k| strides[k])
+            .collect(),
     };
     let t = memref_ty(ctx, ctx.result(op, 0))
         .ok_or_else(|| RunError::at(ctx, op, "result is not a memref"))?;

@@ -14,7 +14,13 @@
 //! `offsets[k]` of the source and takes `sizes[k]` elements `strides[k]`
 //! apart; the result's layout has offset `o + sum(offsets[k] * s[k])` and
 //! strides `strides[k] * s[k]`, for the source's offset `o` and strides
-//! `s`. Rank-reducing subviews are not supported.
+//! `s`.
+//!
+//! A result of lower rank drops dimensions of static size 1 (a
+//! rank-reducing subview, MLIR's): `memref.subview %m[%i, 0] [1, 4] [1, 1]
+//! : memref<8x4xf32> to memref<4xf32, strided<[1], offset: ?>>` is row
+//! `%i`. Which dimensions go is computed from the types alone, sizes and
+//! strides ([`dropped_dims`]), as MLIR's rank-reduction mask is.
 //!
 //! Canonicalization (MLIR's `OpWithOffsetSizesAndStridesConstantArgumentFolder`
 //! and the cast folding of `SubViewOp`): constant operands become static
@@ -124,6 +130,79 @@ pub fn infer(src: &MemRefType, parts: &[Vec<Mixed>; 3]) -> Option<MemRefType> {
         elem: src.elem.clone(),
         layout: Some(StridedLayout { strides, offset }),
     })
+}
+
+/// The dimensions of `inferred` (a subview's full-rank type, [`infer`])
+/// that its result type `result` drops: none where the ranks agree;
+/// otherwise the first assignment, in source order and preferring to keep
+/// a dimension, in which each kept dimension has the static size of the
+/// next result dimension (dynamic matching only dynamic) and a stride
+/// that agrees with it, and each dropped one has static size 1. That is
+/// MLIR's rank-reduction mask for memrefs (`computeRankReductionMask`,
+/// with strides to tell unit dimensions apart). `None` when none exists.
+pub fn dropped_dims(inferred: &MemRefType, result: &MemRefType) -> Option<Vec<bool>> {
+    let n = inferred.rank();
+    if n == result.rank() {
+        return Some(vec![false; n]);
+    }
+    let (si, _) = inferred.strides_and_offset();
+    let (sr, _) = result.strides_and_offset();
+    let agree = |a: Option<i64>, b: Option<i64>| a.is_none() || b.is_none() || a == b;
+    // Depth-first over the source dimensions; the ranks are small.
+    fn walk(
+        k: usize,
+        r: usize,
+        drop: &mut Vec<bool>,
+        fits: &dyn Fn(usize, usize) -> bool,
+        unit: &dyn Fn(usize) -> bool,
+        n: usize,
+        m: usize,
+    ) -> bool {
+        if k == n {
+            return r == m;
+        }
+        if r < m && fits(k, r) {
+            drop.push(false);
+            if walk(k + 1, r + 1, drop, fits, unit, n, m) {
+                return true;
+            }
+            drop.pop();
+        }
+        if unit(k) {
+            drop.push(true);
+            if walk(k + 1, r, drop, fits, unit, n, m) {
+                return true;
+            }
+            drop.pop();
+        }
+        false
+    }
+    let fits = |k: usize, r: usize| inferred.shape[k] == result.shape[r] && agree(si[k], sr[r]);
+    let unit = |k: usize| inferred.shape[k] == Some(1);
+    let mut drop = Vec::with_capacity(n);
+    walk(0, 0, &mut drop, &fits, &unit, n, result.rank()).then_some(drop)
+}
+
+/// [`dropped_dims`] of an existing subview.
+pub fn drop_mask(ctx: &Context, op: OpId) -> Option<Vec<bool>> {
+    let parts = mixed(ctx, op)?;
+    let src = ctx.ty(*ctx.operands(op).first()?).as_memref()?;
+    let res = ctx.ty(ctx.results(op).first().copied()?).as_memref()?;
+    dropped_dims(&infer(src, &parts)?, res)
+}
+
+/// `t` without the dimensions `drop` marks (their sizes and strides).
+pub fn reduce(t: &MemRefType, drop: &[bool]) -> MemRefType {
+    let (strides, offset) = t.strides_and_offset();
+    let keep = |k: &usize| !drop.get(*k).copied().unwrap_or(false);
+    MemRefType {
+        shape: (0..t.rank()).filter(keep).map(|k| t.shape[k]).collect(),
+        elem: t.elem.clone(),
+        layout: Some(StridedLayout {
+            strides: (0..t.rank()).filter(keep).map(|k| strides[k]).collect(),
+            offset,
+        }),
+    }
 }
 
 /// `[a, %b, ...]`: one list, its constants and operands.
@@ -295,10 +374,26 @@ fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
             }
         }
     }
-    if res.rank() != src.rank() {
-        return Err("rank-reducing subviews are not supported".into());
+    if res.rank() > src.rank() {
+        return Err(format!(
+            "the result's rank {} exceeds the source's {}",
+            res.rank(),
+            src.rank()
+        ));
     }
     let inferred = infer(src, &parts).ok_or("malformed subview")?;
+    let drop = dropped_dims(&inferred, res).ok_or_else(|| {
+        format!(
+            "result type '{}' is not the inferred '{}' with dimensions of static size 1 dropped",
+            ctx.ty(ctx.result(op, 0)),
+            Type::MemRef(std::rc::Rc::new(inferred.clone()))
+        )
+    })?;
+    let inferred = if res.rank() < src.rank() {
+        reduce(&inferred, &drop)
+    } else {
+        inferred
+    };
     if !super::cast_compatible(&inferred, res) {
         return Err(format!(
             "result type '{}' does not agree with the inferred '{}'",
@@ -330,8 +425,9 @@ fn interpret(
             });
         }
     }
+    let drop = drop_mask(ctx, op).ok_or_else(|| RunError::at(ctx, op, "malformed subview"))?;
     Ok(smallvec![super::interp::subview_of(
-        ctx, op, &args[0], lists
+        ctx, op, &args[0], lists, &drop
     )?])
 }
 
@@ -362,7 +458,16 @@ fn canonicalize(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>>
         return None;
     }
     let old = st.result_types.first()?.as_memref()?.clone();
-    let inferred = infer(ctx.ty(src).as_memref()?, &new_parts)?;
+    // The dimensions dropped stay the same ones.
+    let drop = dropped_dims(&infer(ctx.ty(st.operands[0]).as_memref()?, &parts)?, &old)?;
+    let full = infer(ctx.ty(src).as_memref()?, &new_parts)?;
+    let mut inferred = full.clone();
+    if old.rank() < full.rank() {
+        inferred = reduce(&full, &drop);
+        if dropped_dims(&full, &inferred)? != drop {
+            return None;
+        }
+    }
     if inferred.rank() != old.rank() || !super::cast_compatible(&inferred, &old) {
         return None;
     }
