@@ -262,6 +262,10 @@ const FEWER_IN_MLIR: &[(&str, &str)] = &[
         "interp/fuel.ir",
         "mlir-opt deletes an scf.while that never ends and has no effects; L0 keeps a loop that may not end",
     ),
+    (
+        "memref/subview-canonicalize.ir",
+        "mlir-opt-16 makes a constant size static where it puts the window outside a static source (newer MLIR keeps it, as L0 does, and MLIR's own test expects that), and folds the cast into the load",
+    ),
 ];
 
 /// Files whose mlir-opt output L0 does not read, with the reason.

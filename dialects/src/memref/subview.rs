@@ -23,8 +23,11 @@
 //! strides ([`dropped_dims`]), as MLIR's rank-reduction mask is.
 //!
 //! Canonicalization (MLIR's `OpWithOffsetSizesAndStridesConstantArgumentFolder`
-//! and the cast folding of `SubViewOp`): constant operands become static
-//! entries, a source `memref.cast` from a more static type is looked
+//! and the cast folding of `SubViewOp`): a subview of the whole source
+//! folds to the source, or becomes a `memref.cast` of it; constant
+//! operands become static entries (a zero stride stays an operand, and a
+//! window that they would prove outside a static source is left to fault
+//! as written, as in MLIR), a source `memref.cast` from a more static type is looked
 //! through, and the result type is inferred again ([`infer`]); where it
 //! differs from the old one a `memref.cast` restores the old type.
 
@@ -34,7 +37,7 @@ use ir::ast::{AstItemKind, SyntaxError};
 use ir::custom::{CustomParser, ParsedOp};
 use ir::interp::{Interp, RtValue, RunError};
 use ir::printer::Printer;
-use ir::spec::{Arity, OpSpec, OpState, Registry, Traits};
+use ir::spec::{Arity, FoldResult, OpSpec, OpState, Registry, Traits};
 use ir::{Attribute, Builder, Context, MemRefType, OpId, StridedLayout, Type, ValueId};
 
 use super::DYNAMIC;
@@ -133,54 +136,51 @@ pub fn infer(src: &MemRefType, parts: &[Vec<Mixed>; 3]) -> Option<MemRefType> {
 }
 
 /// The dimensions of `inferred` (a subview's full-rank type, [`infer`])
-/// that its result type `result` drops: none where the ranks agree;
-/// otherwise the first assignment, in source order and preferring to keep
-/// a dimension, in which each kept dimension has the static size of the
-/// next result dimension (dynamic matching only dynamic) and a stride
-/// that agrees with it, and each dropped one has static size 1. That is
-/// MLIR's rank-reduction mask for memrefs (`computeRankReductionMask`,
-/// with strides to tell unit dimensions apart). `None` when none exists.
+/// that its result type `result` drops, MLIR's rank-reduction mask for
+/// subviews (`computeMemRefRankReductionMask`): none where the ranks
+/// agree. Otherwise the candidates are the dimensions of static size 1;
+/// if there are exactly as many as ranks to drop, all go. Else strides
+/// decide, in dimension order: a candidate goes while its stride occurs
+/// more often among the not yet dropped dimensions of `inferred` than
+/// among `result`'s (a dynamic stride counts as one value), so among
+/// candidates of equal stride the first ones go. `None` when the count
+/// of dropped dimensions does not come out right. The caller checks that
+/// the remaining sizes and strides agree with `result`.
 pub fn dropped_dims(inferred: &MemRefType, result: &MemRefType) -> Option<Vec<bool>> {
     let n = inferred.rank();
     if n == result.rank() {
         return Some(vec![false; n]);
     }
+    let mut drop: Vec<bool> = inferred.shape.iter().map(|d| *d == Some(1)).collect();
+    let want = n.checked_sub(result.rank())?;
+    let count = |d: &[bool]| d.iter().filter(|x| **x).count();
+    if count(&drop) == want {
+        return Some(drop);
+    }
     let (si, _) = inferred.strides_and_offset();
     let (sr, _) = result.strides_and_offset();
-    let agree = |a: Option<i64>, b: Option<i64>| a.is_none() || b.is_none() || a == b;
-    // Depth-first over the source dimensions; the ranks are small.
-    fn walk(
-        k: usize,
-        r: usize,
-        drop: &mut Vec<bool>,
-        fits: &dyn Fn(usize, usize) -> bool,
-        unit: &dyn Fn(usize) -> bool,
-        n: usize,
-        m: usize,
-    ) -> bool {
-        if k == n {
-            return r == m;
+    let occurrences = |s: &[Option<i64>]| {
+        let mut m: std::collections::HashMap<Option<i64>, usize> = Default::default();
+        for x in s {
+            *m.entry(*x).or_default() += 1;
         }
-        if r < m && fits(k, r) {
-            drop.push(false);
-            if walk(k + 1, r + 1, drop, fits, unit, n, m) {
-                return true;
-            }
-            drop.pop();
+        m
+    };
+    let mut left = occurrences(&si);
+    let in_result = occurrences(&sr);
+    for k in 0..n {
+        if !drop[k] {
+            continue;
         }
-        if unit(k) {
-            drop.push(true);
-            if walk(k + 1, r, drop, fits, unit, n, m) {
-                return true;
-            }
-            drop.pop();
+        let l = left.get(&si[k]).copied().unwrap_or(0);
+        let r = in_result.get(&si[k]).copied().unwrap_or(0);
+        match l.cmp(&r) {
+            std::cmp::Ordering::Greater => *left.get_mut(&si[k])? -= 1,
+            std::cmp::Ordering::Equal => drop[k] = false,
+            std::cmp::Ordering::Less => return None,
         }
-        false
     }
-    let fits = |k: usize, r: usize| inferred.shape[k] == result.shape[r] && agree(si[k], sr[r]);
-    let unit = |k: usize| inferred.shape[k] == Some(1);
-    let mut drop = Vec::with_capacity(n);
-    walk(0, 0, &mut drop, &fits, &unit, n, result.rank()).then_some(drop)
+    (count(&drop) == want).then_some(drop)
 }
 
 /// [`dropped_dims`] of an existing subview.
@@ -431,18 +431,69 @@ fn interpret(
     )?])
 }
 
+/// Whether lists `parts` take the whole of a source of type `t`: offsets
+/// 0, its static sizes, strides 1.
+fn whole(t: &MemRefType, parts: &[Vec<Mixed>; 3]) -> bool {
+    let [offs, sizes, steps] = parts;
+    offs.len() == t.rank()
+        && (0..t.rank()).all(|k| {
+            offs[k] == Mixed::Static(0)
+                && steps[k] == Mixed::Static(1)
+                && matches!((sizes[k], t.shape[k]), (Mixed::Static(v), Some(n)) if u64::try_from(v).ok() == Some(n))
+        })
+}
+
+/// Whether a dimension's static offset, size and stride reach past the
+/// source's static size (the subview faults).
+fn outside(t: &MemRefType, parts: &[Vec<Mixed>; 3]) -> bool {
+    let [offs, sizes, steps] = parts;
+    (0..t.rank().min(offs.len())).any(|k| match (offs[k], sizes[k], steps[k], t.shape[k]) {
+        (Mixed::Static(o), Mixed::Static(n), Mixed::Static(s), Some(dim)) if n > 0 => (n - 1)
+            .checked_mul(s)
+            .and_then(|x| x.checked_add(o))
+            .is_none_or(|last| last < 0 || last as u64 >= dim),
+        _ => false,
+    })
+}
+
+/// A subview of the whole source whose type is the source's is the
+/// source (MLIR's `SubViewOp::fold`).
+fn fold(ctx: &Context, st: &OpState) -> Option<SmallVec<[FoldResult; 1]>> {
+    let src = *st.operands.first()?;
+    let t = ctx.ty(src).as_memref()?;
+    if ctx.ty(src) != st.result_types.first()? {
+        return None;
+    }
+    whole(t, &mixed_of(&st.attrs, &st.operands)?).then(|| smallvec![FoldResult::Value(src)])
+}
+
 /// Constant operands become static entries, and a source `memref.cast`
 /// from a more static type is looked through; the result type is inferred
 /// again and cast back to the old one where it differs.
 fn canonicalize(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
     let ctx = &*b.ctx;
     let parts = mixed_of(&st.attrs, &st.operands)?;
+    let old = st.result_types.first()?.as_memref()?.clone();
+    // A subview of the whole source is a cast of it (where the types
+    // differ only in static information).
+    let src_ty = ctx.ty(st.operands[0]).as_memref()?;
+    if whole(src_ty, &parts) && super::cast_compatible(src_ty, &old) {
+        let to = st.result_types[0].clone();
+        return Some(smallvec![b.op1(
+            "memref.cast",
+            &[st.operands[0]],
+            to,
+            vec![]
+        )]);
+    }
     let mut changed = false;
     let mut new_parts = parts.clone();
-    for list in new_parts.iter_mut() {
+    for (k, list) in new_parts.iter_mut().enumerate() {
+        // A zero stride stays an operand, as in MLIR.
+        let least = if k == 2 { 1 } else { 0 };
         for m in list.iter_mut() {
             if let Mixed::Dynamic(v) = m {
-                if let Some(c) = crate::arith::fold::constant_int(ctx, *v).filter(|c| *c >= 0) {
+                if let Some(c) = crate::arith::fold::constant_int(ctx, *v).filter(|c| *c >= least) {
                     *m = Mixed::Static(c);
                     changed = true;
                 }
@@ -457,14 +508,25 @@ fn canonicalize(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>>
     if !changed {
         return None;
     }
-    let old = st.result_types.first()?.as_memref()?.clone();
-    // The dimensions dropped stay the same ones.
-    let drop = dropped_dims(&infer(ctx.ty(st.operands[0]).as_memref()?, &parts)?, &old)?;
-    let full = infer(ctx.ty(src).as_memref()?, &new_parts)?;
+    // A window that constants prove outside a static source keeps its
+    // operands, so that it faults as written (MLIR does not fold it
+    // either).
+    let new_src = ctx.ty(src).as_memref()?;
+    if outside(new_src, &new_parts) {
+        return None;
+    }
+    // The dimensions dropped stay the same ones, or ones with the same
+    // static sizes and strides (the same view).
+    let drop = dropped_dims(&infer(src_ty, &parts)?, &old)?;
+    let full = infer(new_src, &new_parts)?;
     let mut inferred = full.clone();
     if old.rank() < full.rank() {
         inferred = reduce(&full, &drop);
-        if dropped_dims(&full, &inferred)? != drop {
+        let again = dropped_dims(&full, &inferred)?;
+        let (si, _) = full.strides_and_offset();
+        let same_view = (0..drop.len()).all(|k| drop[k] == again[k] || si[k].is_some())
+            && reduce(&full, &again) == inferred;
+        if !same_view {
             return None;
         }
     }
@@ -498,6 +560,7 @@ pub(super) fn register(r: &mut Registry) {
             .traits(Traits::DEAD_IF_UNUSED)
             .verify(verify)
             .interpret(interpret)
+            .fold(fold)
             .rewrite(canonicalize)
             .rewrite(super::canon::dead_alloc_of_view)
             .generic_attrs(generic_attrs, |_, _| {})
