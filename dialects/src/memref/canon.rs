@@ -57,6 +57,21 @@ pub(super) fn through_cast(b: &mut Builder, st: &OpState) -> Option<SmallVec<[Va
     Some(b.create(ns))
 }
 
+/// A copy of a memref onto itself, or of no elements (a static size 0 in
+/// either type), does nothing: it is erased (MLIR's `FoldSelfCopy` and
+/// `FoldEmptyCopy`). Copies between views of different sizes are
+/// undefined, so an empty one need not fault.
+pub(super) fn erase_noop_copy(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
+    let ctx = &*b.ctx;
+    let (from, to) = (*st.operands.first()?, *st.operands.get(1)?);
+    let empty = |v: ValueId| {
+        ctx.ty(v)
+            .as_memref()
+            .is_some_and(|m| m.shape.contains(&Some(0)))
+    };
+    (from == to || empty(from) || empty(to)).then(SmallVec::new)
+}
+
 /// An identity cast is its operand.
 pub(super) fn fold_cast(ctx: &Context, st: &OpState) -> Option<SmallVec<[FoldResult; 1]>> {
     let src = *st.operands.first()?;

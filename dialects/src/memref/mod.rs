@@ -40,10 +40,11 @@
 //! users; constant allocation sizes become static (then a `cast` back);
 //! identity casts and cast chains fold; a `cast` from a more static type
 //! folds into its consumers; constant `subview` operands become static and
-//! the result type is inferred again ([`subview`]).
+//! the result type is inferred again ([`subview`]); a `copy` onto itself
+//! or of no elements is erased.
 //!
-//! The native backends do not compile `memref` yet: they reject it with a
-//! located error. Lowering it onto `arr` is the way there.
+//! The native backends take `memref` after `lower`, which rewrites it onto
+//! `arr` (`passes::memref_to_arr`).
 
 mod canon;
 mod forms;
@@ -291,6 +292,7 @@ pub fn register(r: &mut Registry) {
         .traits(Traits::READS | Traits::WRITES)
         .verify(verify_copy)
         .interpret(interp::copy)
+        .rewrite(canon::erase_noop_copy)
         .rewrite(canon::through_cast)
         .custom_form(forms::print_copy, forms::parse_copy),
     );
