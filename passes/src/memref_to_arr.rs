@@ -428,6 +428,61 @@ fn subview(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
     d
 }
 
+/// `memref.reinterpret_cast`: the view of `src`'s buffer with the op's
+/// offset, sizes and strides, checked non-negative and, where no size is
+/// 0, inside the buffer.
+fn reinterpret(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
+    let ctx = &*b.ctx;
+    let parts = mixed(ctx, op).expect("verified");
+    let t = ctx
+        .ty(ctx.result(op, 0))
+        .as_memref()
+        .cloned()
+        .expect("verified");
+    let val = |b: &mut Builder, m: &Mixed| match m {
+        Mixed::Static(v) => cst(b, *v),
+        Mixed::Dynamic(v) => *v,
+    };
+    let zero = cst(b, 0);
+    let one = cst(b, 1);
+    let [offs, sizes, steps] = &parts;
+    let offset = val(b, &offs[0]);
+    let mut d = Desc {
+        buf: src.buf,
+        offset,
+        sizes: sizes.iter().map(|m| val(b, m)).collect(),
+        strides: steps.iter().map(|m| val(b, m)).collect(),
+    };
+    for &v in std::iter::once(&d.offset).chain(&d.sizes).chain(&d.strides) {
+        let ok = build_cmpi(b, "sge", v, zero);
+        build_assert(
+            b,
+            ok,
+            "memref.reinterpret_cast with a negative offset, size or stride",
+        );
+    }
+    // Empty, or its last element inside the buffer.
+    let mut last = d.offset;
+    let mut empty = build_cmpi(b, "ne", zero, zero);
+    for (&n, &s) in d.sizes.iter().zip(&d.strides) {
+        let m = build_binop(b, "arith.subi", n, one);
+        let reach = mul(b, m, s);
+        last = add(b, last, reach);
+        let e = build_cmpi(b, "eq", n, zero);
+        empty = build_binop(b, "arith.ori", empty, e);
+    }
+    let len = dialects::arr::len(b, d.buf);
+    let inside = build_cmpi(b, "slt", last, len);
+    let ok = build_binop(b, "arith.ori", inside, empty);
+    build_assert(
+        b,
+        ok,
+        "memref.reinterpret_cast reaches outside its allocation",
+    );
+    check_static(b, &mut d, &t);
+    d
+}
+
 fn dim(b: &mut Builder, d: &Desc, c: ValueId) -> ValueId {
     if let Some(k) = dialects::arith::fold::constant_int(b.ctx, c) {
         if let Some(&n) = usize::try_from(k).ok().and_then(|k| d.sizes.get(k)) {
@@ -583,6 +638,18 @@ pub fn lower_memrefs(ctx: &mut Context) -> Result<u64, Diagnostic> {
                 let t = b.ctx.ty(r).as_memref().cloned().expect("verified");
                 check_static(&mut b, &mut d, &t);
                 descs.insert(r, d);
+            }
+            "memref.reinterpret_cast" => {
+                let src = get(&descs, b.ctx, op, operands[0])?;
+                let d = reinterpret(&mut b, op, &src);
+                let r = b.ctx.result(op, 0);
+                descs.insert(r, d);
+            }
+            "memref.rank" => {
+                let n = b.ctx.ty(operands[0]).as_memref().map_or(0, |m| m.rank());
+                let c = cst(&mut b, n as i64);
+                let r = b.ctx.result(op, 0);
+                b.ctx.replace_all_uses(r, c);
             }
             "memref.subview" => {
                 let src = get(&descs, b.ctx, op, operands[0])?;

@@ -108,6 +108,10 @@ pub(super) fn dim_of_definition(b: &mut Builder, st: &OpState) -> Option<SmallVe
             let p = dynamic_position(t, k)?;
             Some(smallvec![*ctx.operands(d).get(p)?])
         }
+        "memref.reinterpret_cast" => match mixed(ctx, d)?[1].get(k)? {
+            Mixed::Dynamic(v) => Some(smallvec![*v]),
+            Mixed::Static(n) => Some(smallvec![crate::arith::const_int(b, *n, &Type::Index)]),
+        },
         "memref.subview" => match mixed(ctx, d)?[1].get(kept_dim(ctx, d, k)?)? {
             Mixed::Dynamic(v) => Some(smallvec![*v]),
             Mixed::Static(n) => Some(smallvec![crate::arith::const_int(b, *n, &Type::Index)]),
@@ -155,7 +159,7 @@ pub(super) fn dead_alloc_of_view(b: &mut Builder, st: &OpState) -> Option<SmallV
     loop {
         let d = b.ctx.def_op(v)?;
         match b.ctx.op_name(d) {
-            "memref.cast" | "memref.subview" => v = b.ctx.operand(d, 0),
+            "memref.cast" | "memref.subview" | "memref.reinterpret_cast" => v = b.ctx.operand(d, 0),
             "memref.alloc" | "memref.alloca" => {
                 return erase_dead_alloc(b.ctx, d).then(SmallVec::new)
             }
@@ -176,7 +180,10 @@ fn erase_dead_alloc(ctx: &mut Context, op: OpId) -> bool {
         let v = values[k];
         k += 1;
         for u in b.uses(v) {
-            let view = (b.is(u.op, "memref.cast") || b.is(u.op, "memref.subview")) && u.index == 0;
+            let view = (b.is(u.op, "memref.cast")
+                || b.is(u.op, "memref.subview")
+                || b.is(u.op, "memref.reinterpret_cast"))
+                && u.index == 0;
             if view {
                 values.push(b.result(u.op, 0));
             } else if !write_only_use(b, u.op, u.index as usize) {

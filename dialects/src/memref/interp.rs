@@ -276,6 +276,53 @@ pub(super) fn subview_of(
     Ok(wrap(out))
 }
 
+/// `memref.reinterpret_cast`: the view of `src`'s allocation with offset
+/// `parts[0][0]`, sizes `parts[1]` and strides `parts[2]`, which must lie
+/// inside the allocation where it is not empty.
+pub(super) fn reinterpret_of(
+    ctx: &Context,
+    op: OpId,
+    src: &RtValue,
+    parts: [Vec<i64>; 3],
+) -> Result<RtValue, RunError> {
+    let m = view(ctx, op, src)?;
+    let [offs, sizes, strides] = parts;
+    let offset = offs[0];
+    if offset < 0 || sizes.iter().chain(&strides).any(|&x| x < 0) {
+        return Err(RunError::at(
+            ctx,
+            op,
+            format!("the view [offset {offset}, sizes {sizes:?}, strides {strides:?}] has a negative entry"),
+        ));
+    }
+    let len = m.buf.borrow().len() as i64;
+    if !sizes.contains(&0) {
+        let last = sizes
+            .iter()
+            .zip(&strides)
+            .try_fold(offset, |acc, (&n, &t)| {
+                (n - 1).checked_mul(t).and_then(|x| acc.checked_add(x))
+            });
+        if last.is_none_or(|l| l >= len) {
+            return Err(RunError::at(
+                ctx,
+                op,
+                format!("the view [offset {offset}, sizes {sizes:?}, strides {strides:?}] reaches outside its allocation of {len} elements"),
+            ));
+        }
+    }
+    let out = MemRefValue {
+        buf: m.buf.clone(),
+        offset,
+        sizes,
+        strides,
+    };
+    let t = memref_ty(ctx, ctx.result(op, 0))
+        .ok_or_else(|| RunError::at(ctx, op, "result is not a memref"))?;
+    check_static(ctx, op, &out, t)?;
+    Ok(wrap(out))
+}
+
 pub(super) fn copy(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
     let ctx = it.ctx;
     let (a, b) = (view(ctx, op, &args[0])?, view(ctx, op, &args[1])?);

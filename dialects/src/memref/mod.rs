@@ -12,6 +12,8 @@
 //! | `memref.cast` | `memref.cast %m : memref<4xf32> to memref<?xf32>` | the same view, other static information |
 //! | `memref.subview` | `memref.subview %m[o0, o1] [s0, s1] [t0, t1] : T to U` | a strided window of `%m` |
 //! | `memref.copy` | `memref.copy %a, %b : T to U` | copies every element of `%a` into `%b` |
+//! | `memref.reinterpret_cast` | `memref.reinterpret_cast %m to offset: [o], sizes: [..], strides: [..] : T to U` | a view of `%m`'s allocation ([`reinterpret`]) |
+//! | `memref.rank` | `memref.rank %m : T` | the number of dimensions |
 //!
 //! **Types.** `memref<d0 x ... x T, layout>` ([`ir::MemRefType`]): ranks 0
 //! and up, static sizes or `?`, scalar elements, and either the identity
@@ -49,6 +51,7 @@
 mod canon;
 mod forms;
 mod interp;
+pub mod reinterpret;
 pub mod subview;
 
 use ir::spec::{Arity, OpSpec, Registry, Traits};
@@ -297,4 +300,5 @@ pub fn register(r: &mut Registry) {
         .custom_form(forms::print_copy, forms::parse_copy),
     );
     subview::register(r);
+    reinterpret::register(r);
 }

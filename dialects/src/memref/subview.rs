@@ -83,7 +83,7 @@ pub fn mixed(ctx: &Context, op: OpId) -> Option<[Vec<Mixed>; 3]> {
 }
 
 /// The attributes and dynamic operands of the lists `parts`.
-fn encode(parts: &[Vec<Mixed>; 3]) -> (Vec<(String, Attribute)>, Vec<ValueId>) {
+pub(super) fn encode(parts: &[Vec<Mixed>; 3]) -> (Vec<(String, Attribute)>, Vec<ValueId>) {
     let mut attrs = Vec::new();
     let mut vals = Vec::new();
     for (k, list) in parts.iter().enumerate() {
@@ -206,7 +206,7 @@ pub fn reduce(t: &MemRefType, drop: &[bool]) -> MemRefType {
 }
 
 /// `[a, %b, ...]`: one list, its constants and operands.
-fn parse_list(
+pub(super) fn parse_list(
     cp: &mut CustomParser,
     vals: &mut Vec<ir::ast::AstValueRef>,
 ) -> Result<Vec<i64>, SyntaxError> {
@@ -302,7 +302,7 @@ fn print(p: &mut Printer, op: OpId) -> std::fmt::Result {
 
 /// MLIR 16's generic form: the three lists as `array<i64: ...>` and the
 /// operand groups' sizes.
-fn generic_attrs(ctx: &Context, op: OpId) -> Vec<(String, Attribute)> {
+pub(super) fn generic_attrs(ctx: &Context, op: OpId) -> Vec<(String, Attribute)> {
     let mut attrs: Vec<(String, Attribute)> = ctx
         .op(op)
         .attrs
