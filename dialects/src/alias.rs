@@ -126,7 +126,10 @@ impl Aliases {
             let name = ctx.op_name(op);
             let modeled = match name {
                 // Views of their source.
-                "memref.cast" | "memref.subview" | "memref.reinterpret_cast" => {
+                "memref.cast"
+                | "memref.subview"
+                | "memref.reinterpret_cast"
+                | "memref.collapse_shape" => {
                     edges.push((ctx.operand(op, 0), ctx.result(op, 0)));
                     true
                 }

@@ -103,7 +103,9 @@ fn write_target_or_flow(ctx: &Context, op: OpId, i: usize) -> bool {
             i == 0
         }
         "memref.store" => i == 1,
-        "memref.cast" | "memref.subview" | "memref.reinterpret_cast" => i == 0,
+        "memref.cast" | "memref.subview" | "memref.reinterpret_cast" | "memref.collapse_shape" => {
+            i == 0
+        }
         "arith.select" | "scf.yield" | "scf.condition" | "scf.for" | "scf.while" => true,
         _ => false,
     }

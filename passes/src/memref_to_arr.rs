@@ -483,6 +483,66 @@ fn reinterpret(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
     d
 }
 
+/// `memref.collapse_shape` ([`dialects::memref::collapse`]): each group's
+/// size is the product of its sizes and its stride that of its last
+/// dimension of size other than 1 (its first if all are 1); a group with
+/// no size 0 is checked contiguous.
+fn collapse(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
+    let groups = dialects::memref::collapse::groups(b.ctx, op).expect("verified");
+    let t = b
+        .ctx
+        .ty(b.ctx.result(op, 0))
+        .as_memref()
+        .cloned()
+        .expect("verified");
+    let zero = cst(b, 0);
+    let one = cst(b, 1);
+    let mut d = Desc {
+        buf: src.buf,
+        offset: src.offset,
+        sizes: Vec::new(),
+        strides: Vec::new(),
+    };
+    for g in &groups {
+        // The stride of the last dimension of size other than 1.
+        let mut base = src.strides[g[0]];
+        for &k in &g[1..] {
+            let unit = build_cmpi(b, "eq", src.sizes[k], one);
+            base = b.op1(
+                "arith.select",
+                &[unit, base, src.strides[k]],
+                Type::Index,
+                vec![],
+            );
+        }
+        // Contiguous: each dimension of size other than 1 has the stride
+        // base * (the sizes after it); or the group is empty.
+        let mut ok = build_cmpi(b, "eq", zero, zero);
+        let mut empty = build_cmpi(b, "ne", zero, zero);
+        let mut after = one;
+        for &k in g.iter().rev() {
+            let want = mul(b, base, after);
+            let same = build_cmpi(b, "eq", src.strides[k], want);
+            let unit = build_cmpi(b, "eq", src.sizes[k], one);
+            let fine = build_binop(b, "arith.ori", same, unit);
+            ok = build_binop(b, "arith.andi", ok, fine);
+            let e = build_cmpi(b, "eq", src.sizes[k], zero);
+            empty = build_binop(b, "arith.ori", empty, e);
+            after = mul(b, after, src.sizes[k]);
+        }
+        let ok = build_binop(b, "arith.ori", ok, empty);
+        build_assert(
+            b,
+            ok,
+            "memref.collapse_shape of a group that is not contiguous",
+        );
+        d.sizes.push(after);
+        d.strides.push(base);
+    }
+    check_static(b, &mut d, &t);
+    d
+}
+
 fn dim(b: &mut Builder, d: &Desc, c: ValueId) -> ValueId {
     if let Some(k) = dialects::arith::fold::constant_int(b.ctx, c) {
         if let Some(&n) = usize::try_from(k).ok().and_then(|k| d.sizes.get(k)) {
@@ -642,6 +702,12 @@ pub fn lower_memrefs(ctx: &mut Context) -> Result<u64, Diagnostic> {
             "memref.reinterpret_cast" => {
                 let src = get(&descs, b.ctx, op, operands[0])?;
                 let d = reinterpret(&mut b, op, &src);
+                let r = b.ctx.result(op, 0);
+                descs.insert(r, d);
+            }
+            "memref.collapse_shape" => {
+                let src = get(&descs, b.ctx, op, operands[0])?;
+                let d = collapse(&mut b, op, &src);
                 let r = b.ctx.result(op, 0);
                 descs.insert(r, d);
             }

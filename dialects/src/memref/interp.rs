@@ -323,6 +323,52 @@ pub(super) fn reinterpret_of(
     Ok(wrap(out))
 }
 
+/// `memref.collapse_shape` of `src` by `groups` ([`super::collapse`]):
+/// faults where a group of the run-time view is not contiguous.
+pub(super) fn collapse_of(
+    ctx: &Context,
+    op: OpId,
+    src: &RtValue,
+    groups: &[Vec<usize>],
+) -> Result<RtValue, RunError> {
+    let m = view(ctx, op, src)?;
+    let mut sizes = Vec::new();
+    let mut strides = Vec::new();
+    for (r, g) in groups.iter().enumerate() {
+        let gs: Vec<Option<u64>> = g.iter().map(|&d| u64::try_from(m.sizes[d]).ok()).collect();
+        let base = m.strides[g[super::collapse::stride_dim(&gs)]];
+        let size: i64 = g.iter().map(|&d| m.sizes[d]).product();
+        if size != 0 {
+            let mut after = 1i64;
+            for &d in g.iter().rev() {
+                if m.sizes[d] != 1 && base.checked_mul(after) != Some(m.strides[d]) {
+                    return Err(RunError::at(
+                        ctx,
+                        op,
+                        format!(
+                            "group {r} of the view (sizes {:?}, strides {:?}) is not contiguous",
+                            m.sizes, m.strides
+                        ),
+                    ));
+                }
+                after = after.saturating_mul(m.sizes[d]);
+            }
+        }
+        sizes.push(size);
+        strides.push(base);
+    }
+    let out = MemRefValue {
+        buf: m.buf.clone(),
+        offset: m.offset,
+        sizes,
+        strides,
+    };
+    let t = memref_ty(ctx, ctx.result(op, 0))
+        .ok_or_else(|| RunError::at(ctx, op, "result is not a memref"))?;
+    check_static(ctx, op, &out, t)?;
+    Ok(wrap(out))
+}
+
 pub(super) fn copy(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
     let ctx = it.ctx;
     let (a, b) = (view(ctx, op, &args[0])?, view(ctx, op, &args[1])?);

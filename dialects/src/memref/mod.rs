@@ -14,6 +14,7 @@
 //! | `memref.copy` | `memref.copy %a, %b : T to U` | copies every element of `%a` into `%b` |
 //! | `memref.reinterpret_cast` | `memref.reinterpret_cast %m to offset: [o], sizes: [..], strides: [..] : T to U` | a view of `%m`'s allocation ([`reinterpret`]) |
 //! | `memref.rank` | `memref.rank %m : T` | the number of dimensions |
+//! | `memref.collapse_shape` | `memref.collapse_shape %m [[0, 1], [2]] : T into U` | merges groups of dimensions ([`collapse`]) |
 //!
 //! **Types.** `memref<d0 x ... x T, layout>` ([`ir::MemRefType`]): ranks 0
 //! and up, static sizes or `?`, scalar elements, and either the identity
@@ -49,6 +50,7 @@
 //! `arr` (`passes::memref_to_arr`).
 
 mod canon;
+pub mod collapse;
 mod forms;
 mod interp;
 pub mod reinterpret;
@@ -301,4 +303,5 @@ pub fn register(r: &mut Registry) {
     );
     subview::register(r);
     reinterpret::register(r);
+    collapse::register(r);
 }

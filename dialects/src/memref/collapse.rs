@@ -1,0 +1,270 @@
+//! `memref.collapse_shape`: a view that merges groups of consecutive
+//! dimensions into one (MLIR's op).
+//!
+//! ```text
+//! %v = memref.collapse_shape %m [[0, 1], [2]] : memref<?x4x5xf32> into memref<?x5xf32>
+//! ```
+//!
+//! The `reassociation` attribute lists, for each result dimension, the
+//! source dimensions it merges: together they are `0, 1, ..., rank - 1`
+//! in order, and no group is empty (a rank-0 result has no groups, and
+//! every source size must then be 1). A group's size is the product of
+//! its sizes; its stride is the stride of its last dimension of size
+//! other than 1 (of its first if all are 1). A group must be contiguous:
+//! every dimension of size other than 1 has the stride of the group times
+//! the sizes after it. The verifier checks that where the types say it;
+//! the interpreter and `lower` fault, at the op, where a run-time view is
+//! not (MLIR leaves it undefined). A group with a size 0 is empty and
+//! always contiguous.
+//!
+//! Canonicalization: a collapse whose groups are single dimensions and
+//! whose type is the source's folds to the source.
+
+use smallvec::{smallvec, SmallVec};
+
+use ir::ast::SyntaxError;
+use ir::custom::{CustomParser, ParsedOp};
+use ir::interp::{Interp, RtValue, RunError};
+use ir::printer::Printer;
+use ir::spec::{Arity, FoldResult, OpSpec, OpState, Registry, Traits};
+use ir::{Attribute, Context, MemRefType, OpId, StridedLayout, Type};
+
+/// The attribute holding the groups.
+pub const REASSOCIATION: &str = "reassociation";
+
+/// The groups of a collapse with attributes `attrs`, if well formed as
+/// lists of integers (not yet checked against the ranks).
+pub fn groups_of(attrs: &[(String, Attribute)]) -> Option<Vec<Vec<usize>>> {
+    let a = attrs.iter().find(|(k, _)| k == REASSOCIATION)?;
+    let Attribute::Array(gs) = &a.1 else {
+        return None;
+    };
+    gs.iter()
+        .map(|g| match g {
+            Attribute::Array(ds) => ds
+                .iter()
+                .map(|d| d.as_int().and_then(|v| usize::try_from(v).ok()))
+                .collect(),
+            _ => None,
+        })
+        .collect()
+}
+
+/// [`groups_of`] of an existing op.
+pub fn groups(ctx: &Context, op: OpId) -> Option<Vec<Vec<usize>>> {
+    groups_of(&ctx.op(op).attrs)
+}
+
+/// The index of the dimension whose stride a group takes: its last of a
+/// size other than 1, or its first where every size is 1 (`sizes` are the
+/// group's sizes, `None` where dynamic: possibly other than 1).
+pub fn stride_dim(sizes: &[Option<u64>]) -> usize {
+    sizes.iter().rposition(|s| *s != Some(1)).unwrap_or(0)
+}
+
+/// The result type of collapsing `src` by `groups`: sizes the products
+/// (dynamic where a factor is), strides per [`stride_dim`], the source's
+/// offset; the identity layout where the source has it.
+pub fn infer(src: &MemRefType, groups: &[Vec<usize>]) -> MemRefType {
+    let shape: Vec<Option<u64>> = groups
+        .iter()
+        .map(|g| {
+            g.iter().try_fold(1u64, |acc, &d| {
+                src.shape[d].and_then(|n| acc.checked_mul(n))
+            })
+        })
+        .collect();
+    let layout = src.layout.as_ref().map(|_| {
+        let (s, o) = src.strides_and_offset();
+        StridedLayout {
+            strides: groups
+                .iter()
+                .map(|g| {
+                    let sizes: Vec<Option<u64>> = g.iter().map(|&d| src.shape[d]).collect();
+                    s[g[stride_dim(&sizes)]]
+                })
+                .collect(),
+            offset: o,
+        }
+    });
+    MemRefType {
+        shape,
+        elem: src.elem.clone(),
+        layout,
+    }
+}
+
+/// `[[0, 1], [2]]`.
+fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
+    let mut p = ParsedOp::default();
+    let src = cp.expect_value()?;
+    let mut outer = cp.expect_square()?;
+    let mut gs = Vec::new();
+    while !outer.at_end() {
+        let mut inner = outer.expect_square()?;
+        let mut g = Vec::new();
+        while !inner.at_end() {
+            let (lit, at) = inner.expect_literal()?;
+            match lit {
+                ir::ast::AstItemKind::Int(v) if (0..=i64::MAX as i128).contains(&v) => {
+                    g.push(Attribute::int(v as i64, Type::I64))
+                }
+                _ => {
+                    return Err(SyntaxError {
+                        offset: at,
+                        message: "expected a dimension number".into(),
+                    })
+                }
+            }
+            if !inner.try_punct(",") {
+                break;
+            }
+        }
+        inner.finish()?;
+        gs.push(Attribute::Array(g));
+        if !outer.try_punct(",") {
+            break;
+        }
+    }
+    outer.finish()?;
+    cp.optional_attr_dict(&mut p.attrs);
+    cp.expect_punct(":")?;
+    let from = cp.expect_type()?;
+    cp.expect_keyword("into")?;
+    let to = cp.expect_type()?;
+    p.operands.push((src, Some(from)));
+    p.attrs
+        .push((REASSOCIATION.to_string(), Attribute::Array(gs)));
+    p.result_types.push(to);
+    Ok(p)
+}
+
+fn print(p: &mut Printer, op: OpId) -> std::fmt::Result {
+    let ctx = p.ctx();
+    let Some(gs) = groups(ctx, op) else {
+        p.w(" <<malformed memref.collapse_shape>>");
+        return Ok(());
+    };
+    let src = ctx.operand(op, 0);
+    p.w(" ");
+    p.value(src);
+    p.w(" [");
+    for (i, g) in gs.iter().enumerate() {
+        if i > 0 {
+            p.w(", ");
+        }
+        let ds: Vec<String> = g.iter().map(|d| d.to_string()).collect();
+        p.w(&format!("[{}]", ds.join(", ")));
+    }
+    p.w("]");
+    p.attr_dict(op, &[REASSOCIATION]);
+    p.w(" : ");
+    p.ty(ctx.ty(src));
+    p.w(" into ");
+    p.ty(ctx.ty(ctx.result(op, 0)));
+    Ok(())
+}
+
+fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
+    let src = super::operand_memref(ctx, op, 0)?;
+    let res = super::result_memref(ctx, op)?;
+    let gs =
+        groups(ctx, op).ok_or("'reassociation' must be a list of lists of dimension numbers")?;
+    if src.elem != res.elem {
+        return Err(format!(
+            "the result's elements '{}' differ from the source's '{}'",
+            res.elem, src.elem
+        ));
+    }
+    if gs.len() != res.rank() {
+        return Err(format!(
+            "expects {} groups (the result's rank), got {}",
+            res.rank(),
+            gs.len()
+        ));
+    }
+    let flat: Vec<usize> = gs.iter().flatten().copied().collect();
+    if gs.is_empty() {
+        if src.shape.iter().any(|d| *d != Some(1)) {
+            return Err("a collapse to rank 0 needs every source size to be 1".into());
+        }
+    } else if gs.iter().any(|g| g.is_empty()) || flat != (0..src.rank()).collect::<Vec<_>>() {
+        return Err(format!(
+            "the groups must hold the source's dimensions 0 to {} in order, each group non-empty",
+            src.rank().saturating_sub(1)
+        ));
+    }
+    // Contiguity, where the types say the sizes and strides.
+    let (s, _) = src.strides_and_offset();
+    for (r, g) in gs.iter().enumerate() {
+        let sizes: Vec<Option<u64>> = g.iter().map(|&d| src.shape[d]).collect();
+        if sizes.contains(&Some(0)) {
+            continue;
+        }
+        let base = s[g[stride_dim(&sizes)]];
+        let mut after: Option<i64> = Some(1);
+        for (i, &d) in g.iter().enumerate().rev() {
+            if sizes[i] != Some(1) {
+                if let (Some(st), Some(b), Some(a)) = (s[d], base, after) {
+                    if b.checked_mul(a) != Some(st) {
+                        return Err(format!(
+                            "group {r} is not contiguous: dimension {d} has stride {st}, not {}",
+                            b.saturating_mul(a)
+                        ));
+                    }
+                }
+            }
+            after = match (after, sizes[i]) {
+                (Some(a), Some(n)) => a.checked_mul(n as i64),
+                _ => None,
+            };
+        }
+    }
+    let inferred = infer(src, &gs);
+    if !super::cast_compatible(&inferred, res) {
+        return Err(format!(
+            "result type '{}' does not agree with the inferred '{}'",
+            ctx.ty(ctx.result(op, 0)),
+            Type::MemRef(std::rc::Rc::new(inferred))
+        ));
+    }
+    Ok(())
+}
+
+fn interpret(
+    it: &mut Interp,
+    op: OpId,
+    args: &[RtValue],
+) -> Result<SmallVec<[RtValue; 2]>, RunError> {
+    let ctx = it.ctx;
+    let gs = groups(ctx, op).ok_or_else(|| RunError::at(ctx, op, "malformed collapse_shape"))?;
+    Ok(smallvec![super::interp::collapse_of(
+        ctx, op, &args[0], &gs
+    )?])
+}
+
+/// Single-dimension groups and the source's type: the source.
+fn fold(ctx: &Context, st: &OpState) -> Option<SmallVec<[FoldResult; 1]>> {
+    let src = *st.operands.first()?;
+    let gs = groups_of(&st.attrs)?;
+    (ctx.ty(src) == st.result_types.first()? && gs.iter().all(|g| g.len() == 1))
+        .then(|| smallvec![FoldResult::Value(src)])
+}
+
+/// Registers `memref.collapse_shape`.
+pub(super) fn register(r: &mut Registry) {
+    r.register(
+        OpSpec::new(
+            "memref.collapse_shape",
+            "a view merging groups of consecutive dimensions",
+        )
+        .operands(Arity::Exactly(1))
+        .results(Arity::Exactly(1))
+        .traits(Traits::DEAD_IF_UNUSED)
+        .verify(verify)
+        .interpret(interpret)
+        .fold(fold)
+        .rewrite(super::canon::dead_alloc_of_view)
+        .custom_form(print, parse),
+    );
+}
