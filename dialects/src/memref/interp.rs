@@ -270,10 +270,7 @@ pub(super) fn subview_of(
             .map(|k| strides[k])
             .collect(),
     };
-    let t = memref_ty(ctx, ctx.result(op, 0))
-        .ok_or_else(|| RunError::at(ctx, op, "result is not a memref"))?;
-    check_static(ctx, op, &out, t)?;
-    Ok(wrap(out))
+    view_result(ctx, op, out)
 }
 
 /// `memref.reinterpret_cast`: the view of `src`'s allocation with offset
@@ -317,10 +314,7 @@ pub(super) fn reinterpret_of(
         sizes,
         strides,
     };
-    let t = memref_ty(ctx, ctx.result(op, 0))
-        .ok_or_else(|| RunError::at(ctx, op, "result is not a memref"))?;
-    check_static(ctx, op, &out, t)?;
-    Ok(wrap(out))
+    view_result(ctx, op, out)
 }
 
 /// `memref.collapse_shape` of `src` by `groups` ([`super::collapse`]):
@@ -363,6 +357,12 @@ pub(super) fn collapse_of(
         sizes,
         strides,
     };
+    view_result(ctx, op, out)
+}
+
+/// The view `out` as the result of `op`, checked against the static
+/// sizes, strides and offset of its type.
+fn view_result(ctx: &Context, op: OpId, out: MemRefValue) -> Result<RtValue, RunError> {
     let t = memref_ty(ctx, ctx.result(op, 0))
         .ok_or_else(|| RunError::at(ctx, op, "result is not a memref"))?;
     check_static(ctx, op, &out, t)?;

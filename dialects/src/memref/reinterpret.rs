@@ -172,21 +172,7 @@ fn interpret(
     args: &[RtValue],
 ) -> Result<SmallVec<[RtValue; 2]>, RunError> {
     let ctx = it.ctx;
-    let parts =
-        mixed(ctx, op).ok_or_else(|| RunError::at(ctx, op, "malformed reinterpret_cast"))?;
-    let mut dynamic = args[1..].iter();
-    let mut lists: [Vec<i64>; 3] = Default::default();
-    for (k, list) in parts.iter().enumerate() {
-        for m in list {
-            lists[k].push(match m {
-                Mixed::Static(v) => *v,
-                Mixed::Dynamic(_) => dynamic
-                    .next()
-                    .and_then(|a| a.as_int())
-                    .ok_or_else(|| RunError::at(ctx, op, "expected an integer"))?,
-            });
-        }
-    }
+    let lists = super::subview::run_lists(ctx, op, args, "malformed reinterpret_cast")?;
     Ok(smallvec![super::interp::reinterpret_of(
         ctx, op, &args[0], lists
     )?])

@@ -404,14 +404,16 @@ fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
     Ok(())
 }
 
-fn interpret(
-    it: &mut Interp,
+/// The run-time offsets, sizes and strides of `op` (a subview or a
+/// `reinterpret_cast`) with operand values `args`: the constants, and the
+/// dynamic entries from the operands after the source, in order.
+pub(super) fn run_lists(
+    ctx: &Context,
     op: OpId,
     args: &[RtValue],
-) -> Result<SmallVec<[RtValue; 2]>, RunError> {
-    let ctx = it.ctx;
-    let parts = mixed(ctx, op).ok_or_else(|| RunError::at(ctx, op, "malformed subview"))?;
-    // The dynamic entries are the operands after the source, in order.
+    malformed: &str,
+) -> Result<[Vec<i64>; 3], RunError> {
+    let parts = mixed(ctx, op).ok_or_else(|| RunError::at(ctx, op, malformed))?;
     let mut dynamic = args[1..].iter();
     let mut lists: [Vec<i64>; 3] = Default::default();
     for (k, list) in parts.iter().enumerate() {
@@ -425,6 +427,16 @@ fn interpret(
             });
         }
     }
+    Ok(lists)
+}
+
+fn interpret(
+    it: &mut Interp,
+    op: OpId,
+    args: &[RtValue],
+) -> Result<SmallVec<[RtValue; 2]>, RunError> {
+    let ctx = it.ctx;
+    let lists = run_lists(ctx, op, args, "malformed subview")?;
     let drop = drop_mask(ctx, op).ok_or_else(|| RunError::at(ctx, op, "malformed subview"))?;
     Ok(smallvec![super::interp::subview_of(
         ctx, op, &args[0], lists, &drop
