@@ -258,6 +258,22 @@ fn cst(b: &mut Builder, v: i64) -> ValueId {
     const_int(b, v, &Type::Index)
 }
 
+/// An entry of a subview's or reinterpret_cast's lists as an `index` value.
+fn mixed_value(b: &mut Builder, m: &Mixed) -> ValueId {
+    match m {
+        Mixed::Static(v) => cst(b, *v),
+        Mixed::Dynamic(v) => *v,
+    }
+}
+
+/// The memref type of a verified op's one result.
+fn result_type(ctx: &Context, op: OpId) -> MemRefType {
+    ctx.ty(ctx.result(op, 0))
+        .as_memref()
+        .cloned()
+        .expect("verified")
+}
+
 fn add(b: &mut Builder, x: ValueId, y: ValueId) -> ValueId {
     build_binop(b, "arith.addi", x, y)
 }
@@ -298,11 +314,7 @@ fn check_static(b: &mut Builder, d: &mut Desc, t: &MemRefType) {
 
 fn alloc(b: &mut Builder, op: OpId) -> Desc {
     let ctx = &*b.ctx;
-    let t = ctx
-        .ty(ctx.result(op, 0))
-        .as_memref()
-        .cloned()
-        .expect("verified");
+    let t = result_type(ctx, op);
     let dynamic = ctx.operands(op).to_vec();
     let mut dyn_iter = dynamic.into_iter();
     let zero = cst(b, 0);
@@ -375,15 +387,7 @@ fn position(b: &mut Builder, d: &Desc, idx: &[ValueId]) -> ValueId {
 fn subview(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
     let ctx = &*b.ctx;
     let parts = mixed(ctx, op).expect("verified");
-    let t = ctx
-        .ty(ctx.result(op, 0))
-        .as_memref()
-        .cloned()
-        .expect("verified");
-    let val = |b: &mut Builder, m: &Mixed| match m {
-        Mixed::Static(v) => cst(b, *v),
-        Mixed::Dynamic(v) => *v,
-    };
+    let t = result_type(ctx, op);
     let zero = cst(b, 0);
     let one = cst(b, 1);
     let mut d = Desc {
@@ -394,9 +398,9 @@ fn subview(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
     };
     let [offs, sizes, steps] = &parts;
     for (k, ((po, pn), ps)) in offs.iter().zip(sizes).zip(steps).enumerate() {
-        let o = val(b, po);
-        let n = val(b, pn);
-        let s = val(b, ps);
+        let o = mixed_value(b, po);
+        let n = mixed_value(b, pn);
+        let s = mixed_value(b, ps);
         for v in [o, n, s] {
             let ok = build_cmpi(b, "sge", v, zero);
             build_assert(
@@ -434,24 +438,16 @@ fn subview(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
 fn reinterpret(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
     let ctx = &*b.ctx;
     let parts = mixed(ctx, op).expect("verified");
-    let t = ctx
-        .ty(ctx.result(op, 0))
-        .as_memref()
-        .cloned()
-        .expect("verified");
-    let val = |b: &mut Builder, m: &Mixed| match m {
-        Mixed::Static(v) => cst(b, *v),
-        Mixed::Dynamic(v) => *v,
-    };
+    let t = result_type(ctx, op);
     let zero = cst(b, 0);
     let one = cst(b, 1);
     let [offs, sizes, steps] = &parts;
-    let offset = val(b, &offs[0]);
+    let offset = mixed_value(b, &offs[0]);
     let mut d = Desc {
         buf: src.buf,
         offset,
-        sizes: sizes.iter().map(|m| val(b, m)).collect(),
-        strides: steps.iter().map(|m| val(b, m)).collect(),
+        sizes: sizes.iter().map(|m| mixed_value(b, m)).collect(),
+        strides: steps.iter().map(|m| mixed_value(b, m)).collect(),
     };
     for &v in std::iter::once(&d.offset).chain(&d.sizes).chain(&d.strides) {
         let ok = build_cmpi(b, "sge", v, zero);
@@ -489,12 +485,7 @@ fn reinterpret(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
 /// no size 0 is checked contiguous.
 fn collapse(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
     let groups = dialects::memref::collapse::groups(b.ctx, op).expect("verified");
-    let t = b
-        .ctx
-        .ty(b.ctx.result(op, 0))
-        .as_memref()
-        .cloned()
-        .expect("verified");
+    let t = result_type(b.ctx, op);
     let zero = cst(b, 0);
     let one = cst(b, 1);
     let mut d = Desc {

@@ -71,17 +71,8 @@ fn parse(cp: &mut CustomParser) -> Result<ParsedOp, ir::ast::SyntaxError> {
     let from = cp.expect_type()?;
     cp.expect_keyword("to")?;
     let to = cp.expect_type()?;
-    p.operands.push((src, Some(from)));
-    p.operands
-        .extend(vals.into_iter().map(|v| (v, Some(Type::Index))));
-    for (k, l) in lists.into_iter().enumerate() {
-        let items = l
-            .into_iter()
-            .map(|v| Attribute::int(v, Type::I64))
-            .collect();
-        p.attrs
-            .push((LISTS[k].to_string(), Attribute::Array(items)));
-    }
+    super::subview::push_lists(&mut p, src, vals, lists);
+    p.operands[0].1 = Some(from);
     p.result_types.push(to);
     Ok(p)
 }
@@ -99,15 +90,7 @@ fn print(p: &mut Printer, op: OpId) -> std::fmt::Result {
     for (k, list) in parts.iter().enumerate() {
         p.w(["", ","][usize::from(k > 0)]);
         p.w([" offset: [", " sizes: [", " strides: ["][k]);
-        for (i, m) in list.iter().enumerate() {
-            if i > 0 {
-                p.w(", ");
-            }
-            match m {
-                Mixed::Static(v) => p.w(&v.to_string()),
-                Mixed::Dynamic(v) => p.value(*v),
-            }
-        }
+        super::subview::print_entries(p, list);
         p.w("]");
     }
     let mut skip: Vec<&str> = LISTS.to_vec();
@@ -183,18 +166,8 @@ fn interpret(
 fn canonicalize(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
     let ctx = &*b.ctx;
     let parts = mixed_of(&st.attrs, &st.operands)?;
-    let mut changed = false;
     let mut new_parts = parts.clone();
-    for list in new_parts.iter_mut() {
-        for m in list.iter_mut() {
-            if let Mixed::Dynamic(v) = m {
-                if let Some(c) = crate::arith::fold::constant_int(ctx, *v).filter(|c| *c >= 0) {
-                    *m = Mixed::Static(c);
-                    changed = true;
-                }
-            }
-        }
-    }
+    let mut changed = super::subview::static_constants(ctx, &mut new_parts, [0, 0, 0]);
     let mut src = st.operands[0];
     if let Some(s) = ctx
         .def_op_named(src, "memref.cast")

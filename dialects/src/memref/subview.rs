@@ -205,6 +205,63 @@ pub fn reduce(t: &MemRefType, drop: &[bool]) -> MemRefType {
     }
 }
 
+/// The end of a view op's custom form: the source (its type still to be
+/// set), the list operands (`index`) and the three list attributes.
+pub(super) fn push_lists(
+    p: &mut ParsedOp,
+    src: ir::ast::AstValueRef,
+    vals: Vec<ir::ast::AstValueRef>,
+    lists: Vec<Vec<i64>>,
+) {
+    p.operands.push((src, None));
+    p.operands
+        .extend(vals.into_iter().map(|v| (v, Some(Type::Index))));
+    for (k, l) in lists.into_iter().enumerate() {
+        let items = l
+            .into_iter()
+            .map(|v| Attribute::int(v, Type::I64))
+            .collect();
+        p.attrs
+            .push((LISTS[k].to_string(), Attribute::Array(items)));
+    }
+}
+
+/// Prints a list's entries, comma-separated, without brackets.
+pub(super) fn print_entries(p: &mut Printer, list: &[Mixed]) {
+    for (i, m) in list.iter().enumerate() {
+        if i > 0 {
+            p.w(", ");
+        }
+        match m {
+            Mixed::Static(v) => p.w(&v.to_string()),
+            Mixed::Dynamic(v) => p.value(*v),
+        }
+    }
+}
+
+/// Turns each dynamic entry of list `k` whose operand is a constant of at
+/// least `least[k]` into a static entry; whether any changed.
+pub(super) fn static_constants(
+    ctx: &Context,
+    parts: &mut [Vec<Mixed>; 3],
+    least: [i64; 3],
+) -> bool {
+    let mut changed = false;
+    for (k, list) in parts.iter_mut().enumerate() {
+        for m in list.iter_mut() {
+            if let Mixed::Dynamic(v) = m {
+                if let Some(c) =
+                    crate::arith::fold::constant_int(ctx, *v).filter(|c| *c >= least[k])
+                {
+                    *m = Mixed::Static(c);
+                    changed = true;
+                }
+            }
+        }
+    }
+    changed
+}
+
 /// `[a, %b, ...]`: one list, its constants and operands.
 pub(super) fn parse_list(
     cp: &mut CustomParser,
@@ -253,17 +310,8 @@ fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
     let from = cp.expect_type()?;
     cp.expect_keyword("to")?;
     let to = cp.expect_type()?;
-    p.operands.push((src, Some(from)));
-    p.operands
-        .extend(vals.into_iter().map(|v| (v, Some(Type::Index))));
-    for (k, l) in lists.into_iter().enumerate() {
-        let items = l
-            .into_iter()
-            .map(|v| Attribute::int(v, Type::I64))
-            .collect();
-        p.attrs
-            .push((LISTS[k].to_string(), Attribute::Array(items)));
-    }
+    push_lists(&mut p, src, vals, lists);
+    p.operands[0].1 = Some(from);
     p.result_types.push(to);
     Ok(p)
 }
@@ -279,15 +327,7 @@ fn print(p: &mut Printer, op: OpId) -> std::fmt::Result {
     p.value(src);
     for (k, list) in parts.iter().enumerate() {
         p.w(if k == 0 { "[" } else { " [" });
-        for (i, m) in list.iter().enumerate() {
-            if i > 0 {
-                p.w(", ");
-            }
-            match m {
-                Mixed::Static(v) => p.w(&v.to_string()),
-                Mixed::Dynamic(v) => p.value(*v),
-            }
-        }
+        print_entries(p, list);
         p.w("]");
     }
     let mut skip: Vec<&str> = LISTS.to_vec();
@@ -498,20 +538,9 @@ fn canonicalize(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>>
             vec![]
         )]);
     }
-    let mut changed = false;
     let mut new_parts = parts.clone();
-    for (k, list) in new_parts.iter_mut().enumerate() {
-        // A zero stride stays an operand, as in MLIR.
-        let least = if k == 2 { 1 } else { 0 };
-        for m in list.iter_mut() {
-            if let Mixed::Dynamic(v) = m {
-                if let Some(c) = crate::arith::fold::constant_int(ctx, *v).filter(|c| *c >= least) {
-                    *m = Mixed::Static(c);
-                    changed = true;
-                }
-            }
-        }
-    }
+    // A zero stride stays an operand, as in MLIR.
+    let mut changed = static_constants(ctx, &mut new_parts, [0, 0, 1]);
     let mut src = st.operands[0];
     if let Some(s) = super::canon::cast_source(ctx, src) {
         src = s;
