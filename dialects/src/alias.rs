@@ -126,10 +126,7 @@ impl Aliases {
             let name = ctx.op_name(op);
             let modeled = match name {
                 // Views of their source.
-                "memref.cast"
-                | "memref.subview"
-                | "memref.reinterpret_cast"
-                | "memref.collapse_shape" => {
+                n if crate::memref::is_view(n) => {
                     edges.push((ctx.operand(op, 0), ctx.result(op, 0)));
                     true
                 }

@@ -103,9 +103,7 @@ fn write_target_or_flow(ctx: &Context, op: OpId, i: usize) -> bool {
             i == 0
         }
         "memref.store" => i == 1,
-        "memref.cast" | "memref.subview" | "memref.reinterpret_cast" | "memref.collapse_shape" => {
-            i == 0
-        }
+        n if dialects::memref::is_view(n) => i == 0,
         "arith.select" | "scf.yield" | "scf.condition" | "scf.for" | "scf.while" => true,
         _ => false,
     }

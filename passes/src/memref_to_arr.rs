@@ -534,6 +534,82 @@ fn collapse(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
     d
 }
 
+/// `memref.expand_shape` ([`dialects::memref::expand`]): each group's
+/// sizes are the given ones (`output_shape`) or the type's, with the one
+/// dynamic size inferred by division (checked exact); they are checked to
+/// multiply to the source dimension's size without overflow. The last
+/// dimension of a group takes the source's stride, each other one the
+/// next one's times its size.
+fn expand(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
+    let groups = dialects::memref::collapse::groups(b.ctx, op).expect("verified");
+    let given = dialects::memref::expand::output_shape(b.ctx, op).expect("verified");
+    let t = result_type(b.ctx, op);
+    let zero = cst(b, 0);
+    let one = cst(b, 1);
+    let mut d = Desc {
+        buf: src.buf,
+        offset: src.offset,
+        sizes: vec![one; t.rank()],
+        strides: vec![one; t.rank()],
+    };
+    for (r, g) in groups.iter().enumerate() {
+        let n = src.sizes[r];
+        let mut ok = build_cmpi(b, "eq", zero, zero);
+        let mut product = one;
+        let mut sizes = Vec::new();
+        for &k in g {
+            let s = match (&given, t.shape[k]) {
+                (Some(list), _) => {
+                    let s = mixed_value(b, &list[k]);
+                    let fine = build_cmpi(b, "sge", s, zero);
+                    ok = build_binop(b, "arith.andi", ok, fine);
+                    s
+                }
+                (None, Some(c)) => cst(b, c as i64),
+                (None, None) => {
+                    // Verified: the group's other sizes are static, with a
+                    // product other than 0.
+                    let rest: u64 = g.iter().filter_map(|&e| t.shape[e]).product();
+                    let rest = cst(b, rest as i64);
+                    let rem = build_binop(b, "arith.remui", n, rest);
+                    let exact = build_cmpi(b, "eq", rem, zero);
+                    build_assert(
+                        b,
+                        exact,
+                        "memref.expand_shape whose static sizes do not divide the source's size",
+                    );
+                    build_binop(b, "arith.divui", n, rest)
+                }
+            };
+            // No overflow: (product * s) / s == product where s != 0.
+            let next = mul(b, product, s);
+            let is_zero = build_cmpi(b, "eq", s, zero);
+            let divisor = b.op1("arith.select", &[is_zero, one, s], Type::Index, vec![]);
+            let back = build_binop(b, "arith.divui", next, divisor);
+            let same = build_cmpi(b, "eq", back, product);
+            let fine = build_binop(b, "arith.ori", same, is_zero);
+            ok = build_binop(b, "arith.andi", ok, fine);
+            product = next;
+            sizes.push(s);
+        }
+        let whole = build_cmpi(b, "eq", product, n);
+        let ok = build_binop(b, "arith.andi", ok, whole);
+        build_assert(
+            b,
+            ok,
+            "memref.expand_shape whose sizes do not multiply to the source's size",
+        );
+        let mut stride = src.strides[r];
+        for (i, &k) in g.iter().enumerate().rev() {
+            d.sizes[k] = sizes[i];
+            d.strides[k] = stride;
+            stride = mul(b, stride, sizes[i]);
+        }
+    }
+    check_static(b, &mut d, &t);
+    d
+}
+
 fn dim(b: &mut Builder, d: &Desc, c: ValueId) -> ValueId {
     if let Some(k) = dialects::arith::fold::constant_int(b.ctx, c) {
         if let Some(&n) = usize::try_from(k).ok().and_then(|k| d.sizes.get(k)) {
@@ -699,6 +775,12 @@ pub fn lower_memrefs(ctx: &mut Context) -> Result<u64, Diagnostic> {
             "memref.collapse_shape" => {
                 let src = get(&descs, b.ctx, op, operands[0])?;
                 let d = collapse(&mut b, op, &src);
+                let r = b.ctx.result(op, 0);
+                descs.insert(r, d);
+            }
+            "memref.expand_shape" => {
+                let src = get(&descs, b.ctx, op, operands[0])?;
+                let d = expand(&mut b, op, &src);
                 let r = b.ctx.result(op, 0);
                 descs.insert(r, d);
             }

@@ -159,10 +159,7 @@ pub(super) fn dead_alloc_of_view(b: &mut Builder, st: &OpState) -> Option<SmallV
     loop {
         let d = b.ctx.def_op(v)?;
         match b.ctx.op_name(d) {
-            "memref.cast"
-            | "memref.subview"
-            | "memref.reinterpret_cast"
-            | "memref.collapse_shape" => v = b.ctx.operand(d, 0),
+            n if super::is_view(n) => v = b.ctx.operand(d, 0),
             "memref.alloc" | "memref.alloca" => {
                 return erase_dead_alloc(b.ctx, d).then(SmallVec::new)
             }
@@ -183,11 +180,7 @@ fn erase_dead_alloc(ctx: &mut Context, op: OpId) -> bool {
         let v = values[k];
         k += 1;
         for u in b.uses(v) {
-            let view = (b.is(u.op, "memref.cast")
-                || b.is(u.op, "memref.subview")
-                || b.is(u.op, "memref.reinterpret_cast")
-                || b.is(u.op, "memref.collapse_shape"))
-                && u.index == 0;
+            let view = super::is_view(b.op_name(u.op)) && u.index == 0;
             if view {
                 values.push(b.result(u.op, 0));
             } else if !write_only_use(b, u.op, u.index as usize) {

@@ -94,10 +94,9 @@ pub fn infer(src: &MemRefType, groups: &[Vec<usize>]) -> MemRefType {
     }
 }
 
-/// `[[0, 1], [2]]`.
-fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
-    let mut p = ParsedOp::default();
-    let src = cp.expect_value()?;
+/// `[[0, 1], [2]]`: the groups of a collapse or an expand, as the
+/// [`REASSOCIATION`] attribute's value.
+pub(super) fn parse_groups(cp: &mut CustomParser) -> Result<Attribute, SyntaxError> {
     let mut outer = cp.expect_square()?;
     let mut gs = Vec::new();
     while !outer.at_end() {
@@ -127,16 +126,36 @@ fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
         }
     }
     outer.finish()?;
+    Ok(Attribute::Array(gs))
+}
+
+/// `memref.collapse_shape %m [[0, 1], [2]] : T into U`.
+fn parse(cp: &mut CustomParser) -> Result<ParsedOp, SyntaxError> {
+    let mut p = ParsedOp::default();
+    let src = cp.expect_value()?;
+    let gs = parse_groups(cp)?;
     cp.optional_attr_dict(&mut p.attrs);
     cp.expect_punct(":")?;
     let from = cp.expect_type()?;
     cp.expect_keyword("into")?;
     let to = cp.expect_type()?;
     p.operands.push((src, Some(from)));
-    p.attrs
-        .push((REASSOCIATION.to_string(), Attribute::Array(gs)));
+    p.attrs.push((REASSOCIATION.to_string(), gs));
     p.result_types.push(to);
     Ok(p)
+}
+
+/// Prints ` [[0, 1], [2]]`.
+pub(super) fn print_groups(p: &mut Printer, gs: &[Vec<usize>]) {
+    p.w(" [");
+    for (i, g) in gs.iter().enumerate() {
+        if i > 0 {
+            p.w(", ");
+        }
+        let ds: Vec<String> = g.iter().map(|d| d.to_string()).collect();
+        p.w(&format!("[{}]", ds.join(", ")));
+    }
+    p.w("]");
 }
 
 fn print(p: &mut Printer, op: OpId) -> std::fmt::Result {
@@ -148,15 +167,7 @@ fn print(p: &mut Printer, op: OpId) -> std::fmt::Result {
     let src = ctx.operand(op, 0);
     p.w(" ");
     p.value(src);
-    p.w(" [");
-    for (i, g) in gs.iter().enumerate() {
-        if i > 0 {
-            p.w(", ");
-        }
-        let ds: Vec<String> = g.iter().map(|d| d.to_string()).collect();
-        p.w(&format!("[{}]", ds.join(", ")));
-    }
-    p.w("]");
+    print_groups(p, &gs);
     p.attr_dict(op, &[REASSOCIATION]);
     p.w(" : ");
     p.ty(ctx.ty(src));
@@ -243,12 +254,24 @@ fn interpret(
     )?])
 }
 
-/// Single-dimension groups and the source's type: the source.
+/// Single-dimension groups and the source's type: the source. A collapse
+/// of an expand by the same groups back to the expand's source type is
+/// that source, where the expand cannot fault: static source sizes and
+/// sizes in MLIR 16's form (the verifier checked they multiply to the
+/// source's); an expand's groups are always contiguous.
 fn fold(ctx: &Context, st: &OpState) -> Option<SmallVec<[FoldResult; 1]>> {
     let src = *st.operands.first()?;
     let gs = groups_of(&st.attrs)?;
-    (ctx.ty(src) == st.result_types.first()? && gs.iter().all(|g| g.len() == 1))
-        .then(|| smallvec![FoldResult::Value(src)])
+    let res = st.result_types.first()?;
+    if ctx.ty(src) == res && gs.iter().all(|g| g.len() == 1) {
+        return Some(smallvec![FoldResult::Value(src)]);
+    }
+    let e = ctx.def_op_named(src, "memref.expand_shape")?;
+    let x = ctx.operand(e, 0);
+    let static_sizes = ctx.ty(x).as_memref()?.shape.iter().all(Option::is_some);
+    let inferred = ctx.operands(e).len() == 1;
+    (ctx.ty(x) == res && static_sizes && inferred && groups(ctx, e)? == gs)
+        .then(|| smallvec![FoldResult::Value(x)])
 }
 
 /// Registers `memref.collapse_shape`.

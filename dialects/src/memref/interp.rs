@@ -360,6 +360,77 @@ pub(super) fn collapse_of(
     view_result(ctx, op, out)
 }
 
+/// `memref.expand_shape` of `src` by `groups` ([`super::expand`]), with
+/// the `given` result sizes (newer MLIR's `output_shape`) or, where none,
+/// the result type's static sizes and each group's one dynamic size
+/// inferred. Faults where a group's sizes do not multiply to its source
+/// dimension's size (or a size cannot be inferred).
+pub(super) fn expand_of(
+    ctx: &Context,
+    op: OpId,
+    src: &RtValue,
+    groups: &[Vec<usize>],
+    given: Option<&[i64]>,
+) -> Result<RtValue, RunError> {
+    let m = view(ctx, op, src)?;
+    let t = memref_ty(ctx, ctx.result(op, 0))
+        .ok_or_else(|| RunError::at(ctx, op, "result is not a memref"))?;
+    let rank = t.rank();
+    let mut sizes = vec![1i64; rank];
+    let mut strides = vec![1i64; rank];
+    for (r, g) in groups.iter().enumerate() {
+        let n = m.sizes[r];
+        let mut gs: Vec<i64> = Vec::new();
+        for &d in g {
+            gs.push(match (given, t.shape[d]) {
+                (Some(l), _) => l[d],
+                (None, Some(s)) => i64::try_from(s).unwrap_or(i64::MAX),
+                (None, None) => {
+                    // The one dynamic size of the group: the rest divides n.
+                    let rest = g.iter().filter_map(|&e| t.shape[e]).try_fold(1i64, |a, s| {
+                        i64::try_from(s).ok().and_then(|s| a.checked_mul(s))
+                    });
+                    match rest {
+                        Some(p) if p != 0 && n % p == 0 => n / p,
+                        _ => {
+                            return Err(RunError::at(
+                                ctx,
+                                op,
+                                format!(
+                                    "group {r}'s static sizes do not divide the source's size {n}"
+                                ),
+                            ))
+                        }
+                    }
+                }
+            });
+        }
+        let product = gs
+            .iter()
+            .try_fold(1i64, |a, &s| if s < 0 { None } else { a.checked_mul(s) });
+        if product != Some(n) {
+            return Err(RunError::at(
+                ctx,
+                op,
+                format!("the sizes {gs:?} of group {r} do not multiply to the source's size {n}"),
+            ));
+        }
+        let mut s = m.strides[r];
+        for (k, &d) in g.iter().enumerate().rev() {
+            sizes[d] = gs[k];
+            strides[d] = s;
+            s = s.saturating_mul(gs[k]);
+        }
+    }
+    let out = MemRefValue {
+        buf: m.buf.clone(),
+        offset: m.offset,
+        sizes,
+        strides,
+    };
+    view_result(ctx, op, out)
+}
+
 /// The view `out` as the result of `op`, checked against the static
 /// sizes, strides and offset of its type.
 fn view_result(ctx: &Context, op: OpId, out: MemRefValue) -> Result<RtValue, RunError> {

@@ -15,6 +15,7 @@
 //! | `memref.reinterpret_cast` | `memref.reinterpret_cast %m to offset: [o], sizes: [..], strides: [..] : T to U` | a view of `%m`'s allocation ([`reinterpret`]) |
 //! | `memref.rank` | `memref.rank %m : T` | the number of dimensions |
 //! | `memref.collapse_shape` | `memref.collapse_shape %m [[0, 1], [2]] : T into U` | merges groups of dimensions ([`collapse`]) |
+//! | `memref.expand_shape` | `memref.expand_shape %m [[0, 1], [2]] : T into U` | splits dimensions into groups ([`expand`]) |
 //!
 //! **Types.** `memref<d0 x ... x T, layout>` ([`ir::MemRefType`]): ranks 0
 //! and up, static sizes or `?`, scalar elements, and either the identity
@@ -51,6 +52,7 @@
 
 mod canon;
 pub mod collapse;
+pub mod expand;
 mod forms;
 mod interp;
 pub mod reinterpret;
@@ -58,6 +60,21 @@ pub mod subview;
 
 use ir::spec::{Arity, OpSpec, Registry, Traits};
 use ir::{Context, MemRefType, OpId, Type};
+
+/// The ops whose result is a view of their first operand's allocation
+/// (and that neither read nor write it).
+pub const VIEWS: [&str; 5] = [
+    "memref.cast",
+    "memref.subview",
+    "memref.reinterpret_cast",
+    "memref.collapse_shape",
+    "memref.expand_shape",
+];
+
+/// Whether op `name` makes a view of its first operand ([`VIEWS`]).
+pub fn is_view(name: &str) -> bool {
+    VIEWS.contains(&name)
+}
 
 /// MLIR's marker of a dynamic entry in `static_offsets`, `static_sizes`
 /// and `static_strides` (`ShapedType::kDynamic`).
@@ -304,4 +321,5 @@ pub fn register(r: &mut Registry) {
     subview::register(r);
     reinterpret::register(r);
     collapse::register(r);
+    expand::register(r);
 }
