@@ -5,8 +5,9 @@ Usage: benches/mlir_tests.py DIR [--l0 PATH] [--mlir-opt PATH] [-v]
 
 DIR holds copies of MLIR's test files, by their path under `mlir/test/`:
 `Dialect/Arith/canonicalize.mlir`, `Dialect/SCF/canonicalize.mlir`,
-`Transforms/canonicalize.mlir`, `Transforms/cse.mlir` and
-`Transforms/inlining.mlir` (any that are missing are skipped). They are not
+`Transforms/canonicalize.mlir`, `Transforms/cse.mlir`,
+`Transforms/inlining.mlir` and `Dialect/MemRef/canonicalize.mlir` (any
+that are missing are skipped). They are not
 part of this repository.
 
 Each file is split at `// -----` into parts. For canonicalize and cse
@@ -39,6 +40,8 @@ FILES = [
     ("Transforms/canonicalize.mlir", "canonicalize", "function"),
     ("Transforms/cse.mlir", "cse", "function"),
     ("Transforms/inlining.mlir", "inline", "part"),
+    # Only with --round2 (memref types).
+    ("Dialect/MemRef/canonicalize.mlir", "canonicalize", "function"),
 ]
 ALLOWED = ("func.", "arith.", "math.", "scf.")
 # Shaped types (vectors, tensors, memrefs) are outside what L0 shares with MLIR.

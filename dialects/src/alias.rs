@@ -126,7 +126,7 @@ impl Aliases {
             let name = ctx.op_name(op);
             let modeled = match name {
                 // Views of their source.
-                n if crate::memref::is_view(n) => {
+                n if crate::memref::is_view(n) || n == crate::memref::metadata::NAME => {
                     edges.push((ctx.operand(op, 0), ctx.result(op, 0)));
                     true
                 }

@@ -481,8 +481,8 @@ fn reinterpret(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
 
 /// `memref.collapse_shape` ([`dialects::memref::collapse`]): each group's
 /// size is the product of its sizes and its stride that of its last
-/// dimension of size other than 1 (its first if all are 1); a group with
-/// no size 0 is checked contiguous.
+/// dimension of size other than 1 (its first if all are 1); each group of
+/// a non-empty view is checked contiguous.
 fn collapse(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
     let groups = dialects::memref::collapse::groups(b.ctx, op).expect("verified");
     let t = result_type(b.ctx, op);
@@ -494,6 +494,11 @@ fn collapse(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
         sizes: Vec::new(),
         strides: Vec::new(),
     };
+    let mut empty = build_cmpi(b, "ne", zero, zero);
+    for &n in &src.sizes {
+        let e = build_cmpi(b, "eq", n, zero);
+        empty = build_binop(b, "arith.ori", empty, e);
+    }
     for g in &groups {
         // The stride of the last dimension of size other than 1.
         let mut base = src.strides[g[0]];
@@ -507,9 +512,8 @@ fn collapse(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
             );
         }
         // Contiguous: each dimension of size other than 1 has the stride
-        // base * (the sizes after it); or the group is empty.
+        // base * (the sizes after it); or the view is empty.
         let mut ok = build_cmpi(b, "eq", zero, zero);
-        let mut empty = build_cmpi(b, "ne", zero, zero);
         let mut after = one;
         for &k in g.iter().rev() {
             let want = mul(b, base, after);
@@ -517,8 +521,6 @@ fn collapse(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
             let unit = build_cmpi(b, "eq", src.sizes[k], one);
             let fine = build_binop(b, "arith.ori", same, unit);
             ok = build_binop(b, "arith.andi", ok, fine);
-            let e = build_cmpi(b, "eq", src.sizes[k], zero);
-            empty = build_binop(b, "arith.ori", empty, e);
             after = mul(b, after, src.sizes[k]);
         }
         let ok = build_binop(b, "arith.ori", ok, empty);
@@ -783,6 +785,24 @@ pub fn lower_memrefs(ctx: &mut Context) -> Result<u64, Diagnostic> {
                 let d = expand(&mut b, op, &src);
                 let r = b.ctx.result(op, 0);
                 descs.insert(r, d);
+            }
+            "memref.extract_strided_metadata" => {
+                let d = get(&descs, b.ctx, op, operands[0])?;
+                let zero = cst(&mut b, 0);
+                let rs = b.ctx.results(op).to_vec();
+                descs.insert(
+                    rs[0],
+                    Desc {
+                        buf: d.buf,
+                        offset: zero,
+                        sizes: Vec::new(),
+                        strides: Vec::new(),
+                    },
+                );
+                let vals = std::iter::once(d.offset).chain(d.sizes).chain(d.strides);
+                for (r, v) in rs[1..].iter().zip(vals) {
+                    b.ctx.replace_all_uses(*r, v);
+                }
             }
             "memref.rank" => {
                 let n = b.ctx.ty(operands[0]).as_memref().map_or(0, |m| m.rank());

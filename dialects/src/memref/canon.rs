@@ -95,37 +95,46 @@ fn dynamic_position(m: &MemRefType, c: usize) -> Option<usize> {
     Some(m.shape[..c].iter().filter(|d| d.is_none()).count())
 }
 
-/// `memref.dim` of an allocation's dynamic size is the size operand; of a
-/// subview, the subview's size; of a cast, the dim of the cast's source.
+/// Size `k` of memref `m` where it is known: the static size of its type,
+/// or the operand that gives it to the op defining `m` (an allocation's
+/// size operand, a `subview`'s or `reinterpret_cast`'s size entry, an
+/// `expand_shape`'s `output_shape` entry).
+pub(super) fn size_of(ctx: &Context, m: ValueId, k: usize) -> Option<Mixed> {
+    let t = ctx.ty(m).as_memref()?;
+    if let Some(n) = *t.shape.get(k)? {
+        return Some(Mixed::Static(i64::try_from(n).ok()?));
+    }
+    let d = ctx.def_op(m)?;
+    match ctx.op_name(d) {
+        "memref.alloc" | "memref.alloca" => Some(Mixed::Dynamic(
+            *ctx.operands(d).get(dynamic_position(t, k)?)?,
+        )),
+        "memref.reinterpret_cast" => mixed(ctx, d)?[1].get(k).copied(),
+        "memref.subview" => mixed(ctx, d)?[1].get(kept_dim(ctx, d, k)?).copied(),
+        "memref.expand_shape" => super::expand::output_shape(ctx, d)??.get(k).copied(),
+        _ => None,
+    }
+}
+
+/// `memref.dim` of a size the defining op gives ([`size_of`]) is that
+/// size; of a cast, the dim of the cast's source.
 pub(super) fn dim_of_definition(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
     let ctx = &*b.ctx;
     let (m, c) = (*st.operands.first()?, *st.operands.get(1)?);
     let k = usize::try_from(constant_int(ctx, c)?).ok()?;
     let d = ctx.def_op(m)?;
-    match ctx.op_name(d) {
-        "memref.alloc" | "memref.alloca" => {
-            let t = ctx.ty(m).as_memref()?;
-            let p = dynamic_position(t, k)?;
-            Some(smallvec![*ctx.operands(d).get(p)?])
-        }
-        "memref.reinterpret_cast" => match mixed(ctx, d)?[1].get(k)? {
-            Mixed::Dynamic(v) => Some(smallvec![*v]),
-            Mixed::Static(n) => Some(smallvec![crate::arith::const_int(b, *n, &Type::Index)]),
-        },
-        "memref.subview" => match mixed(ctx, d)?[1].get(kept_dim(ctx, d, k)?)? {
-            Mixed::Dynamic(v) => Some(smallvec![*v]),
-            Mixed::Static(n) => Some(smallvec![crate::arith::const_int(b, *n, &Type::Index)]),
-        },
-        "memref.cast" => {
-            let src = ctx.operand(d, 0);
-            Some(smallvec![b.op1(
-                "memref.dim",
-                &[src, c],
-                Type::Index,
-                vec![]
-            )])
-        }
-        _ => None,
+    if ctx.is(d, "memref.cast") {
+        let src = ctx.operand(d, 0);
+        return Some(smallvec![b.op1(
+            "memref.dim",
+            &[src, c],
+            Type::Index,
+            vec![]
+        )]);
+    }
+    match size_of(ctx, m, k)? {
+        Mixed::Dynamic(v) => Some(smallvec![v]),
+        Mixed::Static(n) => Some(smallvec![crate::arith::const_int(b, n, &Type::Index)]),
     }
 }
 

@@ -14,11 +14,14 @@
 //! every dimension of size other than 1 has the stride of the group times
 //! the sizes after it. The verifier checks that where the types say it;
 //! the interpreter and `lower` fault, at the op, where a run-time view is
-//! not (MLIR leaves it undefined). A group with a size 0 is empty and
-//! always contiguous.
+//! not (MLIR leaves it undefined). An empty view (a size 0 anywhere) is
+//! always contiguous, so that composing two collapses keeps the faults.
 //!
 //! Canonicalization: a collapse whose groups are single dimensions and
-//! whose type is the source's folds to the source.
+//! whose type is the source's folds to the source; a collapse of a
+//! collapse composes the groups; a collapse of a cast from a more static
+//! type collapses the cast's source; a collapse of an `expand_shape` by
+//! the same groups folds where the expand cannot fault.
 
 use smallvec::{smallvec, SmallVec};
 
@@ -27,7 +30,7 @@ use ir::custom::{CustomParser, ParsedOp};
 use ir::interp::{Interp, RtValue, RunError};
 use ir::printer::Printer;
 use ir::spec::{Arity, FoldResult, OpSpec, OpState, Registry, Traits};
-use ir::{Attribute, Context, MemRefType, OpId, StridedLayout, Type};
+use ir::{Attribute, Builder, Context, MemRefType, OpId, StridedLayout, Type, ValueId};
 
 /// The attribute holding the groups.
 pub const REASSOCIATION: &str = "reassociation";
@@ -205,13 +208,27 @@ fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
             src.rank().saturating_sub(1)
         ));
     }
-    // Contiguity, where the types say the sizes and strides.
+    static_contiguity(src, &gs)?;
+    let inferred = infer(src, &gs);
+    if !super::cast_compatible(&inferred, res) {
+        return Err(format!(
+            "result type '{}' does not agree with the inferred '{}'",
+            ctx.ty(ctx.result(op, 0)),
+            Type::MemRef(std::rc::Rc::new(inferred))
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that each group of `src` is contiguous where its type says the
+/// sizes and strides (an empty view always is).
+fn static_contiguity(src: &MemRefType, gs: &[Vec<usize>]) -> Result<(), String> {
+    if src.shape.contains(&Some(0)) {
+        return Ok(());
+    }
     let (s, _) = src.strides_and_offset();
     for (r, g) in gs.iter().enumerate() {
         let sizes: Vec<Option<u64>> = g.iter().map(|&d| src.shape[d]).collect();
-        if sizes.contains(&Some(0)) {
-            continue;
-        }
         let base = s[g[stride_dim(&sizes)]];
         let mut after: Option<i64> = Some(1);
         for (i, &d) in g.iter().enumerate().rev() {
@@ -231,15 +248,80 @@ fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
             };
         }
     }
-    let inferred = infer(src, &gs);
-    if !super::cast_compatible(&inferred, res) {
-        return Err(format!(
-            "result type '{}' does not agree with the inferred '{}'",
-            ctx.ty(ctx.result(op, 0)),
-            Type::MemRef(std::rc::Rc::new(inferred))
-        ));
-    }
     Ok(())
+}
+
+/// A collapse of `x` by `gs` in place of one whose result type is `old`:
+/// the collapse with its inferred type, then a cast back where that
+/// differs; `None` where the types do not allow it.
+fn rebuild(
+    b: &mut Builder,
+    x: ValueId,
+    gs: &[Vec<usize>],
+    old: &Type,
+) -> Option<SmallVec<[ValueId; 2]>> {
+    let xt = b.ctx.ty(x).as_memref()?.clone();
+    let old_m = old.as_memref()?;
+    if gs.is_empty() && xt.shape.iter().any(|d| *d != Some(1)) {
+        return None;
+    }
+    static_contiguity(&xt, gs).ok()?;
+    let inferred = infer(&xt, gs);
+    if !super::cast_compatible(&inferred, old_m) {
+        return None;
+    }
+    let attr = Attribute::Array(
+        gs.iter()
+            .map(|g| {
+                Attribute::Array(
+                    g.iter()
+                        .map(|&d| Attribute::int(d as i64, Type::I64))
+                        .collect(),
+                )
+            })
+            .collect(),
+    );
+    let same = inferred == *old_m;
+    let ty = Type::MemRef(std::rc::Rc::new(inferred));
+    let v = b.op1(
+        "memref.collapse_shape",
+        &[x],
+        ty,
+        vec![(REASSOCIATION.to_string(), attr)],
+    );
+    if same {
+        return Some(smallvec![v]);
+    }
+    Some(smallvec![b.op1("memref.cast", &[v], old.clone(), vec![])])
+}
+
+/// A collapse of a collapse is one collapse by the composed groups; a
+/// collapse of a `memref.cast` from a more static type collapses the
+/// cast's source (the result type inferred again, then cast back). MLIR's
+/// `ComposeReassociativeReshapeOps` and `CollapseShapeOpMemRefCastFolder`.
+/// The composed collapse faults exactly where one of the two would: a
+/// non-empty view whose merged dimensions are not contiguous.
+fn canonicalize(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
+    let ctx = &*b.ctx;
+    let src = *st.operands.first()?;
+    let gs = groups_of(&st.attrs)?;
+    let old = st.result_types.first()?.clone();
+    if let Some(inner) = ctx.def_op_named(src, "memref.collapse_shape") {
+        let gi = groups(ctx, inner)?;
+        let composed: Option<Vec<Vec<usize>>> = gs
+            .iter()
+            .map(|g| {
+                g.iter()
+                    .map(|&d| gi.get(d).cloned())
+                    .collect::<Option<Vec<_>>>()
+                    .map(|v| v.concat())
+            })
+            .collect();
+        let x = ctx.operand(inner, 0);
+        return rebuild(b, x, &composed?, &old);
+    }
+    let x = super::canon::cast_source(ctx, src)?;
+    rebuild(b, x, &gs, &old)
 }
 
 fn interpret(
@@ -287,6 +369,7 @@ pub(super) fn register(r: &mut Registry) {
         .verify(verify)
         .interpret(interpret)
         .fold(fold)
+        .rewrite(canonicalize)
         .rewrite(super::canon::dead_alloc_of_view)
         .custom_form(print, parse),
     );

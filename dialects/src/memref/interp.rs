@@ -318,7 +318,8 @@ pub(super) fn reinterpret_of(
 }
 
 /// `memref.collapse_shape` of `src` by `groups` ([`super::collapse`]):
-/// faults where a group of the run-time view is not contiguous.
+/// faults where a group of the run-time view is not contiguous (an empty
+/// view always is).
 pub(super) fn collapse_of(
     ctx: &Context,
     op: OpId,
@@ -328,11 +329,12 @@ pub(super) fn collapse_of(
     let m = view(ctx, op, src)?;
     let mut sizes = Vec::new();
     let mut strides = Vec::new();
+    let empty = m.sizes.contains(&0);
     for (r, g) in groups.iter().enumerate() {
         let gs: Vec<Option<u64>> = g.iter().map(|&d| u64::try_from(m.sizes[d]).ok()).collect();
         let base = m.strides[g[super::collapse::stride_dim(&gs)]];
         let size: i64 = g.iter().map(|&d| m.sizes[d]).product();
-        if size != 0 {
+        if !empty {
             let mut after = 1i64;
             for &d in g.iter().rev() {
                 if m.sizes[d] != 1 && base.checked_mul(after) != Some(m.strides[d]) {

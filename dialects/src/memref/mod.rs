@@ -16,6 +16,7 @@
 //! | `memref.rank` | `memref.rank %m : T` | the number of dimensions |
 //! | `memref.collapse_shape` | `memref.collapse_shape %m [[0, 1], [2]] : T into U` | merges groups of dimensions ([`collapse`]) |
 //! | `memref.expand_shape` | `memref.expand_shape %m [[0, 1], [2]] : T into U` | splits dimensions into groups ([`expand`]) |
+//! | `memref.extract_strided_metadata` | `memref.extract_strided_metadata %m : T -> memref<E>, index, ...` | the allocation, offset, sizes and strides ([`metadata`]) |
 //!
 //! **Types.** `memref<d0 x ... x T, layout>` ([`ir::MemRefType`]): ranks 0
 //! and up, static sizes or `?`, scalar elements, and either the identity
@@ -45,7 +46,9 @@
 //! identity casts and cast chains fold; a `cast` from a more static type
 //! folds into its consumers; constant `subview` operands become static and
 //! the result type is inferred again ([`subview`]); a `copy` onto itself
-//! or of no elements is erased.
+//! or of no elements is erased; `collapse_shape` and `expand_shape` pairs
+//! by the same groups fold where the types prove neither faults
+//! ([`expand`]).
 //!
 //! The native backends take `memref` after `lower`, which rewrites it onto
 //! `arr` (`passes::memref_to_arr`).
@@ -53,6 +56,7 @@
 mod canon;
 pub mod collapse;
 pub mod expand;
+pub mod metadata;
 mod forms;
 mod interp;
 pub mod reinterpret;
@@ -322,4 +326,5 @@ pub fn register(r: &mut Registry) {
     reinterpret::register(r);
     collapse::register(r);
     expand::register(r);
+    metadata::register(r);
 }

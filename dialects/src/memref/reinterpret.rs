@@ -19,8 +19,12 @@
 //! reaches outside it. L0 takes no negative offset, size or stride.
 //!
 //! Canonicalization: constant operands become static entries, with a
-//! cast back where the result type changes, and a `memref.cast` source
-//! is looked through (its information is not used).
+//! cast back where the result type changes; a view source (a cast,
+//! subview, reinterpret_cast, collapse or expand, or the base of
+//! `extract_strided_metadata`) is looked through to the memref it views,
+//! whose allocation is the same; and a reinterpret_cast that restates that
+//! memref's own offset, sizes and strides is that memref (cast to the
+//! result type where it differs).
 
 use smallvec::{smallvec, SmallVec};
 
@@ -161,18 +165,65 @@ fn interpret(
     )?])
 }
 
-/// Constant operands become static entries (a cast back to the old type
-/// where that changes it), and a `memref.cast` source is looked through.
+/// The value that source `v`'s allocation comes from through views
+/// (a reinterpret_cast reads only the allocation): the first operand of a
+/// view op ([`super::VIEWS`]) or of `extract_strided_metadata` (its base).
+fn allocation_source(ctx: &Context, v: ValueId) -> Option<ValueId> {
+    let d = ctx.def_op(v)?;
+    let name = ctx.op_name(d);
+    let base = name == super::metadata::NAME && ctx.result(d, 0) == v;
+    (super::is_view(name) || base).then(|| ctx.operand(d, 0))
+}
+
+/// Whether `parts` state exactly `x`'s own offset, sizes and strides:
+/// each entry a constant equal to what `x`'s type states, or the value
+/// that `extract_strided_metadata` of `x` gives for it, or (a size) the
+/// operand that gave `x` that size.
+fn restates(ctx: &Context, x: ValueId, parts: &[Vec<Mixed>; 3]) -> bool {
+    let Some(t) = ctx.ty(x).as_memref() else {
+        return false;
+    };
+    let r = t.rank();
+    if parts[0].len() != 1 || parts[1].len() != r || parts[2].len() != r {
+        return false;
+    }
+    let known = super::metadata::stated(t);
+    let entries: Vec<Mixed> = parts.iter().flatten().copied().collect();
+    entries.iter().enumerate().all(|(k, m)| match m {
+        Mixed::Static(c) => known[k] == Some(*c),
+        Mixed::Dynamic(v) => {
+            let of_x = ctx.def_op_named(*v, super::metadata::NAME).is_some_and(|d| {
+                ctx.operand(d, 0) == x && ctx.results(d).get(k + 1) == Some(v)
+            });
+            let size = (1..=r).contains(&k) && super::canon::size_of(ctx, x, k - 1) == Some(*m);
+            of_x || size
+        }
+    })
+}
+
+/// A reinterpret_cast that restates its allocation source's own metadata
+/// is that source (a cast to the result type where it differs). Constant
+/// operands become static entries (a cast back to the old type where that
+/// changes it), and a view source is looked through to its allocation
+/// source ([`allocation_source`]). MLIR's `ReinterpretCastOp` folds and
+/// `ReinterpretCastOpExtractStridedMetadataFolder`.
 fn canonicalize(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
     let ctx = &*b.ctx;
     let parts = mixed_of(&st.attrs, &st.operands)?;
+    let x = allocation_source(ctx, st.operands[0]).unwrap_or(st.operands[0]);
+    if restates(ctx, x, &parts) {
+        let to = st.result_types.first()?;
+        if ctx.ty(x) == to {
+            return Some(smallvec![x]);
+        }
+        if super::cast_compatible(ctx.ty(x).as_memref()?, to.as_memref()?) {
+            return Some(smallvec![b.op1("memref.cast", &[x], to.clone(), vec![])]);
+        }
+    }
     let mut new_parts = parts.clone();
     let mut changed = super::subview::static_constants(ctx, &mut new_parts, [0, 0, 0]);
     let mut src = st.operands[0];
-    if let Some(s) = ctx
-        .def_op_named(src, "memref.cast")
-        .map(|c| ctx.operand(c, 0))
-    {
+    if let Some(s) = allocation_source(ctx, src) {
         src = s;
         changed = true;
     }

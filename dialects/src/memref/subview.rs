@@ -483,15 +483,17 @@ fn interpret(
     )?])
 }
 
-/// Whether lists `parts` take the whole of a source of type `t`: offsets
-/// 0, its static sizes, strides 1.
-fn whole(t: &MemRefType, parts: &[Vec<Mixed>; 3]) -> bool {
+/// Whether lists `parts` take the whole of source `src`: offsets 0, its
+/// sizes (static, or the operand that gave it a dynamic size:
+/// [`super::canon::size_of`]), strides 1.
+fn whole(ctx: &Context, src: ValueId, parts: &[Vec<Mixed>; 3]) -> bool {
     let [offs, sizes, steps] = parts;
-    offs.len() == t.rank()
-        && (0..t.rank()).all(|k| {
+    let rank = ctx.ty(src).as_memref().map_or(0, |t| t.rank());
+    offs.len() == rank
+        && (0..rank).all(|k| {
             offs[k] == Mixed::Static(0)
                 && steps[k] == Mixed::Static(1)
-                && matches!((sizes[k], t.shape[k]), (Mixed::Static(v), Some(n)) if u64::try_from(v).ok() == Some(n))
+                && super::canon::size_of(ctx, src, k) == Some(sizes[k])
         })
 }
 
@@ -512,11 +514,10 @@ fn outside(t: &MemRefType, parts: &[Vec<Mixed>; 3]) -> bool {
 /// source (MLIR's `SubViewOp::fold`).
 fn fold(ctx: &Context, st: &OpState) -> Option<SmallVec<[FoldResult; 1]>> {
     let src = *st.operands.first()?;
-    let t = ctx.ty(src).as_memref()?;
     if ctx.ty(src) != st.result_types.first()? {
         return None;
     }
-    whole(t, &mixed_of(&st.attrs, &st.operands)?).then(|| smallvec![FoldResult::Value(src)])
+    whole(ctx, src, &mixed_of(&st.attrs, &st.operands)?).then(|| smallvec![FoldResult::Value(src)])
 }
 
 /// Constant operands become static entries, and a source `memref.cast`
@@ -529,7 +530,7 @@ fn canonicalize(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>>
     // A subview of the whole source is a cast of it (where the types
     // differ only in static information).
     let src_ty = ctx.ty(st.operands[0]).as_memref()?;
-    if whole(src_ty, &parts) && super::cast_compatible(src_ty, &old) {
+    if whole(ctx, st.operands[0], &parts) && super::cast_compatible(src_ty, &old) {
         let to = st.result_types[0].clone();
         return Some(smallvec![b.op1(
             "memref.cast",
