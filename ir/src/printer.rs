@@ -463,6 +463,36 @@ impl<'a> Printer<'a> {
             self.out.push_str(" = ");
             return;
         }
+        // Several groups, as `%base, %offset, %sizes:2 = ...` was parsed:
+        // each result a plain name or one of a run `X#0, X#1, ...`.
+        if let Some(groups) = name_groups(&hints) {
+            if groups.len() > 1 {
+                let mut i = 0;
+                for (k, (base, len)) in groups.into_iter().enumerate() {
+                    if k > 0 {
+                        self.out.push_str(", ");
+                    }
+                    match base {
+                        None => {
+                            self.define(res[i]);
+                            self.value(res[i]);
+                        }
+                        Some(b) => {
+                            let key = self.fresh(Hint::Text(Rc::from(b)));
+                            let name = key_str(self.ctx, &self.owned, key).to_string();
+                            for (j, &r) in res[i..i + len].iter().enumerate() {
+                                self.names[r.index()] =
+                                    self.own(Rc::from(format!("{name}#{j}").as_str()));
+                            }
+                            let _ = write!(self.out, "%{name}:{len}");
+                        }
+                    }
+                    i += len;
+                }
+                self.out.push_str(" = ");
+                return;
+            }
+        }
         let base = match hints[0].and_then(|h| h.strip_suffix("#0")) {
             Some(b) => Hint::Text(Rc::from(b)),
             None => Hint::None,
@@ -685,4 +715,30 @@ fn split_location(s: &str) -> Option<(&str, usize, usize)> {
     let col = it.next()?.parse().ok()?;
     let line = it.next()?.parse().ok()?;
     Some((it.next()?, line, col))
+}
+
+/// The result groups that names `hints` spell: `(None, 1)` for a plain
+/// name, `(Some(X), k)` for a run `X#0` to `X#{k-1}`; `None` where a name
+/// fits neither.
+fn name_groups<'a>(hints: &[Option<&'a str>]) -> Option<Vec<(Option<&'a str>, usize)>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < hints.len() {
+        let h = hints[i]?;
+        if valid_name(h) {
+            out.push((None, 1));
+            i += 1;
+            continue;
+        }
+        let base = h.strip_suffix("#0").filter(|b| valid_name(b))?;
+        let mut len = 1;
+        while hints.get(i + len).copied().flatten().is_some_and(|n| {
+            n.strip_prefix(base).and_then(|t| t.strip_prefix('#')) == Some(&len.to_string())
+        }) {
+            len += 1;
+        }
+        out.push((Some(base), len));
+        i += len;
+    }
+    Some(out)
 }

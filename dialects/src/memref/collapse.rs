@@ -66,8 +66,10 @@ pub fn stride_dim(sizes: &[Option<u64>]) -> usize {
 }
 
 /// The result type of collapsing `src` by `groups`: sizes the products
-/// (dynamic where a factor is), strides per [`stride_dim`], the source's
-/// offset; the identity layout where the source has it.
+/// (dynamic where a factor is), strides per [`stride_dim`] (dynamic where
+/// that dimension's size is dynamic and an earlier one could be the one,
+/// as MLIR infers), the source's offset; the identity layout where the
+/// source has it.
 pub fn infer(src: &MemRefType, groups: &[Vec<usize>]) -> MemRefType {
     let shape: Vec<Option<u64>> = groups
         .iter()
@@ -83,8 +85,16 @@ pub fn infer(src: &MemRefType, groups: &[Vec<usize>]) -> MemRefType {
             strides: groups
                 .iter()
                 .map(|g| {
+                    // Static only where the dimension whose stride it is
+                    // is known: its size static, or no other candidate
+                    // before it (a dynamic size may be 1 at run time).
                     let sizes: Vec<Option<u64>> = g.iter().map(|&d| src.shape[d]).collect();
-                    s[g[stride_dim(&sizes)]]
+                    let k = stride_dim(&sizes);
+                    if k == 0 || sizes[k].is_some() {
+                        s[g[k]]
+                    } else {
+                        None
+                    }
                 })
                 .collect(),
             offset: o,

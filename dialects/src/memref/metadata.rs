@@ -33,7 +33,11 @@ pub const NAME: &str = "memref.extract_strided_metadata";
 pub fn stated(t: &MemRefType) -> Vec<Option<i64>> {
     let (strides, offset) = t.strides_and_offset();
     let mut out = vec![offset];
-    out.extend(t.shape.iter().map(|d| d.and_then(|n| i64::try_from(n).ok())));
+    out.extend(
+        t.shape
+            .iter()
+            .map(|d| d.and_then(|n| i64::try_from(n).ok())),
+    );
     out.extend(strides);
     out
 }

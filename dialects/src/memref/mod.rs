@@ -56,9 +56,9 @@
 mod canon;
 pub mod collapse;
 pub mod expand;
-pub mod metadata;
 mod forms;
 mod interp;
+pub mod metadata;
 pub mod reinterpret;
 pub mod subview;
 

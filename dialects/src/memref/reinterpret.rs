@@ -192,9 +192,9 @@ fn restates(ctx: &Context, x: ValueId, parts: &[Vec<Mixed>; 3]) -> bool {
     entries.iter().enumerate().all(|(k, m)| match m {
         Mixed::Static(c) => known[k] == Some(*c),
         Mixed::Dynamic(v) => {
-            let of_x = ctx.def_op_named(*v, super::metadata::NAME).is_some_and(|d| {
-                ctx.operand(d, 0) == x && ctx.results(d).get(k + 1) == Some(v)
-            });
+            let of_x = ctx
+                .def_op_named(*v, super::metadata::NAME)
+                .is_some_and(|d| ctx.operand(d, 0) == x && ctx.results(d).get(k + 1) == Some(v));
             let size = (1..=r).contains(&k) && super::canon::size_of(ctx, x, k - 1) == Some(*m);
             of_x || size
         }
