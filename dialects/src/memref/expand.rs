@@ -239,6 +239,9 @@ fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
         }
         for (k, m) in list.iter().enumerate() {
             let agrees = match m {
+                Mixed::Static(v) if *v < 0 => {
+                    return Err(format!("output size {k} must not be negative, got {v}"))
+                }
                 Mixed::Static(v) => res.shape[k] == u64::try_from(*v).ok(),
                 Mixed::Dynamic(v) => {
                     if *ctx.ty(*v) != Type::Index {
