@@ -24,8 +24,24 @@ for t in parse_verify pipeline interp patterns; do
   mkdir -p fuzz/artifacts
   # A crash, a timeout or a build failure makes cargo fuzz exit non-zero (a crash also
   # leaves its input under fuzz/artifacts/<target>/).
-  if ! cargo +nightly fuzz run --fuzz-dir fuzz "$t" "$corpus" -- \
-    -max_total_time="$SECONDS_EACH" -seed="${L0_FUZZ_SEED:-1}" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 >"$log" 2>&1; then
+  run() {
+    cargo +nightly fuzz run --fuzz-dir fuzz "$t" "$corpus" -- \
+      -max_total_time="$SECONDS_EACH" -seed="${L0_FUZZ_SEED:-1}" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 >"$log" 2>&1
+  }
+  ok=0
+  run || ok=$?
+  # On fresh clones, twice, the first fuzz build right after installing cargo-fuzz failed in
+  # cargo's rustc probe ("failed to run `rustc` to learn about target-specific information":
+  # the probe was handed another compiler's error message as its source); the same build
+  # passed when run again, and the failure did not reproduce on its own. Retry that failure
+  # once; any other failure (a crash, a timeout, a compile error) fails at once.
+  if [ "$ok" != 0 ] && grep -q "failed to run \`rustc\` to learn about target-specific information" "$log"; then
+    echo "fuzz: $t: cargo's rustc probe failed; retrying once"
+    tail -n 20 "$log"
+    ok=0
+    run || ok=$?
+  fi
+  if [ "$ok" != 0 ]; then
     tail -n 60 "$log"
     echo "fuzz: $t failed (log: $log)"
     exit 1
