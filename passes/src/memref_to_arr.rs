@@ -768,21 +768,18 @@ pub fn lower_memrefs(ctx: &mut Context) -> Result<u64, Diagnostic> {
                 check_static(&mut b, &mut d, &t);
                 descs.insert(r, d);
             }
-            "memref.reinterpret_cast" => {
+            name @ ("memref.subview"
+            | "memref.reinterpret_cast"
+            | "memref.collapse_shape"
+            | "memref.expand_shape") => {
                 let src = get(&descs, b.ctx, op, operands[0])?;
-                let d = reinterpret(&mut b, op, &src);
-                let r = b.ctx.result(op, 0);
-                descs.insert(r, d);
-            }
-            "memref.collapse_shape" => {
-                let src = get(&descs, b.ctx, op, operands[0])?;
-                let d = collapse(&mut b, op, &src);
-                let r = b.ctx.result(op, 0);
-                descs.insert(r, d);
-            }
-            "memref.expand_shape" => {
-                let src = get(&descs, b.ctx, op, operands[0])?;
-                let d = expand(&mut b, op, &src);
+                let view = match name {
+                    "memref.subview" => subview,
+                    "memref.reinterpret_cast" => reinterpret,
+                    "memref.collapse_shape" => collapse,
+                    _ => expand,
+                };
+                let d = view(&mut b, op, &src);
                 let r = b.ctx.result(op, 0);
                 descs.insert(r, d);
             }
@@ -809,12 +806,6 @@ pub fn lower_memrefs(ctx: &mut Context) -> Result<u64, Diagnostic> {
                 let c = cst(&mut b, n as i64);
                 let r = b.ctx.result(op, 0);
                 b.ctx.replace_all_uses(r, c);
-            }
-            "memref.subview" => {
-                let src = get(&descs, b.ctx, op, operands[0])?;
-                let d = subview(&mut b, op, &src);
-                let r = b.ctx.result(op, 0);
-                descs.insert(r, d);
             }
             "memref.copy" => {
                 let s = get(&descs, b.ctx, op, operands[0])?;

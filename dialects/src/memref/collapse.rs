@@ -189,9 +189,18 @@ fn print(p: &mut Printer, op: OpId) -> std::fmt::Result {
     Ok(())
 }
 
-fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
-    let src = super::operand_memref(ctx, op, 0)?;
-    let res = super::result_memref(ctx, op)?;
+/// The groups of reshape `op` from `src` to `res`, checked: equal
+/// elements, one group per dimension of the narrower side (the result of
+/// a collapse, the source of an expand), the wider side's dimensions in
+/// order, no group empty; a rank-0 narrow side needs every wide size to
+/// be 1.
+pub(super) fn checked_groups(
+    ctx: &Context,
+    op: OpId,
+    src: &MemRefType,
+    res: &MemRefType,
+    collapse: bool,
+) -> Result<Vec<Vec<usize>>, String> {
     let gs =
         groups(ctx, op).ok_or("'reassociation' must be a list of lists of dimension numbers")?;
     if src.elem != res.elem {
@@ -200,34 +209,43 @@ fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
             res.elem, src.elem
         ));
     }
-    if gs.len() != res.rank() {
+    let (narrow, narrow_side, wide, wide_side) = if collapse {
+        (res, "result", src, "source")
+    } else {
+        (src, "source", res, "result")
+    };
+    if gs.len() != narrow.rank() {
         return Err(format!(
-            "expects {} groups (the result's rank), got {}",
-            res.rank(),
+            "expects {} groups (the {narrow_side}'s rank), got {}",
+            narrow.rank(),
             gs.len()
         ));
     }
     let flat: Vec<usize> = gs.iter().flatten().copied().collect();
     if gs.is_empty() {
-        if src.shape.iter().any(|d| *d != Some(1)) {
-            return Err("a collapse to rank 0 needs every source size to be 1".into());
+        if wide.shape.iter().any(|d| *d != Some(1)) {
+            return Err(if collapse {
+                "a collapse to rank 0 needs every source size to be 1".into()
+            } else {
+                "an expand from rank 0 needs every result size to be 1".into()
+            });
         }
-    } else if gs.iter().any(|g| g.is_empty()) || flat != (0..src.rank()).collect::<Vec<_>>() {
+    } else if gs.iter().any(|g| g.is_empty()) || flat != (0..wide.rank()).collect::<Vec<_>>() {
         return Err(format!(
-            "the groups must hold the source's dimensions 0 to {} in order, each group non-empty",
-            src.rank().saturating_sub(1)
+            "the groups must hold the {wide_side}'s dimensions 0 to {} in order, each group non-empty",
+            wide.rank().saturating_sub(1)
         ));
     }
+    Ok(gs)
+}
+
+fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
+    let src = super::operand_memref(ctx, op, 0)?;
+    let res = super::result_memref(ctx, op)?;
+    let gs = checked_groups(ctx, op, src, res, true)?;
     static_contiguity(src, &gs)?;
     let inferred = infer(src, &gs);
-    if !super::cast_compatible(&inferred, res) {
-        return Err(format!(
-            "result type '{}' does not agree with the inferred '{}'",
-            ctx.ty(ctx.result(op, 0)),
-            Type::MemRef(std::rc::Rc::new(inferred))
-        ));
-    }
-    Ok(())
+    super::check_result_agrees(ctx, op, inferred, "inferred")
 }
 
 /// Checks that each group of `src` is contiguous where its type says the

@@ -185,12 +185,7 @@ fn generic_attrs(ctx: &Context, op: OpId) -> Vec<(String, Attribute)> {
                     .iter()
                     .map(|i| i.as_int().unwrap_or(DYNAMIC).to_string())
                     .collect();
-                let body = if vs.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", vs.join(", "))
-                };
-                (k.clone(), Attribute::Keyword(format!("array<i64{body}>")))
+                (k.clone(), super::subview::dense_i64(&vs))
             }
             _ => (k.clone(), a.clone()),
         })
@@ -200,32 +195,7 @@ fn generic_attrs(ctx: &Context, op: OpId) -> Vec<(String, Attribute)> {
 fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
     let src = super::operand_memref(ctx, op, 0)?;
     let res = super::result_memref(ctx, op)?;
-    let gs =
-        groups(ctx, op).ok_or("'reassociation' must be a list of lists of dimension numbers")?;
-    if src.elem != res.elem {
-        return Err(format!(
-            "the result's elements '{}' differ from the source's '{}'",
-            res.elem, src.elem
-        ));
-    }
-    if gs.len() != src.rank() {
-        return Err(format!(
-            "expects {} groups (the source's rank), got {}",
-            src.rank(),
-            gs.len()
-        ));
-    }
-    let flat: Vec<usize> = gs.iter().flatten().copied().collect();
-    if gs.is_empty() {
-        if res.shape.iter().any(|d| *d != Some(1)) {
-            return Err("an expand from rank 0 needs every result size to be 1".into());
-        }
-    } else if gs.iter().any(|g| g.is_empty()) || flat != (0..res.rank()).collect::<Vec<_>>() {
-        return Err(format!(
-            "the groups must hold the result's dimensions 0 to {} in order, each group non-empty",
-            res.rank().saturating_sub(1)
-        ));
-    }
+    let gs = super::collapse::checked_groups(ctx, op, src, res, false)?;
     let out = output_shape(ctx, op).ok_or(
         "'static_output_shape' must be an integer list whose dynamic entries match the operands after the source",
     )?;
@@ -291,14 +261,7 @@ fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
         }
     }
     let inferred = infer(src, &gs, &res.shape);
-    if !super::cast_compatible(&inferred, res) {
-        return Err(format!(
-            "result type '{}' does not agree with the inferred '{}'",
-            ctx.ty(ctx.result(op, 0)),
-            Type::MemRef(std::rc::Rc::new(inferred))
-        ));
-    }
-    Ok(())
+    super::check_result_agrees(ctx, op, inferred, "inferred")
 }
 
 fn interpret(
@@ -359,19 +322,11 @@ fn fold(ctx: &Context, st: &OpState) -> Option<SmallVec<[FoldResult; 1]>> {
 /// is inferred again and cast back to the old one.
 fn canonicalize(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>> {
     let ctx = &*b.ctx;
-    let mut list = output_shape_of(&st.attrs, &st.operands)??;
-    let mut changed = false;
-    for m in list.iter_mut() {
-        if let Mixed::Dynamic(v) = m {
-            if let Some(c) = crate::arith::fold::constant_int(ctx, *v).filter(|c| *c >= 0) {
-                *m = Mixed::Static(c);
-                changed = true;
-            }
-        }
-    }
-    if !changed {
+    let mut lists = [output_shape_of(&st.attrs, &st.operands)??];
+    if !super::subview::static_constants(ctx, &mut lists, &[0]) {
         return None;
     }
+    let [list] = lists;
     let old = st.result_types.first()?.as_memref()?.clone();
     let src = ctx.ty(st.operands[0]).as_memref()?;
     let gs = groups_of(&st.attrs)?;

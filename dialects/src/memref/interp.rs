@@ -14,7 +14,12 @@ use crate::arr::{Uninit, MAX_ALLOC};
 
 type Res = Result<SmallVec<[RtValue; 2]>, RunError>;
 
-fn view<'v>(ctx: &Context, op: OpId, v: &'v RtValue) -> Result<&'v MemRefValue, RunError> {
+/// Operand `v` of `op` as a memref; a located error where it is not one.
+pub(super) fn view<'v>(
+    ctx: &Context,
+    op: OpId,
+    v: &'v RtValue,
+) -> Result<&'v MemRefValue, RunError> {
     match v {
         RtValue::Opaque(o) => o
             .downcast_ref::<MemRefValue>()
@@ -23,7 +28,8 @@ fn view<'v>(ctx: &Context, op: OpId, v: &'v RtValue) -> Result<&'v MemRefValue, 
     }
 }
 
-fn wrap(m: MemRefValue) -> RtValue {
+/// `m` as a run-time value.
+pub(super) fn wrap(m: MemRefValue) -> RtValue {
     RtValue::Opaque(Rc::new(m))
 }
 

@@ -111,20 +111,14 @@ fn interpret(
     op: OpId,
     args: &[RtValue],
 ) -> Result<SmallVec<[RtValue; 2]>, RunError> {
-    let ctx = it.ctx;
-    let Some(m) = (match &args[0] {
-        RtValue::Opaque(o) => o.downcast_ref::<MemRefValue>(),
-        _ => None,
-    }) else {
-        return Err(RunError::at(ctx, op, "operand is not a memref"));
-    };
+    let m = super::interp::view(it.ctx, op, &args[0])?;
     let base = MemRefValue {
         buf: m.buf.clone(),
         offset: 0,
         sizes: vec![],
         strides: vec![],
     };
-    let mut out: SmallVec<[RtValue; 2]> = smallvec![RtValue::Opaque(std::rc::Rc::new(base))];
+    let mut out: SmallVec<[RtValue; 2]> = smallvec![super::interp::wrap(base)];
     out.push(RtValue::Int(m.offset));
     out.extend(m.sizes.iter().map(|&n| RtValue::Int(n)));
     out.extend(m.strides.iter().map(|&s| RtValue::Int(s)));

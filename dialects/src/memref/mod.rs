@@ -95,6 +95,20 @@ pub fn operand_memref(ctx: &Context, op: OpId, i: usize) -> Result<&MemRefType, 
         .ok_or_else(|| format!("operand #{i} must be a memref, got '{}'", ctx.ty(v)))
 }
 
+/// Checks that the result type of view op `op` agrees with the type `how`
+/// ("inferred", "stated") from its operands ([`cast_compatible`]).
+fn check_result_agrees(ctx: &Context, op: OpId, want: MemRefType, how: &str) -> Result<(), String> {
+    let res = result_memref(ctx, op)?;
+    if cast_compatible(&want, res) {
+        return Ok(());
+    }
+    Err(format!(
+        "result type '{}' does not agree with the {how} '{}'",
+        ctx.ty(ctx.result(op, 0)),
+        Type::MemRef(std::rc::Rc::new(want))
+    ))
+}
+
 fn result_memref(ctx: &Context, op: OpId) -> Result<&MemRefType, String> {
     let r = *ctx
         .results(op)

@@ -29,7 +29,7 @@
 use smallvec::{smallvec, SmallVec};
 
 use ir::custom::{CustomParser, ParsedOp};
-use ir::interp::{Interp, MemRefValue, RtValue, RunError};
+use ir::interp::{Interp, RtValue, RunError};
 use ir::printer::Printer;
 use ir::spec::{Arity, FoldResult, OpSpec, OpState, Registry, Traits};
 use ir::{Attribute, Builder, Context, MemRefType, OpId, StridedLayout, Type, ValueId};
@@ -143,14 +143,7 @@ fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
         }
     }
     let st = stated(&res.elem, &parts);
-    if !super::cast_compatible(&st, res) {
-        return Err(format!(
-            "result type '{}' does not agree with the stated '{}'",
-            ctx.ty(ctx.result(op, 0)),
-            Type::MemRef(std::rc::Rc::new(st))
-        ));
-    }
-    Ok(())
+    super::check_result_agrees(ctx, op, st, "stated")
 }
 
 fn interpret(
@@ -221,7 +214,7 @@ fn canonicalize(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>>
         }
     }
     let mut new_parts = parts.clone();
-    let mut changed = super::subview::static_constants(ctx, &mut new_parts, [0, 0, 0]);
+    let mut changed = super::subview::static_constants(ctx, &mut new_parts, &[0, 0, 0]);
     let mut src = st.operands[0];
     if let Some(s) = allocation_source(ctx, src) {
         src = s;
@@ -318,13 +311,8 @@ fn interpret_rank(
     op: OpId,
     args: &[RtValue],
 ) -> Result<SmallVec<[RtValue; 2]>, RunError> {
-    match &args[0] {
-        RtValue::Opaque(o) => match o.downcast_ref::<MemRefValue>() {
-            Some(m) => Ok(smallvec![RtValue::Int(m.sizes.len() as i64)]),
-            None => Err(RunError::at(it.ctx, op, "operand is not a memref")),
-        },
-        _ => Err(RunError::at(it.ctx, op, "operand is not a memref")),
-    }
+    let m = super::interp::view(it.ctx, op, &args[0])?;
+    Ok(smallvec![RtValue::Int(m.sizes.len() as i64)])
 }
 
 /// Registers `memref.reinterpret_cast` and `memref.rank`.

@@ -241,18 +241,12 @@ pub(super) fn print_entries(p: &mut Printer, list: &[Mixed]) {
 
 /// Turns each dynamic entry of list `k` whose operand is a constant of at
 /// least `least[k]` into a static entry; whether any changed.
-pub(super) fn static_constants(
-    ctx: &Context,
-    parts: &mut [Vec<Mixed>; 3],
-    least: [i64; 3],
-) -> bool {
+pub(super) fn static_constants(ctx: &Context, parts: &mut [Vec<Mixed>], least: &[i64]) -> bool {
     let mut changed = false;
-    for (k, list) in parts.iter_mut().enumerate() {
+    for (list, &least) in parts.iter_mut().zip(least) {
         for m in list.iter_mut() {
             if let Mixed::Dynamic(v) = m {
-                if let Some(c) =
-                    crate::arith::fold::constant_int(ctx, *v).filter(|c| *c >= least[k])
-                {
+                if let Some(c) = crate::arith::fold::constant_int(ctx, *v).filter(|c| *c >= least) {
                     *m = Mixed::Static(c);
                     changed = true;
                 }
@@ -260,6 +254,16 @@ pub(super) fn static_constants(
         }
     }
     changed
+}
+
+/// MLIR's dense `array<i64: ...>` of `vals`, as the generic form prints it.
+pub(super) fn dense_i64(vals: &[String]) -> Attribute {
+    let body = if vals.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", vals.join(", "))
+    };
+    Attribute::Keyword(format!("array<i64{body}>"))
 }
 
 /// `[a, %b, ...]`: one list, its constants and operands.
@@ -367,15 +371,7 @@ pub(super) fn generic_attrs(ctx: &Context, op: OpId) -> Vec<(String, Attribute)>
                 .filter(|m| matches!(m, Mixed::Dynamic(_)))
                 .count(),
         );
-        let body = if vals.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", vals.join(", "))
-        };
-        attrs.push((
-            LISTS[k].into(),
-            Attribute::Keyword(format!("array<i64{body}>")),
-        ));
+        attrs.push((LISTS[k].into(), dense_i64(&vals)));
     }
     attrs.push((
         super::forms::SEGMENTS.into(),
@@ -434,14 +430,7 @@ fn verify(ctx: &Context, op: OpId) -> Result<(), String> {
     } else {
         inferred
     };
-    if !super::cast_compatible(&inferred, res) {
-        return Err(format!(
-            "result type '{}' does not agree with the inferred '{}'",
-            ctx.ty(ctx.result(op, 0)),
-            Type::MemRef(std::rc::Rc::new(inferred))
-        ));
-    }
-    Ok(())
+    super::check_result_agrees(ctx, op, inferred, "inferred")
 }
 
 /// The run-time offsets, sizes and strides of `op` (a subview or a
@@ -541,7 +530,7 @@ fn canonicalize(b: &mut Builder, st: &OpState) -> Option<SmallVec<[ValueId; 2]>>
     }
     let mut new_parts = parts.clone();
     // A zero stride stays an operand, as in MLIR.
-    let mut changed = static_constants(ctx, &mut new_parts, [0, 0, 1]);
+    let mut changed = static_constants(ctx, &mut new_parts, &[0, 0, 1]);
     let mut src = st.operands[0];
     if let Some(s) = super::canon::cast_source(ctx, src) {
         src = s;
