@@ -35,3 +35,13 @@ pub fn emit_object(ctx: &Context) -> Result<Vec<u8>, Diagnostic> {
     om.define_data(id, &desc).map_err(err)?;
     om.finish().emit().map_err(err)
 }
+
+/// The machine code Cranelift makes for `ctx` (at the `arr` + `scf` level),
+/// as text: each function's disassembly after register allocation
+/// ([`crate::listing`]), the functions of parallel loop bodies included,
+/// for `l0-opt --emit=asm --backend=cranelift`. Errors as for
+/// [`emit_object`].
+pub fn emit_asm(ctx: &Context) -> Result<String, Diagnostic> {
+    let (r, text) = crate::listing::collect(|| emit_object(ctx));
+    r.map(|_| text)
+}

@@ -1,4 +1,5 @@
-//! Which `in_bounds` proofs the backends trust.
+//! Which `in_bounds` proofs the backends trust, and the loop facts both
+//! backends translate by ([`unit_step`]).
 //!
 //! Reads and writes proved in bounds (`in_bounds`, from `passes::bounds` or
 //! the `gen` lowering) are compiled without a check. In the debug mode set
@@ -23,4 +24,13 @@ pub fn set_keep_all_checks(on: bool) {
 /// Whether `op` may be compiled without its bounds check.
 pub fn proved_in_bounds(ctx: &Context, op: OpId) -> bool {
     ctx.attr(op, "in_bounds").is_some() && !KEEP_ALL_CHECKS.load(Ordering::Relaxed)
+}
+
+/// Whether `scf.for` `op` steps by the constant 1. Inside such a loop
+/// `iv < ub`, so `iv + 1` cannot overflow, and both backends continue while
+/// `iv + 1 < ub` (the form LLVM's trip-count analysis expects, and one
+/// compare of a value the loop computes anyway) instead of the
+/// overflow-safe `step <u ub - iv` that any other step needs.
+pub fn unit_step(ctx: &Context, op: OpId) -> bool {
+    dialects::scf::constant_int(ctx, ctx.operand(op, 2)) == Some(1)
 }

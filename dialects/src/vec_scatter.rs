@@ -227,9 +227,7 @@ fn lower_update(b: &mut Builder, st: &OpState, k: Update, name: &str) -> Repl {
     let one = crate::arith::const_int(b, 1, &Type::Index);
     crate::scf::build_for(b, zero, m, one, &[], |b, j, _| {
         let i = crate::vec::get_in_bounds(b, is, j);
-        let lo = crate::arith::build_cmpi(b, "sge", i, zero);
-        let hi = crate::arith::build_cmpi(b, "slt", i, n);
-        let ok = b.op1("arith.andi", &[lo, hi], Type::I1, vec![]);
+        let ok = crate::arith::build_in_range(b, i, n);
         crate::scf::build_if_then(b, ok, |b| {
             let x = crate::vec::get_in_bounds(b, vs, j);
             let x = match k {

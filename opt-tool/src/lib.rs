@@ -957,14 +957,12 @@ fn emit(cli: &Cli, ctx: &Context) -> Result<String, Failure> {
         }
         Emit::Llvm | Emit::Asm if cli.target == Target::Native => {
             if cli.backend == Some(Backend::Cranelift) {
-                return Err(Failure::Usage(format!(
-                    "--emit={} is produced by the LLVM backend, not --backend=cranelift",
-                    if cli.emit == Emit::Llvm {
-                        "llvm"
-                    } else {
-                        "asm"
-                    }
-                )));
+                if cli.emit == Emit::Asm {
+                    return Ok(codegen::emit_asm(ctx)?);
+                }
+                return Err(Failure::Usage(
+                    "--emit=llvm is produced by the LLVM backend, not --backend=cranelift".into(),
+                ));
             }
             Ok(if cli.emit == Emit::Llvm {
                 codegen::llvm::emit_llvm(ctx)?

@@ -99,9 +99,16 @@ fn for_op(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
     cx.set(args[0], std::slice::from_ref(&iv));
     cx.bind(&args[1..], &ps[1..], true);
     let (_, vals) = cx.emit_block(body_l0)?;
-    let rem = cx.w.val(format!("sub i64 {ub}, {iv}"));
-    let more = cx.w.val(format!("icmp ult i64 {step}, {rem}"));
-    let next = cx.w.val(format!("add i64 {iv}, {step}"));
+    let (next, more) = if crate::proofs::unit_step(ctx, op) {
+        // `iv < ub`: `iv + 1` cannot overflow.
+        let next = cx.w.val(format!("add nsw i64 {iv}, 1"));
+        let more = cx.w.val(format!("icmp slt i64 {next}, {ub}"));
+        (next, more)
+    } else {
+        let rem = cx.w.val(format!("sub i64 {ub}, {iv}"));
+        let more = cx.w.val(format!("icmp ult i64 {step}, {rem}"));
+        (cx.w.val(format!("add i64 {iv}, {step}")), more)
+    };
     let mut again = vec![next];
     again.extend(vals.iter().cloned());
     cx.w.brif(&more, &body, &again, &exit, &vals);

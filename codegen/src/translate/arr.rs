@@ -168,8 +168,9 @@ fn free(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
 /// Bounds-checks `i` against the length of `arr` header `h`; returns its data pointer.
 /// An op marked `in_bounds` (proved by the `gen` lowering) is not checked.
 fn arr_checked(cx: &mut FnCx, op: OpId, h: Value, i: Value) -> Result<Value, Diagnostic> {
+    let flags = header_flags(cx.ctx, cx.ctx.operand(op, 0));
     if !crate::proofs::proved_in_bounds(cx.ctx, op) {
-        let len = cx.b.ins().load(I64, trusted(), h, HDR_LEN);
+        let len = cx.b.ins().load(I64, flags, h, HDR_LEN);
         bounds(
             cx,
             op,
@@ -178,7 +179,43 @@ fn arr_checked(cx: &mut FnCx, op: OpId, h: Value, i: Value) -> Result<Value, Dia
             "index {0} is out of bounds for an array of length {1}",
         )?;
     }
-    Ok(cx.b.ins().load(PTR, trusted(), h, HDR_DATA))
+    Ok(cx.b.ins().load(PTR, flags, h, HDR_DATA))
+}
+
+/// The memory flags of an element access's loads of array `a`'s header
+/// (its data pointer and, for the bounds check, its length). Where nothing
+/// writes the header while `a` lives, they are `readonly` and `can_move`,
+/// so that Cranelift's mid-end treats them as pure: hoisted out of loops (a
+/// histogram's update loop then keeps the bins' data pointer in a register
+/// instead of reloading it after every store) and merged. That holds where
+/// `a` is a fresh array (`arr.alloc`, `arr.from_vec`: the runtime fills the
+/// header before it returns) whose every use is as the array operand of
+/// `arr.load`, `arr.store`, `arr.len` or `arr.to_vec`. Any other use
+/// (`arr.push` or `arr.free`, which write the header,
+/// `arr.find_or_insert`, a call, a loop-carried or yielded copy, the header
+/// stored as an element) keeps the plain flags.
+///
+/// Only these loads may be pure: Cranelift places a pure value at its first
+/// use, and their only uses are the access's own check and element load or
+/// store, which stay in program order, so before `arr.to_vec` releases the
+/// header. `arr.len` and `arr.to_vec` keep plain loads, as their results
+/// may be used after the release.
+fn header_flags(ctx: &ir::Context, a: ir::ValueId) -> MemFlagsData {
+    let fresh = ctx
+        .def_op(a)
+        .is_some_and(|d| ctx.is(d, "arr.alloc") || ctx.is(d, "arr.from_vec"));
+    let fixed = fresh
+        && ctx.uses(a).iter().all(|u| {
+            u.index == 0
+                && ["arr.load", "arr.store", "arr.len", "arr.to_vec"]
+                    .iter()
+                    .any(|n| ctx.is(u.op, n))
+        });
+    if fixed {
+        trusted().with_readonly().with_can_move()
+    } else {
+        trusted()
+    }
 }
 
 /// `arr.push(a, x)`: grows through the runtime when full, then stores inline.

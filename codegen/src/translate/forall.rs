@@ -95,7 +95,7 @@ fn define_chunk(cx: &mut FnCx, op: OpId, caps: &Captures) -> Result<FuncId, Diag
         sub.emit_block(body)?;
         sub.finish_status();
     }
-    cx.m.define_function(id, &mut cl)
-        .map_err(|e| define_error(ctx, op, "an scf.forall body", &cl, e))?;
+    crate::listing::define(cx.m, id, &mut cl, &chunk_name(op))
+        .map_err(|e| define_error(ctx, op, "an scf.forall body", &cl, *e))?;
     Ok(id)
 }

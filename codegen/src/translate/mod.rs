@@ -158,8 +158,8 @@ pub(crate) fn define(
             cx.finish_status();
         }
     }
-    let r = m.define_function(fi.id, cl);
-    r.map_err(|e| define_error(ctx, fi.op, &format!("'@{}'", fi.name), cl, e))
+    let r = crate::listing::define(m, fi.id, cl, &fi.name);
+    r.map_err(|e| define_error(ctx, fi.op, &format!("'@{}'", fi.name), cl, *e))
 }
 
 /// The diagnostic at `op` when Cranelift cannot compile function `what`.

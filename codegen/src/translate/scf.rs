@@ -97,7 +97,8 @@ fn for_op(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
 /// block, given the induction variable and the carried block parameters,
 /// and returns the next iteration's carried values. Leaves the builder in
 /// the exit block and returns its parameters (the loop's final carried
-/// values). Shared by the scalar translation and the paired one of
+/// values). A step of constant 1 continues while `iv + 1 < ub`, the
+/// same condition ([`crate::proofs::unit_step`]). Shared by the scalar translation and the paired one of
 /// [`super::slp`], so both keep `scf.for`'s semantics.
 pub(super) fn rotated_for<'a, 'f>(
     cx: &mut FnCx<'a, 'f>,
@@ -132,9 +133,13 @@ pub(super) fn rotated_for<'a, 'f>(
     let params = cx.b.block_params(body_blk).to_vec();
     let iv = params[0];
     let vals = body(cx, iv, &params[1..])?;
-    let rem = cx.b.ins().isub(ub, iv);
-    let more = cx.b.ins().icmp(IntCC::UnsignedLessThan, step, rem);
     let next = cx.b.ins().iadd(iv, step);
+    let more = if crate::proofs::unit_step(cx.ctx, op) {
+        cx.b.ins().icmp(IntCC::SignedLessThan, next, ub)
+    } else {
+        let rem = cx.b.ins().isub(ub, iv);
+        cx.b.ins().icmp(IntCC::UnsignedLessThan, step, rem)
+    };
     let mut again = vec![next];
     again.extend(vals.iter().copied());
     cx.brif(more, body_blk, &again, exit, &vals);

@@ -479,6 +479,15 @@ pub fn build_cmpi(b: &mut ir::Builder, pred: &str, x: ValueId, y: ValueId) -> Va
     )
 }
 
+/// Smart-builds `0 <= i < n` for a length `n` (which is never negative) as
+/// the one unsigned comparison `arith.cmpi ult, i, n`: a negative `i` is a
+/// huge unsigned number. One compare and branch where `sge` and `slt` joined
+/// by `andi` cost two compares and the materialized `i1`s they combine
+/// (Cranelift does not merge them itself; LLVM's instcombine does).
+pub fn build_in_range(b: &mut ir::Builder, i: ValueId, n: ValueId) -> ValueId {
+    build_cmpi(b, "ult", i, n)
+}
+
 /// The predicate of `arith.cmpi`/`arith.cmpf` op `op` (string or MLIR's
 /// integer encoding, [`eval::predicate_name`]).
 pub fn predicate_of(ctx: &Context, op: OpId) -> Option<&'static str> {

@@ -228,9 +228,7 @@ pub fn lower(
         |b: &mut Builder, lo, hi, update: &mut dyn FnMut(&mut Builder, ValueId, ValueId)| {
             scf::build_for(b, lo, hi, one, &[], |b, j, _| {
                 let i = vec::get_in_bounds(b, is, j);
-                let ge = build_cmpi(b, "sge", i, zero);
-                let lt = build_cmpi(b, "slt", i, n);
-                let ok = b.op1("arith.andi", &[ge, lt], Type::I1, vec![]);
+                let ok = crate::arith::build_in_range(b, i, n);
                 scf::build_if_then(b, ok, |b| {
                     let x = vec::get_in_bounds(b, vs, j);
                     update(b, i, x);
