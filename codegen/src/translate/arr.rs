@@ -200,7 +200,7 @@ fn arr_checked(cx: &mut FnCx, op: OpId, h: Value, i: Value) -> Result<Value, Dia
 /// store, which stay in program order, so before `arr.to_vec` releases the
 /// header. `arr.len` and `arr.to_vec` keep plain loads, as their results
 /// may be used after the release.
-fn header_flags(ctx: &ir::Context, a: ir::ValueId) -> MemFlagsData {
+pub(super) fn header_flags(ctx: &ir::Context, a: ir::ValueId) -> MemFlagsData {
     let fresh = ctx
         .def_op(a)
         .is_some_and(|d| ctx.is(d, "arr.alloc") || ctx.is(d, "arr.from_vec"));

@@ -75,6 +75,9 @@ fn for_op(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
     if let Some(plan) = super::slp::plan(cx.ctx, op) {
         return super::slp::emit_for(cx, op, plan);
     }
+    if let Some(plan) = super::pair_map::plan(cx.ctx, op) {
+        return super::pair_map::emit_for(cx, op, plan);
+    }
     let ctx = cx.ctx;
     let inits = cx.copy_in(&ctx.operands(op)[3..], op)?;
     let body_l0 = ctx.op_block(op, 0);

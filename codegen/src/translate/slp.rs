@@ -75,7 +75,7 @@ fn lane_arith(name: &str) -> bool {
 
 /// `v` as `(base, offset)`: `addi base, c` (either order) with `c` an
 /// index constant, or `(v, 0)`.
-fn split_offset(ctx: &Context, v: ValueId) -> (ValueId, i64) {
+pub(super) fn split_offset(ctx: &Context, v: ValueId) -> (ValueId, i64) {
     if let ValueDef::Result(op, 0) = ctx.value(v).def {
         if ctx.op_name(op) == "arith.addi" {
             let ops = ctx.operands(op);
