@@ -40,11 +40,12 @@ use std::cell::Cell;
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F64X2, I64};
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{InstBuilder, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use ir::{Context, Diagnostic, OpId, Type, ValueId};
 
+use super::slp::{emit_lane_arith, lane_addr, lane_arith, lane_flags};
 use super::FnCx;
 use crate::abi::{HDR_DATA, PTR};
 
@@ -70,14 +71,6 @@ enum Kind {
 /// emitted as `f64x2`); the other body ops are uniform or affine scalars.
 pub(super) struct Plan {
     lane_ops: FxHashSet<OpId>,
-}
-
-/// The float ops a lane may hold, each exact per lane on `f64x2`.
-fn lane_arith(name: &str) -> bool {
-    matches!(
-        name,
-        "arith.addf" | "arith.subf" | "arith.mulf" | "arith.divf" | "arith.negf"
-    )
 }
 
 /// Whether array `a` is fresh: made by `arr.alloc` or `arr.from_vec`.
@@ -200,24 +193,6 @@ pub(super) fn plan(ctx: &Context, op: OpId) -> Option<Plan> {
     (loads > 0 && stores > 0).then_some(Plan { lane_ops })
 }
 
-/// The address of lanes `(i, i + 1)` of `f64` elements at `ptr`, where `i`
-/// is `x` (an affine index): `base + c` becomes `base`'s address plus `8c`
-/// bytes, so that the loads at `i - 1`, `i` and `i + 1` share one address.
-/// Returns the address and the byte displacement.
-fn lane_addr(cx: &mut FnCx, ptr: Value, row: Option<Value>, x: ValueId) -> (Value, i32) {
-    let ctx = cx.ctx;
-    let (base, c) = super::slp::split_offset(ctx, x);
-    let (i, disp) = match c.checked_mul(8).and_then(|d| i32::try_from(d).ok()) {
-        Some(d) => (cx.get1(base), d),
-        None => (cx.get1(x), 0),
-    };
-    let k = match row {
-        Some(r) => cx.b.ins().iadd(r, i),
-        None => i,
-    };
-    (cx.elem_addr(ptr, k, 8), disp)
-}
-
 /// Emits the lane op `o` of the paired body (lane 0's scalars are bound).
 fn emit_lane_op(
     cx: &mut FnCx,
@@ -233,8 +208,7 @@ fn emit_lane_op(
             cx.b.ins().splat(F64X2, s)
         }),
     };
-    // In bounds (proved), but only 8-byte aligned.
-    let flags = MemFlagsData::new().with_notrap();
+    let flags = lane_flags();
     let x = match ctx.op_name(o) {
         "vec.get" => {
             let p = cx.get(ctx.operand(o, 0));
@@ -260,13 +234,7 @@ fn emit_lane_op(
         }
         name => {
             let k: Vec<Value> = ctx.operands(o).iter().map(|&v| get(cx, v)).collect();
-            match name {
-                "arith.addf" => cx.b.ins().fadd(k[0], k[1]),
-                "arith.subf" => cx.b.ins().fsub(k[0], k[1]),
-                "arith.mulf" => cx.b.ins().fmul(k[0], k[1]),
-                "arith.divf" => cx.b.ins().fdiv(k[0], k[1]),
-                _ => cx.b.ins().fneg(k[0]),
-            }
+            emit_lane_arith(cx, name, &k)
         }
     };
     lanes.insert(ctx.results(o)[0], x);

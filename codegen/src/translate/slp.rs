@@ -66,7 +66,7 @@ pub(super) struct Plan {
 }
 
 /// The arithmetic ops a lane may hold, all exact per lane on `f64x2`.
-fn lane_arith(name: &str) -> bool {
+pub(super) fn lane_arith(name: &str) -> bool {
     matches!(
         name,
         "arith.addf" | "arith.subf" | "arith.mulf" | "arith.divf" | "arith.negf"
@@ -87,6 +87,42 @@ pub(super) fn split_offset(ctx: &Context, v: ValueId) -> (ValueId, i64) {
         }
     }
     (v, 0)
+}
+
+/// The address of the `f64` elements `x` and `x + 1` at `ptr` (plus
+/// `row` elements, where given), as a base and a byte displacement: `base +
+/// c` becomes `base`'s address plus `8c` bytes, so that the loads at
+/// `i - 1`, `i` and `i + 1` share one address (the elements are in bounds,
+/// so neither sum wraps). Shared by the pairing of reduction lanes and
+/// [`super::pair_map`].
+pub(super) fn lane_addr(cx: &mut FnCx, ptr: Value, row: Option<Value>, x: ValueId) -> (Value, i32) {
+    let (base, c) = split_offset(cx.ctx, x);
+    let (i, disp) = match c.checked_mul(8).and_then(|d| i32::try_from(d).ok()) {
+        Some(d) => (cx.get1(base), d),
+        None => (cx.get1(x), 0),
+    };
+    let k = match row {
+        Some(r) => cx.b.ins().iadd(r, i),
+        None => i,
+    };
+    (cx.elem_addr(ptr, k, 8), disp)
+}
+
+/// The `f64x2` form of [`lane_arith`] op `name` on operands `k`.
+pub(super) fn emit_lane_arith(cx: &mut FnCx, name: &str, k: &[Value]) -> Value {
+    match name {
+        "arith.addf" => cx.b.ins().fadd(k[0], k[1]),
+        "arith.subf" => cx.b.ins().fsub(k[0], k[1]),
+        "arith.mulf" => cx.b.ins().fmul(k[0], k[1]),
+        "arith.divf" => cx.b.ins().fdiv(k[0], k[1]),
+        _ => cx.b.ins().fneg(k[0]),
+    }
+}
+
+/// The flags of an `f64x2` load or store of two proved elements: it cannot
+/// trap, but is only 8-byte aligned.
+pub(super) fn lane_flags() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
 }
 
 struct Matcher<'a> {
@@ -261,18 +297,8 @@ fn emit_node(
         }
         Node::Load(a, _) => {
             let p = cx.get(ctx.operand(a, 0));
-            // `base + c` reads at `base`'s address plus `8c` bytes, so that
-            // the loads of all lanes share one address (the element is in
-            // bounds, so neither sum wraps).
-            let (base, c) = split_offset(ctx, ctx.operand(a, 1));
-            let (i, disp) = match c.checked_mul(8).and_then(|d| i32::try_from(d).ok()) {
-                Some(d) => (cx.get1(base), d),
-                None => (cx.get1(ctx.operand(a, 1)), 0),
-            };
-            let addr = cx.elem_addr(p[0], i, 8);
-            // In bounds (proved), but only 8-byte aligned.
-            cx.b.ins()
-                .load(F64X2, MemFlagsData::new().with_notrap(), addr, disp)
+            let (addr, disp) = lane_addr(cx, p[0], None, ctx.operand(a, 1));
+            cx.b.ins().load(F64X2, lane_flags(), addr, disp)
         }
         Node::Arith(..) if fma.is_some() => {
             let f = fma.expect("guarded");
@@ -305,13 +331,7 @@ fn emit_node(
                 .iter()
                 .map(|&c| emit_node(cx, plan, c, accs, done))
                 .collect();
-            match ctx.op_name(a) {
-                "arith.addf" => cx.b.ins().fadd(k[0], k[1]),
-                "arith.subf" => cx.b.ins().fsub(k[0], k[1]),
-                "arith.mulf" => cx.b.ins().fmul(k[0], k[1]),
-                "arith.divf" => cx.b.ins().fdiv(k[0], k[1]),
-                _ => cx.b.ins().fneg(k[0]),
-            }
+            emit_lane_arith(cx, ctx.op_name(a), &k)
         }
     };
     done.insert(n, v);
