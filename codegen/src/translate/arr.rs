@@ -182,6 +182,14 @@ fn arr_checked(cx: &mut FnCx, op: OpId, h: Value, i: Value) -> Result<Value, Dia
     Ok(cx.b.ins().load(PTR, flags, h, HDR_DATA))
 }
 
+/// Whether array `a` is fresh: made by `arr.alloc` or `arr.from_vec`, so
+/// its header and buffer are its own (`arr.from_vec` copies, or adopts the
+/// buffer of a vector that is not used again).
+pub(super) fn fresh(ctx: &ir::Context, a: ir::ValueId) -> bool {
+    ctx.def_op(a)
+        .is_some_and(|d| ctx.is(d, "arr.alloc") || ctx.is(d, "arr.from_vec"))
+}
+
 /// The memory flags of an element access's loads of array `a`'s header
 /// (its data pointer and, for the bounds check, its length). Where nothing
 /// writes the header while `a` lives, they are `readonly` and `can_move`,
@@ -201,10 +209,7 @@ fn arr_checked(cx: &mut FnCx, op: OpId, h: Value, i: Value) -> Result<Value, Dia
 /// header. `arr.len` and `arr.to_vec` keep plain loads, as their results
 /// may be used after the release.
 pub(super) fn header_flags(ctx: &ir::Context, a: ir::ValueId) -> MemFlagsData {
-    let fresh = ctx
-        .def_op(a)
-        .is_some_and(|d| ctx.is(d, "arr.alloc") || ctx.is(d, "arr.from_vec"));
-    let fixed = fresh
+    let fixed = fresh(ctx, a)
         && ctx.uses(a).iter().all(|u| {
             u.index == 0
                 && ["arr.load", "arr.store", "arr.len", "arr.to_vec"]

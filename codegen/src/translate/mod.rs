@@ -37,7 +37,7 @@ mod forall;
 mod gpu;
 mod half;
 mod mem;
-pub mod pair_map;
+mod pair_map;
 mod scf;
 pub mod slp;
 

@@ -36,8 +36,6 @@
 //! the order of the writes does not matter. Anything else leaves the loop
 //! to the scalar translation.
 
-use std::cell::Cell;
-
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F64X2, I64};
 use cranelift_codegen::ir::{InstBuilder, Value};
@@ -48,16 +46,6 @@ use ir::{Context, Diagnostic, OpId, Type, ValueId};
 use super::slp::{emit_lane_arith, lane_addr, lane_arith, lane_flags};
 use super::FnCx;
 use crate::abi::{HDR_DATA, PTR};
-
-thread_local! {
-    /// Map loops paired on this thread (for tests).
-    static PAIRED: Cell<usize> = const { Cell::new(0) };
-}
-
-/// How many map loops this thread has translated two iterations per step.
-pub fn paired_map_loops() -> usize {
-    PAIRED.with(|p| p.get())
-}
 
 /// How a value of the body differs between the two lanes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -71,12 +59,6 @@ enum Kind {
 /// emitted as `f64x2`); the other body ops are uniform or affine scalars.
 pub(super) struct Plan {
     lane_ops: FxHashSet<OpId>,
-}
-
-/// Whether array `a` is fresh: made by `arr.alloc` or `arr.from_vec`.
-fn fresh(ctx: &Context, a: ValueId) -> bool {
-    ctx.def_op(a)
-        .is_some_and(|d| ctx.is(d, "arr.alloc") || ctx.is(d, "arr.from_vec"))
 }
 
 /// The plan for `scf.for` op `op`, if it is a map loop that pairs.
@@ -172,7 +154,7 @@ pub(super) fn plan(ctx: &Context, op: OpId) -> Option<Plan> {
                 let ok = *ctx.ty(a) == Type::arr(Type::F64)
                     && f64_operand(2)
                     && *x != Kind::Affine
-                    && fresh(ctx, a)
+                    && super::arr::fresh(ctx, a)
                     && stored.insert(a);
                 if !ok {
                     return None;
@@ -298,6 +280,5 @@ pub(super) fn emit_for(cx: &mut FnCx, op: OpId, plan: Plan) -> Result<(), Diagno
     cx.jump(exit, &[]);
 
     cx.b.switch_to_block(exit);
-    PAIRED.with(|p| p.set(p.get() + 1));
     Ok(())
 }

@@ -101,8 +101,9 @@ fn for_op(cx: &mut FnCx, op: OpId) -> Result<(), Diagnostic> {
 /// and returns the next iteration's carried values. Leaves the builder in
 /// the exit block and returns its parameters (the loop's final carried
 /// values). A step of constant 1 continues while `iv + 1 < ub`, the
-/// same condition ([`crate::proofs::unit_step`]). Shared by the scalar translation and the paired one of
-/// [`super::slp`], so both keep `scf.for`'s semantics.
+/// same condition ([`crate::proofs::unit_step`]). Shared by the scalar
+/// translation and the paired one of [`super::slp`], so both keep
+/// `scf.for`'s semantics.
 pub(super) fn rotated_for<'a, 'f>(
     cx: &mut FnCx<'a, 'f>,
     op: OpId,
