@@ -16,6 +16,7 @@ pub mod func;
 pub mod gen;
 pub mod gpu;
 pub mod mat;
+pub mod mat_blocked;
 pub mod memref;
 pub mod nested;
 pub mod scf;

@@ -444,7 +444,7 @@ fn transposed_copy(b: &mut Builder, m: ValueId, t: Type) -> ValueId {
 
 /// `m` with a transpose undone: the operand of `m`'s `mat.transpose`, or a
 /// transposed copy of `m` ([`transposed_copy`]).
-fn transposed(b: &mut Builder, m: ValueId, t: &Type) -> ValueId {
+pub(crate) fn transposed(b: &mut Builder, m: ValueId, t: &Type) -> ValueId {
     match b.ctx.def_op_named(m, "mat.transpose") {
         Some(d) => b.ctx.operand(d, 0),
         None => transposed_copy(b, m, t.clone()),
@@ -484,7 +484,14 @@ fn transposed_attr() -> (String, ir::Attribute) {
 /// `vec.dot(mat.row(x, p), mat.row(y, q))`: both rows are read with unit
 /// stride, and `vec.dot`'s own lowering (a reduce that `lower` may split
 /// into several accumulators) computes the sum.
-fn row_dot(b: &mut Builder, x: ValueId, p: ValueId, y: ValueId, q: ValueId, t: &Type) -> ValueId {
+pub(crate) fn row_dot(
+    b: &mut Builder,
+    x: ValueId,
+    p: ValueId,
+    y: ValueId,
+    q: ValueId,
+    t: &Type,
+) -> ValueId {
     let xr = b.op1("mat.row", &[x, p], Type::vec(t.clone()), vec![]);
     let yr = b.op1("mat.row", &[y, q], Type::vec(t.clone()), vec![]);
     b.op1("vec.dot", &[xr, yr], t.clone(), vec![])
@@ -504,16 +511,7 @@ fn lower_mul(b: &mut Builder, st: &OpState) -> Repl {
     let (ry, cy) = dims(b, y);
     assert_eq_sizes(b, cx, ry, "size mismatch in mat.mul");
     let yt = transposed(b, y, &t);
-    // A transposed left operand is copied once too (O(m k) next to the
-    // product's O(m k n)): its rows would otherwise be strided columns,
-    // gathered again for every entry.
-    let x = match b.ctx.def_op_named(x, "mat.transpose") {
-        Some(d) => {
-            let inner = b.ctx.operand(d, 0);
-            transposed_copy(b, inner, t.clone())
-        }
-        None => x,
-    };
+    let x = row_major(b, x, &t);
     let total = idx(b, "arith.muli", rx, cy);
     let flat = build_gen_loop(b, total, &[], vec![Gen::collect(&t)], |b, i, h| {
         let p = idx(b, "arith.divsi", i, cy);
@@ -527,6 +525,19 @@ fn lower_mul(b: &mut Builder, st: &OpState) -> Repl {
         Type::mat(t),
         vec![]
     )])
+}
+
+/// `x` with its rows unit-stride: a transposed left operand is copied once
+/// (O(m k) next to the product's O(m k n)); its rows would otherwise be
+/// strided columns, gathered again for every entry.
+pub(crate) fn row_major(b: &mut Builder, x: ValueId, t: &Type) -> ValueId {
+    match b.ctx.def_op_named(x, "mat.transpose") {
+        Some(d) => {
+            let inner = b.ctx.operand(d, 0);
+            transposed_copy(b, inner, t.clone())
+        }
+        None => x,
+    }
 }
 
 /// `mat.matvec(m, v)`: one collect loop over the rows of `m`, each the dot

@@ -179,7 +179,7 @@ impl Cli {
         }
         match self.emit {
             Emit::Ir | Emit::Dot => None,
-            Emit::Obj if self.backend == Some(Backend::Cranelift) => Some("cranelift"),
+            Emit::Obj | Emit::Asm if self.backend == Some(Backend::Cranelift) => Some("cranelift"),
             Emit::Llvm | Emit::Asm | Emit::Obj | Emit::Ptx => Some("llvm"),
         }
     }
@@ -820,7 +820,10 @@ fn process_inner(
             // Kernels are generated from the gpu level.
             run::lower_for_gpu(&mut ctx, cli.lowering())?;
         } else if matches!(cli.emit, Emit::Obj | Emit::Asm | Emit::Llvm) {
-            let backend = if cli.emit == Emit::Obj && cli.backend == Some(Backend::Cranelift) {
+            // `--emit=asm --backend=cranelift` lists what `--run` compiles.
+            let backend = if matches!(cli.emit, Emit::Obj | Emit::Asm)
+                && cli.backend == Some(Backend::Cranelift)
+            {
                 Backend::Cranelift
             } else {
                 Backend::Llvm

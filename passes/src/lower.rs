@@ -112,6 +112,12 @@ impl Pass for Lower {
             simplify(ctx, stats);
             crate::fuse::remove_dead_generators(ctx, stats);
         }
+        if self.gpu.is_none() {
+            stats.add(
+                "blocked-products",
+                dialects::mat_blocked::block_products(ctx),
+            );
+        }
         if self.gpu.is_some() {
             stats.add("gpu-grouped-buckets", crate::gpu::group_buckets(ctx));
         }

@@ -46,7 +46,7 @@ pub fn paired_loops() -> usize {
 /// One `f64x2` value of the paired body: lanes `(a, b)` of the scalar body.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Node {
-    /// Accumulators `2j` and `2j + 1`.
+    /// The accumulators of pair `p` of [`Plan::pairs`].
     Acc(usize),
     /// One scalar defined outside the lanes, in both lanes.
     Splat(ValueId),
@@ -60,6 +60,10 @@ enum Node {
 /// trees of the yielded pairs.
 pub(super) struct Plan {
     lane_ops: FxHashSet<OpId>,
+    /// The accumulator indices `(a, b)` packed into each `f64x2`
+    /// accumulator, lane 0 and lane 1.
+    pairs: Vec<(usize, usize)>,
+    /// The root of each pair, in the order of `pairs`.
     roots: Vec<Node>,
     /// The operand nodes of each `Arith` node.
     kids: FxHashMap<Node, Vec<Node>>,
@@ -130,8 +134,14 @@ struct Matcher<'a> {
     body: ir::BlockId,
     /// Accumulator block arguments and their index.
     accs: FxHashMap<ValueId, usize>,
+    /// Per accumulator index: its pair and whether it is lane 0.
+    acc_pair: FxHashMap<usize, (usize, bool)>,
     lane_ops: FxHashSet<OpId>,
     kids: FxHashMap<Node, Vec<Node>>,
+    /// The node of each lane pair already matched: a lane value used by
+    /// several lane ops (a row of `a` read once for two dot products of a
+    /// blocked `mat.mul`) is one `f64x2` value.
+    memo: FxHashMap<(ValueId, ValueId), Node>,
 }
 
 impl Matcher<'_> {
@@ -143,14 +153,24 @@ impl Matcher<'_> {
         }
     }
 
-    /// The node computing lanes `a` (even) and `b` (odd), or `None`.
+    /// The node computing lanes `a` (lane 0) and `b` (lane 1), or `None`.
     fn pair(&mut self, a: ValueId, b: ValueId) -> Option<Node> {
+        if let Some(&n) = self.memo.get(&(a, b)) {
+            return Some(n);
+        }
+        let n = self.pair_new(a, b)?;
+        self.memo.insert((a, b), n);
+        Some(n)
+    }
+
+    fn pair_new(&mut self, a: ValueId, b: ValueId) -> Option<Node> {
         let ctx = self.ctx;
         if *ctx.ty(a) != Type::F64 || *ctx.ty(b) != Type::F64 {
             return None;
         }
         if let (Some(&i), Some(&j)) = (self.accs.get(&a), self.accs.get(&b)) {
-            return (i % 2 == 0 && j == i + 1).then_some(Node::Acc(i / 2));
+            let (p, first) = *self.acc_pair.get(&i)?;
+            return (first && self.acc_pair.get(&j) == Some(&(p, false))).then_some(Node::Acc(p));
         }
         let (oa, ob) = (self.body_op(a), self.body_op(b));
         if a == b {
@@ -161,10 +181,8 @@ impl Matcher<'_> {
             };
         }
         let (oa, ob) = (oa?, ob?);
-        // Each lane value feeds exactly its own lane's parent.
-        if ctx.value(a).uses.len() != 1 || ctx.value(b).uses.len() != 1 {
-            return None;
-        }
+        // Each lane op belongs to one pair (checked by `insert`), and every
+        // use of a lane value is a lane op (checked in `plan`).
         let name = ctx.op_name(oa);
         if name != ctx.op_name(ob) || ctx.op(oa).attrs != ctx.op(ob).attrs {
             return None;
@@ -218,26 +236,79 @@ pub(super) fn plan(ctx: &Context, op: OpId) -> Option<Plan> {
         return None;
     }
     let term = ctx.terminator(body)?;
-    let yields = ctx.operands(term);
-    if yields.len() != accs.len() {
+    if ctx.operands(term).len() != accs.len() {
         return None;
     }
+    // `split-reductions` orders the accumulators copy by copy, so the
+    // copies `c` and `c + 1` of one of `r` reductions are `r` apart
+    // (`[s0, t0, s1, t1]` for two); lanes are tried at each such stride.
+    let n = accs.len();
+    (1..=n / 2)
+        .filter(|s| n.is_multiple_of(2 * s))
+        .find_map(|s| plan_pairs(ctx, body, term, accs, strided_pairs(n, s)))
+}
+
+/// The pairs `(2ts + r, (2t + 1)s + r)` of `n` accumulators at stride `s`
+/// (`n` a multiple of `2s`).
+fn strided_pairs(n: usize, s: usize) -> Vec<(usize, usize)> {
+    (0..n / (2 * s))
+        .flat_map(|t| (0..s).map(move |r| (2 * t * s + r, (2 * t + 1) * s + r)))
+        .collect()
+}
+
+/// The plan pairing the accumulators as `pairs` says, if the lanes match.
+fn plan_pairs(
+    ctx: &Context,
+    body: ir::BlockId,
+    term: OpId,
+    accs: &[ValueId],
+    pairs: Vec<(usize, usize)>,
+) -> Option<Plan> {
+    let yields = ctx.operands(term);
     let mut m = Matcher {
         ctx,
         body,
         accs: accs.iter().enumerate().map(|(k, &a)| (a, k)).collect(),
+        acc_pair: pairs
+            .iter()
+            .enumerate()
+            .flat_map(|(p, &(a, b))| [(a, (p, true)), (b, (p, false))])
+            .collect(),
         lane_ops: FxHashSet::default(),
         kids: FxHashMap::default(),
+        memo: FxHashMap::default(),
     };
     let mut roots = Vec::new();
-    for g in (0..yields.len()).step_by(2) {
+    for &(a, b) in &pairs {
         // A root is an op of the lanes (a bare accumulator or shared value
         // would need no pairing, and is left to the scalar loop).
-        let root = m.pair(yields[g], yields[g + 1])?;
+        let root = m.pair(yields[a], yields[b])?;
         if !matches!(root, Node::Arith(..)) {
             return None;
         }
         roots.push(root);
+    }
+    // A value both lanes share is computed by the scalar body, so it must
+    // not be a lane op (a lane value `x` used as `(x, x)` by another pair).
+    let shared_lane = m.kids.values().flatten().any(
+        |k| matches!(k, Node::Splat(s) if m.body_op(*s).is_some_and(|d| m.lane_ops.contains(&d))),
+    );
+    if shared_lane {
+        return None;
+    }
+    // Every use of a lane value is a lane op or the terminator (which
+    // yields the roots).
+    for &o in &m.lane_ops {
+        for &r in ctx.results(o) {
+            if ctx
+                .value(r)
+                .uses
+                .iter()
+                .any(|u| u.op != term && !m.lane_ops.contains(&u.op))
+            {
+                return None;
+            }
+        }
     }
     // An accumulator feeds its own lane alone (it has no scalar in the
     // paired body).
@@ -268,6 +339,7 @@ pub(super) fn plan(ctx: &Context, op: OpId) -> Option<Plan> {
     }
     Some(Plan {
         lane_ops: m.lane_ops,
+        pairs,
         roots,
         kids: m.kids,
     })
@@ -344,11 +416,11 @@ pub(super) fn emit_for(cx: &mut FnCx, op: OpId, plan: Plan) -> Result<(), Diagno
     let ctx = cx.ctx;
     let ops = ctx.operands(op);
     let inits: Vec<Value> = ops[3..].iter().map(|&v| cx.get1(v)).collect();
-    let pairs = inits.len() / 2;
+    let pairs = plan.pairs.len();
     let mut packed = Vec::with_capacity(pairs);
-    for j in 0..pairs {
-        let v = cx.b.ins().splat(F64X2, inits[2 * j]);
-        packed.push(cx.b.ins().insertlane(v, inits[2 * j + 1], 1));
+    for &(a, b) in &plan.pairs {
+        let v = cx.b.ins().splat(F64X2, inits[a]);
+        packed.push(cx.b.ins().insertlane(v, inits[b], 1));
     }
     let body_l0 = ctx.op_block(op, 0);
     let outs = super::scf::rotated_for(cx, op, &packed, &vec![F64X2; pairs], |cx, iv, accs| {
@@ -366,11 +438,12 @@ pub(super) fn emit_for(cx: &mut FnCx, op: OpId, plan: Plan) -> Result<(), Diagno
             .map(|&r| emit_node(cx, &plan, r, accs, &mut done))
             .collect())
     })?;
-    let mut scalars = Vec::with_capacity(2 * pairs);
-    for v in outs {
-        scalars.push(cx.b.ins().extractlane(v, 0));
-        scalars.push(cx.b.ins().extractlane(v, 1));
+    let mut scalars = vec![None; 2 * pairs];
+    for (&(a, b), v) in plan.pairs.iter().zip(outs) {
+        scalars[a] = Some(cx.b.ins().extractlane(v, 0));
+        scalars[b] = Some(cx.b.ins().extractlane(v, 1));
     }
+    let scalars: Vec<Value> = scalars.into_iter().flatten().collect();
     cx.bind(ctx.results(op), &scalars, true);
     PAIRED.with(|p| p.set(p.get() + 1));
     Ok(())

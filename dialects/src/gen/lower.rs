@@ -7,7 +7,7 @@
 //!
 //! | generator | emits | before the loop | at an emit of `x` | after the loop |
 //! |---|---|---|---|---|
-//! | collect | one, top-level | `a = arr.alloc(size)` (`{uninit}` for scalars) | `arr.store(a, i, x)` | `arr.to_vec(a)` |
+//! | collect | all `k` top-level | `a = arr.alloc(k * size)` (`{uninit}` for scalars; `size * k` checked not to wrap) | the `j`-th: `arr.store(a, k * i + j, x)` | `arr.to_vec(a)` |
 //! | collect | otherwise | `a = arr.alloc(0)` | `arr.push(a, x)` | `arr.to_vec(a)` |
 //! | reduce | all top-level | accumulator iter_arg = init | `acc = op(acc, x)` | the `scf.for` result |
 //! | reduce | otherwise | `c = arr.alloc(1)`, `store(c, 0, init)` | load / op / store `c[0]` | `arr.load(c, 0)`, `arr.free(c)` |
@@ -38,14 +38,37 @@ use crate::arr;
 /// How one generator is lowered.
 #[derive(Clone, Copy, Debug)]
 enum Plan {
-    CollectDense { buf: ValueId },
-    CollectPush { buf: ValueId },
-    ReduceAcc { slot: usize },
-    ReduceCell { cell: ValueId },
-    ScanDense { slot: usize, out: ValueId },
-    ScanCell { cell: ValueId, out: ValueId },
-    BucketReduce { keys: ValueId, vals: ValueId },
-    BucketCollect { keys: ValueId, vals: ValueId },
+    /// `per` top-level emits per iteration: the `j`-th stores element
+    /// `i * per + j` of `buf` (`size * per` elements).
+    CollectDense {
+        buf: ValueId,
+        per: usize,
+    },
+    CollectPush {
+        buf: ValueId,
+    },
+    ReduceAcc {
+        slot: usize,
+    },
+    ReduceCell {
+        cell: ValueId,
+    },
+    ScanDense {
+        slot: usize,
+        out: ValueId,
+    },
+    ScanCell {
+        cell: ValueId,
+        out: ValueId,
+    },
+    BucketReduce {
+        keys: ValueId,
+        vals: ValueId,
+    },
+    BucketCollect {
+        keys: ValueId,
+        vals: ValueId,
+    },
 }
 
 /// The `"arr"`-phase lowering of `gen.loop` (an [`ir::spec::RewriteFn`]).
@@ -298,6 +321,7 @@ fn lower_loop_op(
         let top = emits.iter().all(|&e| b.ctx.op(e).parent == Some(body));
         let single = top && emits.len() == 1;
         let t = g.elem.clone();
+        let per = emits.len();
         let init = if g.kind.takes_init() {
             Some(match init_it.next() {
                 Some(&v) => v,
@@ -310,7 +334,21 @@ fn lower_loop_op(
             // Every element is stored before the buffer is read.
             GenKind::Collect if single => Plan::CollectDense {
                 buf: arr::alloc_overwritten(b, size, t),
+                per: 1,
             },
+            // Each iteration runs its top-level emits once, in order (a
+            // 2x2 block of a blocked `mat.mul` emits four sums).
+            GenKind::Collect if top && (2..=16).contains(&per) => {
+                let k = const_index(b, per as i64);
+                let limit = const_index(b, i64::MAX / per as i64);
+                let fits = crate::arith::build_cmpi(b, "sle", size, limit);
+                crate::scf::build_assert(b, fits, "collect too large");
+                let n = b.op1("arith.muli", &[size, k], Type::Index, vec![]);
+                Plan::CollectDense {
+                    buf: arr::alloc_overwritten(b, n, t),
+                    per,
+                }
+            }
             GenKind::Collect => Plan::CollectPush {
                 buf: arr::alloc(b, c0, t),
             },
@@ -368,6 +406,7 @@ fn lower_loop_op(
         clone_block_into(b, body, &mut map);
         let nb = b.insertion_point().0;
         let mut cur: Vec<ValueId> = fargs[1..].to_vec();
+        let mut nth = vec![0usize; gens.len()];
         // Program order, so top-level accumulator chains are in order.
         for e in b.ctx.walk_block(nb) {
             let running = b.ctx.is(e, RUNNING);
@@ -386,16 +425,18 @@ fn lower_loop_op(
             }
             let vals = b.ctx.operands(e)[1..].to_vec();
             b.set_before(e);
-            rewrite_emit(
-                b,
-                &gens[g],
-                plans[g],
-                fargs[0],
-                c0,
-                &mut cur,
-                &vals,
-                !observed[g],
-            );
+            // The element this emit stores, for a dense collect.
+            let at = match plans[g] {
+                Plan::CollectDense { per, .. } if per > 1 => {
+                    let k = const_index(b, per as i64);
+                    let base = b.op1("arith.muli", &[fargs[0], k], Type::Index, vec![]);
+                    let j = const_index(b, nth[g] as i64);
+                    nth[g] += 1;
+                    b.op1("arith.addi", &[base, j], Type::Index, vec![])
+                }
+                _ => fargs[0],
+            };
+            rewrite_emit(b, &gens[g], plans[g], at, c0, &mut cur, &vals, !observed[g]);
             b.ctx.erase_op(e);
         }
         // Nested loops of the clone (outer ones first; lowering one erases
@@ -420,7 +461,7 @@ fn lower_loop_op(
     let mut out = SmallVec::new();
     for (g, plan) in gens.iter().zip(&plans) {
         match *plan {
-            Plan::CollectDense { buf } | Plan::CollectPush { buf } => {
+            Plan::CollectDense { buf, .. } | Plan::CollectPush { buf } => {
                 out.push(arr::to_vec(b, buf));
             }
             Plan::ReduceAcc { slot } => out.push(accs[slot]),
@@ -485,8 +526,9 @@ fn rewrite_emit(
     let t = &g.elem;
     let x = *vals.last().expect("emit without a value");
     match plan {
-        // `buf` has `size` elements and `iv` runs over [0, size).
-        Plan::CollectDense { buf } => arr::store_in_bounds(b, buf, iv, x),
+        // `buf` has `size * per` elements and `iv` is the emit's element
+        // (`i * per + j`, `i` in [0, size), `j` in [0, per)).
+        Plan::CollectDense { buf, .. } => arr::store_in_bounds(b, buf, iv, x),
         Plan::CollectPush { buf } => arr::push(b, buf, x),
         Plan::ReduceAcc { slot } => {
             cur[slot] = combine(b, g.monoid().unwrap(), t, cur[slot], x, reassoc);

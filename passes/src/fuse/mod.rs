@@ -57,6 +57,7 @@ impl Default for Fuse {
                 vertical: true,
                 horizontal: true,
                 scans: true,
+                native: true,
             },
             fuel: usize::MAX,
         }
@@ -71,6 +72,7 @@ impl Fuse {
     pub fn for_gpu() -> Fuse {
         let mut f = Fuse::default();
         f.rules.scans = false;
+        f.rules.native = false;
         f
     }
 }
@@ -94,6 +96,10 @@ pub struct Rules {
     pub horizontal: bool,
     /// Consumers of scans into the scan (through `gen.running`).
     pub scans: bool,
+    /// The loops run on the CPU (`target=native`): `mat.mul` becomes the
+    /// register-blocked form of [`dialects::mat_blocked`] before the view
+    /// as loops; a GPU kernel keeps one thread per entry.
+    pub native: bool,
 }
 
 /// Runs fusion on the whole module.
@@ -105,6 +111,12 @@ pub fn fuse(ctx: &mut Context, rules: Rules, mut fuel: usize, stats: &mut PassSt
     let vertical = rules.vertical;
     // High-level rewrites (e.g. transpose of transpose) before the view as loops.
     simplify(ctx, stats);
+    if rules.native {
+        stats.add(
+            "blocked-products",
+            dialects::mat_blocked::block_products(ctx),
+        );
+    }
     lower_phase(ctx, "gen", stats);
     normalize_lens(ctx);
     substitute_trivial(ctx, stats);
@@ -821,6 +833,7 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
             vertical: opts.get_bool("vertical", true)?,
             horizontal: opts.get_bool("horizontal", true)?,
             scans: opts.get_bool("scans", !gpu)?,
+            native: !gpu,
         },
         fuel: opts.get_usize("fuel", usize::MAX)?,
     }))
