@@ -41,6 +41,9 @@ pub struct Lower {
     /// Version innermost loops whose reads at `i + c` / `c - i` are not
     /// proved in bounds ([`crate::bounds_version`]); on for `native`.
     pub version: bool,
+    /// `mat.mul` in 2x2 register blocks ([`dialects::mat_blocked`]); on for
+    /// `native`.
+    pub block_products: bool,
 }
 
 impl Lower {
@@ -54,6 +57,7 @@ impl Lower {
             until: None,
             split,
             version: gpu.is_none(),
+            block_products: gpu.is_none(),
             gpu,
             parallel,
         }
@@ -112,7 +116,7 @@ impl Pass for Lower {
             simplify(ctx, stats);
             crate::fuse::remove_dead_generators(ctx, stats);
         }
-        if self.gpu.is_none() {
+        if self.block_products {
             stats.add(
                 "blocked-products",
                 dialects::mat_blocked::block_products(ctx),
@@ -246,6 +250,7 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
     Ok(Box::new(Lower {
         until,
         split: opts.get_usize("split", default_split(opts.codegen))?,
+        block_products: gpu.is_none(),
         gpu,
         parallel: on.then_some(parallel),
         version,
