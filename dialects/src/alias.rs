@@ -96,7 +96,7 @@ pub fn accessed_only(ctx: &Context, op: OpId, i: usize) -> bool {
         "arr.store" | "arr.find_or_insert" | "var.set" => i == 0,
         "gpu.memcpy" | "gpu.unpack_rows" | "memref.copy" => true,
         "memref.load" | "memref.dealloc" | "memref.dim" => i == 0,
-        "memref.store" => i == 1,
+        "memref.store" | "memref.atomic_rmw" => i == 1,
         _ => false,
     }
 }
@@ -319,6 +319,10 @@ impl Effects {
             }
             "memref.load" => self.reads.push(a0()),
             "memref.store" => self.writes.push(ctx.operand(op, 1)),
+            "memref.atomic_rmw" => {
+                self.reads.push(ctx.operand(op, 1));
+                self.writes.push(ctx.operand(op, 1));
+            }
             "memref.copy" => {
                 self.reads.push(a0());
                 self.writes.push(ctx.operand(op, 1));

@@ -751,6 +751,23 @@ pub fn lower_memrefs(ctx: &mut Context) -> Result<u64, Diagnostic> {
                 let p = position(&mut b, &d, &operands[2..]);
                 dialects::arr::store(&mut b, d.buf, p, operands[0]);
             }
+            "memref.atomic_rmw" => {
+                // One thread runs it (module doc of
+                // `dialects::memref::atomic`): read, combine, write.
+                let d = get(&descs, b.ctx, op, operands[1])?;
+                let p = position(&mut b, &d, &operands[2..]);
+                let old = dialects::arr::load(&mut b, d.buf, p);
+                let new = match dialects::memref::atomic::kind(b.ctx, op) {
+                    Some(&(_, Some(name), _, _)) => {
+                        let t = b.ctx.ty(old).clone();
+                        b.op1(name, &[old, operands[0]], t, vec![])
+                    }
+                    _ => operands[0],
+                };
+                dialects::arr::store(&mut b, d.buf, p, new);
+                let r = b.ctx.result(op, 0);
+                b.ctx.replace_all_uses(r, old);
+            }
             "memref.dim" => {
                 let d = get(&descs, b.ctx, op, operands[0])?;
                 let n = dim(&mut b, &d, operands[1]);

@@ -8,6 +8,7 @@
 //! | `memref.dealloc` | `memref.dealloc %m : memref<4xf32>` | frees the allocation |
 //! | `memref.load` | `memref.load %m[%i, %j] : memref<?x?xf32>` | reads one element |
 //! | `memref.store` | `memref.store %x, %m[%i, %j] : memref<?x?xf32>` | writes one element |
+//! | `memref.atomic_rmw` | `memref.atomic_rmw addf %x, %m[%i] : (f32, memref<?xf32>) -> f32` | combines one element with `%x`, returns the old value ([`atomic`]) |
 //! | `memref.dim` | `memref.dim %m, %c : memref<?xf32>` | size of dimension `%c` |
 //! | `memref.cast` | `memref.cast %m : memref<4xf32> to memref<?xf32>` | the same view, other static information |
 //! | `memref.subview` | `memref.subview %m[o0, o1] [s0, s1] [t0, t1] : T to U` | a strided window of `%m` |
@@ -53,6 +54,7 @@
 //! The native backends take `memref` after `lower`, which rewrites it onto
 //! `arr` (`passes::memref_to_arr`).
 
+pub mod atomic;
 mod canon;
 pub mod collapse;
 pub mod expand;
@@ -299,6 +301,19 @@ pub fn register(r: &mut Registry) {
             .interpret(interp::store)
             .rewrite(canon::through_cast)
             .custom_form(forms::print_store, forms::parse_store),
+    );
+    r.register(
+        OpSpec::new(
+            atomic::NAME,
+            "combines one element of a memref with a value, returning the old element",
+        )
+        .operands(Arity::AtLeast(2))
+        .results(Arity::Exactly(1))
+        .traits(Traits::READS | Traits::WRITES)
+        .verify(atomic::verify)
+        .interpret(atomic::interp)
+        .rewrite(canon::through_cast)
+        .custom_form(atomic::print, atomic::parse),
     );
     r.register(
         OpSpec::new("memref.dim", "the size of one dimension of a memref")
