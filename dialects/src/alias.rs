@@ -130,6 +130,19 @@ impl Aliases {
                     edges.push((ctx.operand(op, 0), ctx.result(op, 0)));
                     true
                 }
+                // A fresh allocation that reads and frees its source
+                // (its own effects, unlike an allocation's, see `add_own`).
+                "memref.realloc" => {
+                    let r = ctx.result(op, 0);
+                    a.sets.insert(
+                        r,
+                        PointsTo {
+                            allocs: smallvec::smallvec![r],
+                            unknown: false,
+                        },
+                    );
+                    true
+                }
                 "arith.select" => {
                     let r = ctx.result(op, 0);
                     if memory(r) {
@@ -322,6 +335,10 @@ impl Effects {
             "memref.atomic_rmw" => {
                 self.reads.push(ctx.operand(op, 1));
                 self.writes.push(ctx.operand(op, 1));
+            }
+            "memref.realloc" => {
+                self.reads.push(a0());
+                self.writes.push(a0());
             }
             "memref.copy" => {
                 self.reads.push(a0());

@@ -312,6 +312,51 @@ fn check_static(b: &mut Builder, d: &mut Desc, t: &MemRefType) {
     }
 }
 
+/// `memref.realloc` of source `d` (`dialects::memref::realloc`): faults
+/// unless the source is its whole allocation and the new size is not
+/// negative, then a fresh buffer, the first `min(old, new)` elements
+/// copied, and the source's buffer freed.
+fn realloc(b: &mut Builder, op: OpId, d: &Desc, size: Option<ValueId>) -> Desc {
+    let zero = cst(b, 0);
+    let one = cst(b, 1);
+    let old = d.sizes[0];
+    // Whole: offset 0, unit stride (or at most one element), and the
+    // buffer's length is the size.
+    let len = dialects::arr::len(b, d.buf);
+    let at0 = build_cmpi(b, "eq", d.offset, zero);
+    let fills = build_cmpi(b, "eq", len, old);
+    let unit = build_cmpi(b, "eq", d.strides[0], one);
+    let short = build_cmpi(b, "sle", old, one);
+    let unit = build_binop(b, "arith.ori", unit, short);
+    let whole = build_binop(b, "arith.andi", at0, fills);
+    let whole = build_binop(b, "arith.andi", whole, unit);
+    build_assert(b, whole, dialects::memref::realloc::NOT_WHOLE);
+    let n = match (result_type(b.ctx, op).shape[0], size) {
+        (Some(n), _) => cst(b, n as i64),
+        (None, Some(v)) => {
+            let ok = build_cmpi(b, "sge", v, zero);
+            build_assert(b, ok, "memref.realloc of a negative size");
+            v
+        }
+        (None, None) => zero,
+    };
+    let elem = result_type(b.ctx, op).elem;
+    let buf = dialects::arr::alloc(b, n, elem);
+    let k = build_binop(b, "arith.mini", old, n);
+    dialects::scf::build_for(b, zero, k, one, &[], |b, i, _| {
+        let x = dialects::arr::load_in_bounds(b, d.buf, i);
+        dialects::arr::store_in_bounds(b, buf, i, x);
+        vec![]
+    });
+    dialects::arr::free(b, d.buf);
+    Desc {
+        buf,
+        offset: zero,
+        sizes: vec![n],
+        strides: vec![one],
+    }
+}
+
 fn alloc(b: &mut Builder, op: OpId) -> Desc {
     let ctx = &*b.ctx;
     let t = result_type(ctx, op);
@@ -750,6 +795,12 @@ pub fn lower_memrefs(ctx: &mut Context) -> Result<u64, Diagnostic> {
                 let d = get(&descs, b.ctx, op, operands[1])?;
                 let p = position(&mut b, &d, &operands[2..]);
                 dialects::arr::store(&mut b, d.buf, p, operands[0]);
+            }
+            "memref.realloc" => {
+                let d = get(&descs, b.ctx, op, operands[0])?;
+                let nd = realloc(&mut b, op, &d, operands.get(1).copied());
+                let r = b.ctx.result(op, 0);
+                descs.insert(r, nd);
             }
             "memref.atomic_rmw" => {
                 // One thread runs it (module doc of

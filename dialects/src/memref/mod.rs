@@ -10,6 +10,7 @@
 //! | `memref.store` | `memref.store %x, %m[%i, %j] : memref<?x?xf32>` | writes one element |
 //! | `memref.atomic_rmw` | `memref.atomic_rmw addf %x, %m[%i] : (f32, memref<?xf32>) -> f32` | combines one element with `%x`, returns the old value ([`atomic`]) |
 //! | `memref.dim` | `memref.dim %m, %c : memref<?xf32>` | size of dimension `%c` |
+//! | `memref.realloc` | `memref.realloc %m(%n) : memref<?xf32> to memref<?xf32>` | a new allocation with the old elements, the old one freed ([`realloc`]) |
 //! | `memref.cast` | `memref.cast %m : memref<4xf32> to memref<?xf32>` | the same view, other static information |
 //! | `memref.subview` | `memref.subview %m[o0, o1] [s0, s1] [t0, t1] : T to U` | a strided window of `%m` |
 //! | `memref.copy` | `memref.copy %a, %b : T to U` | copies every element of `%a` into `%b` |
@@ -61,6 +62,7 @@ pub mod expand;
 mod forms;
 mod interp;
 pub mod metadata;
+pub mod realloc;
 pub mod reinterpret;
 pub mod subview;
 
@@ -314,6 +316,18 @@ pub fn register(r: &mut Registry) {
         .interpret(atomic::interp)
         .rewrite(canon::through_cast)
         .custom_form(atomic::print, atomic::parse),
+    );
+    r.register(
+        OpSpec::new(
+            realloc::NAME,
+            "a new rank-1 allocation holding the source's elements; frees the source",
+        )
+        .operands(Arity::AtLeast(1))
+        .results(Arity::Exactly(1))
+        .traits(Traits::READS | Traits::WRITES)
+        .verify(realloc::verify)
+        .interpret(realloc::interp)
+        .custom_form(realloc::print, realloc::parse),
     );
     r.register(
         OpSpec::new("memref.dim", "the size of one dimension of a memref")
