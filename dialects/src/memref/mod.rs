@@ -327,6 +327,7 @@ pub fn register(r: &mut Registry) {
         .traits(Traits::READS | Traits::WRITES)
         .verify(realloc::verify)
         .interpret(realloc::interp)
+        .rewrite(canon::dead_alloc)
         .custom_form(realloc::print, realloc::parse),
     );
     r.register(

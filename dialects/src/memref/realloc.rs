@@ -18,6 +18,12 @@
 //! (`passes::memref_to_arr`) checks the same, allocates, copies in a loop
 //! and frees. Effects: it reads and frees its source, and its result is a
 //! fresh allocation ([`crate::alias`]).
+//!
+//! Canonicalization (MLIR's `SimplifyDeadAlloc` for `realloc`): a realloc
+//! whose result is only stored into and freed is erased with those users.
+//! The source then stays allocated; a program that is defined never uses
+//! it after the realloc, so only a leak and the faults of undefined uses
+//! (a partial source, a negative size) go with it.
 
 use std::cell::RefCell;
 use std::rc::Rc;
