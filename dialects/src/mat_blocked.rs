@@ -91,7 +91,6 @@ fn blocked(b: &mut Builder, x: ValueId, y: ValueId, t: Type) -> ValueId {
         let qb = idx(b, "arith.remsi", s, n2);
         let p = idx(b, "arith.muli", pb, two);
         let q = idx(b, "arith.muli", qb, two);
-        let one = const_int(b, 1, &Type::Index);
         let p1 = idx(b, "arith.addi", p, one);
         let q1 = idx(b, "arith.addi", q, one);
         let rows = |b: &mut Builder, mat: ValueId, i: ValueId| {

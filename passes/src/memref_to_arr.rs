@@ -331,7 +331,8 @@ fn realloc(b: &mut Builder, op: OpId, d: &Desc, size: Option<ValueId>) -> Desc {
     let whole = build_binop(b, "arith.andi", at0, fills);
     let whole = build_binop(b, "arith.andi", whole, unit);
     build_assert(b, whole, dialects::memref::realloc::NOT_WHOLE);
-    let n = match (result_type(b.ctx, op).shape[0], size) {
+    let t = result_type(b.ctx, op);
+    let n = match (t.shape[0], size) {
         (Some(n), _) => cst(b, n as i64),
         (None, Some(v)) => {
             let ok = build_cmpi(b, "sge", v, zero);
@@ -340,8 +341,7 @@ fn realloc(b: &mut Builder, op: OpId, d: &Desc, size: Option<ValueId>) -> Desc {
         }
         (None, None) => zero,
     };
-    let elem = result_type(b.ctx, op).elem;
-    let buf = dialects::arr::alloc(b, n, elem);
+    let buf = dialects::arr::alloc(b, n, t.elem);
     let k = build_binop(b, "arith.mini", old, n);
     dialects::scf::build_for(b, zero, k, one, &[], |b, i, _| {
         let x = dialects::arr::load_in_bounds(b, d.buf, i);

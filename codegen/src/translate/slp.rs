@@ -319,21 +319,14 @@ fn plan_pairs(
         }
     }
     // The other body ops: no regions, no buffers (they are emitted as
-    // usual, without the block's frees), and no use of a lane value.
+    // usual, without the block's frees); none uses a lane value (checked
+    // above).
     for o in ctx.iter_block(body) {
         if o == term || m.lane_ops.contains(&o) {
             continue;
         }
-        let uses_lane = ctx
-            .operands(o)
-            .iter()
-            .any(|&v| m.body_op(v).is_some_and(|d| m.lane_ops.contains(&d)));
         let buffers = ctx.results(o).iter().any(|&r| abi::is_buffer(ctx.ty(r)));
-        if uses_lane
-            || buffers
-            || !ctx.regions(o).is_empty()
-            || ctx.has_traits(o, Traits::TERMINATOR)
-        {
+        if buffers || !ctx.regions(o).is_empty() || ctx.has_traits(o, Traits::TERMINATOR) {
             return None;
         }
     }

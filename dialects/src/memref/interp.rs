@@ -132,19 +132,28 @@ pub(super) fn alloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
                 .ok_or_else(too_large)?;
         }
     }
-    if extent as u64 > MAX_ALLOC as u64 {
-        return Err(too_large());
-    }
-    let mut data = Vec::new();
-    data.try_reserve_exact(extent as usize)
-        .map_err(|_| too_large())?;
-    data.resize(extent as usize, RtValue::Opaque(Rc::new(Uninit)));
+    let data = uninit_buffer(ctx, op, extent)?;
     Ok(smallvec![wrap(MemRefValue {
         buf: Rc::new(RefCell::new(data)),
         offset,
         sizes,
         strides,
     })])
+}
+
+/// A new allocation of `n >= 0` elements, none stored yet (each reads as
+/// [`Uninit`]); a located fault where `n` is above [`MAX_ALLOC`] or the
+/// memory cannot be reserved.
+pub(super) fn uninit_buffer(ctx: &Context, op: OpId, n: i64) -> Result<Vec<RtValue>, RunError> {
+    let too_large = || RunError::at(ctx, op, "the allocation is too large");
+    if n as u64 > MAX_ALLOC as u64 {
+        return Err(too_large());
+    }
+    let mut data = Vec::new();
+    data.try_reserve_exact(n as usize)
+        .map_err(|_| too_large())?;
+    data.resize(n as usize, RtValue::Opaque(Rc::new(Uninit)));
+    Ok(data)
 }
 
 pub(super) fn dealloc(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {

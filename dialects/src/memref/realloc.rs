@@ -36,8 +36,6 @@ use ir::interp::{Interp, MemRefValue, RtValue, RunError};
 use ir::printer::Printer;
 use ir::{Context, MemRefType, OpId, Type};
 
-use crate::arr::{Uninit, MAX_ALLOC};
-
 /// The op's name.
 pub const NAME: &str = "memref.realloc";
 
@@ -110,17 +108,10 @@ pub(super) fn interp(
     if n < 0 {
         return Err(RunError::at(ctx, op, format!("negative size {n}")));
     }
-    if n as u64 > MAX_ALLOC as u64 {
-        return Err(RunError::at(ctx, op, "the allocation is too large"));
+    let mut data = super::interp::uninit_buffer(ctx, op, n)?;
+    for (d, s) in data.iter_mut().zip(m.buf.borrow().iter()) {
+        *d = s.clone();
     }
-    let mut data = Vec::new();
-    data.try_reserve_exact(n as usize)
-        .map_err(|_| RunError::at(ctx, op, "the allocation is too large"))?;
-    {
-        let src = m.buf.borrow();
-        data.extend(src.iter().take(n as usize).cloned());
-    }
-    data.resize(n as usize, RtValue::Opaque(Rc::new(Uninit)));
     *m.buf
         .try_borrow_mut()
         .map_err(|_| RunError::at(ctx, op, "memref is already borrowed"))? = Vec::new();
