@@ -554,26 +554,13 @@ fn lower_matvec(b: &mut Builder, st: &OpState) -> Repl {
     let n = b.op1("vec.len", &[v], Type::Index, vec![]);
     if st.attr("transposed").is_some() {
         assert_eq_sizes(b, r, n, "size mismatch in mat.matvec");
-        let zero = b.constant(crate::vec::zero_attr(&t), &t);
-        let mul = BinOp::Mul.arith_op(&t);
         return Some(build_gen_loop(
             b,
             c,
             &[],
             vec![Gen::collect(&t)],
             |b, j, h| {
-                let s = build_gen_loop(
-                    b,
-                    n,
-                    &[zero],
-                    vec![Gen::reduce(BinOp::Add, &t)],
-                    |b, k, g| {
-                        let x = mget(b, m, k, j, &t);
-                        let y = b.op1("vec.get", &[v, k], t.clone(), vec![]);
-                        let p = b.op1(mul, &[x, y], t.clone(), vec![]);
-                        emit(b, g[0], p);
-                    },
-                )[0];
+                let s = column_dot(b, m, j, v, &t);
                 emit(b, h[0], s);
             },
         ));
@@ -590,6 +577,27 @@ fn lower_matvec(b: &mut Builder, st: &OpState) -> Repl {
             emit(b, h[0], s);
         },
     ))
+}
+
+/// The dot product of column `j` of `m` (read in place, stride `cols(m)`)
+/// and `v`, `len(v) = rows(m)`: a reduce loop over the rows, the left fold
+/// from zero of `m(k, j) * v[k]` in row order.
+pub(crate) fn column_dot(b: &mut Builder, m: ValueId, j: ValueId, v: ValueId, t: &Type) -> ValueId {
+    let n = b.op1("vec.len", &[v], Type::Index, vec![]);
+    let zero = b.constant(crate::vec::zero_attr(t), t);
+    let mul = BinOp::Mul.arith_op(t);
+    build_gen_loop(
+        b,
+        n,
+        &[zero],
+        vec![Gen::reduce(BinOp::Add, t)],
+        |b, k, g| {
+            let x = mget(b, m, k, j, t);
+            let y = b.op1("vec.get", &[v, k], t.clone(), vec![]);
+            let p = b.op1(mul, &[x, y], t.clone(), vec![]);
+            emit(b, g[0], p);
+        },
+    )[0]
 }
 
 // ----- registration --------------------------------------------------------

@@ -41,9 +41,11 @@ pub struct Lower {
     /// Version innermost loops whose reads at `i + c` / `c - i` are not
     /// proved in bounds ([`crate::bounds_version`]); on for `native`.
     pub version: bool,
-    /// `mat.mul` in 2x2 register blocks ([`dialects::mat_blocked`]); on for
-    /// `native`.
+    /// `mat.mul` in 2x2 register blocks and the transposed `mat.matvec`
+    /// in blocks of columns ([`dialects::mat_blocked`]); on for `native`.
     pub block_products: bool,
+    /// With `block_products`: `mat.mul` too.
+    pub block_muls: bool,
 }
 
 impl Lower {
@@ -58,6 +60,7 @@ impl Lower {
             split,
             version: gpu.is_none(),
             block_products: gpu.is_none(),
+            block_muls: true,
             gpu,
             parallel,
         }
@@ -119,7 +122,7 @@ impl Pass for Lower {
         if self.block_products {
             stats.add(
                 "blocked-products",
-                dialects::mat_blocked::block_products(ctx),
+                dialects::mat_blocked::block_products(ctx, self.block_muls),
             );
         }
         if self.gpu.is_some() {
@@ -251,6 +254,7 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
         until,
         split: opts.get_usize("split", default_split(opts.codegen))?,
         block_products: gpu.is_none(),
+        block_muls: true,
         gpu,
         parallel: on.then_some(parallel),
         version,
