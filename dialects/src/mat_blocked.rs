@@ -1,7 +1,5 @@
-//! Register-blocked `mat.mul` and column-blocked transposed `mat.matvec`
-//! for the native targets (issue 44: the matrix product with at most one
-//! load per multiply-add; the transposed product read by rows,
-//! [`blocked_columns`]).
+//! Register-blocked `mat.mul` for the native targets (issue 44: the matrix
+//! product with at most one load per multiply-add).
 //!
 //! [`crate::mat`]'s lowering computes each entry `(p, q)` of `x * y` as the
 //! dot product of row `p` of `x` and row `q` of `transpose(y)`: two loads
@@ -32,8 +30,7 @@
 //! any block is computed.
 //!
 //! `lower` applies it for `target=native` only: a GPU kernel runs the plain
-//! lowering's one thread per entry (neighbouring threads read neighbouring
-//! columns there, which coalesces).
+//! lowering's one thread per entry.
 
 use ir::{Builder, Context, OpId, Type, ValueId};
 
@@ -41,19 +38,16 @@ use crate::arith::{build_cmpi, const_int};
 use crate::mat::{dims, idx, row_dot, row_major, transposed};
 use crate::vec::{assert_eq_sizes, build_gen_loop, elem_of, emit, get_in_bounds, BinOp, Gen};
 
-/// Rewrites every `mat.matvec {transposed}` of `ctx`, and every `mat.mul`
-/// when `muls`, into the blocked form; returns how many it rewrote.
-pub fn block_products(ctx: &mut Context, muls: bool) -> u64 {
-    let products: Vec<OpId> = ctx
+/// Rewrites every `mat.mul` of `ctx` into the blocked form; returns how
+/// many it rewrote.
+pub fn block_products(ctx: &mut Context) -> u64 {
+    let muls: Vec<OpId> = ctx
         .walk_all()
         .into_iter()
-        .filter(|&o| {
-            muls && ctx.is(o, "mat.mul")
-                || ctx.is(o, "mat.matvec") && ctx.attr(o, "transposed").is_some()
-        })
+        .filter(|&o| ctx.is(o, "mat.mul"))
         .collect();
     let mut n = 0;
-    for op in products {
+    for op in muls {
         if !ctx.alive(op) {
             continue;
         }
@@ -61,14 +55,9 @@ pub fn block_products(ctx: &mut Context, muls: bool) -> u64 {
         let Some(t) = elem_of(ctx, x) else {
             continue;
         };
-        let mul = ctx.is(op, "mat.mul");
         let v = {
             let mut b = Builder::before(ctx, op);
-            if mul {
-                blocked(&mut b, x, y, t)
-            } else {
-                blocked_columns(&mut b, x, y, t)
-            }
+            blocked(&mut b, x, y, t)
         };
         ctx.replace_op(op, &[v]);
         n += 1;
@@ -157,115 +146,4 @@ fn blocked(b: &mut Builder, x: ValueId, y: ValueId, t: Type) -> ValueId {
         emit(b, h[0], v[0]);
     })[0];
     b.op1("mat.from", &[flat, m, n], Type::mat(t), vec![])
-}
-
-/// Columns per block of [`blocked_columns`], widest first: 64 `f64` are
-/// eight cache lines of a row; the columns that no wide block covers go in
-/// blocks of 8 (one cache line), and at most 7 are read as plain columns.
-/// 1024x1024 `f64`, 20 products, one thread (`benches/matvec.sh`, AVX-512):
-/// LLVM 1.44x C with `[32, 8]`, 1.17x with `[64, 8]`; Cranelift 2.7x and
-/// 3.1x (its `f64x2` lanes spill either way); the plain lowering 42x and
-/// 32x.
-const WIDTHS: [i64; 2] = [64, 8];
-
-/// `mat.matvec(m, v) {transposed}` (`transpose(m) * v`, `m` an `r x c`
-/// matrix, `len(v) = r`) in blocks of neighbouring columns. The plain
-/// lowering computes entry `j` as the dot product of column `j` of `m`
-/// (stride `c`) and `v`: one cache line of `m` per multiply-add. Here, per
-/// width `w` of [`WIDTHS`], a collect over blocks of `w` columns runs one
-/// inner loop over the rows with one reduce generator per column of its
-/// block: a row's `w` neighbouring entries feed `w` dot products at one
-/// read of `v[i]`, so `m` streams through the caches about once per
-/// product. It is the loop interchange of the row-oriented ("axpy") form,
-/// kept as independent reductions so that each entry is still its
-/// column's left fold from zero in row order. A read-back collect takes
-/// entry `j` from its block, or computes the last `c % 8` entries as the
-/// plain lowering does.
-fn blocked_columns(b: &mut Builder, m: ValueId, v: ValueId, t: Type) -> ValueId {
-    let (r, c) = dims(b, m);
-    let n = b.op1("vec.len", &[v], Type::Index, vec![]);
-    assert_eq_sizes(b, r, n, "size mismatch in mat.matvec");
-    // Per width: the first column it covers, its entries, and how many.
-    let mut parts: Vec<(ValueId, ValueId, ValueId)> = Vec::new();
-    let mut start = const_int(b, 0, &Type::Index);
-    for w in WIDTHS {
-        let left = idx(b, "arith.subi", c, start);
-        let wc = const_int(b, w, &Type::Index);
-        let blocks = idx(b, "arith.divsi", left, wc);
-        let sums = column_blocks(b, m, v, start, blocks, w, &t);
-        let covered = idx(b, "arith.muli", blocks, wc);
-        parts.push((start, sums, covered));
-        start = idx(b, "arith.addi", start, covered);
-    }
-    build_gen_loop(b, c, &[], vec![Gen::collect(&t)], |b, j, h| {
-        let e = read_back(b, &parts, m, v, j, &t);
-        emit(b, h[0], e);
-    })[0]
-}
-
-/// Entry `j` of the product: from the first part of `parts` that covers it
-/// (`j < start + covered`), else column `j`'s dot product.
-fn read_back(
-    b: &mut Builder,
-    parts: &[(ValueId, ValueId, ValueId)],
-    m: ValueId,
-    v: ValueId,
-    j: ValueId,
-    t: &Type,
-) -> ValueId {
-    let Some((&(start, sums, covered), rest)) = parts.split_first() else {
-        return crate::mat::column_dot(b, m, j, v, t);
-    };
-    let end = idx(b, "arith.addi", start, covered);
-    let inside = build_cmpi(b, "slt", j, end);
-    crate::scf::build_if(
-        b,
-        inside,
-        std::slice::from_ref(t),
-        |b| {
-            let at = idx(b, "arith.subi", j, start);
-            vec![b.op1("vec.get", &[sums, at], t.clone(), vec![])]
-        },
-        |b| vec![read_back(b, rest, m, v, j, t)],
-    )[0]
-}
-
-/// The products of `blocks` blocks of `w` columns of `m`, from column
-/// `start` (`start + blocks * w <= cols(m)`), by `v`: a collect over the
-/// blocks, each one loop over the rows with `w` reduce generators.
-fn column_blocks(
-    b: &mut Builder,
-    m: ValueId,
-    v: ValueId,
-    start: ValueId,
-    blocks: ValueId,
-    w: i64,
-    t: &Type,
-) -> ValueId {
-    let (r, _) = dims(b, m);
-    let mul = BinOp::Mul.arith_op(t);
-    let wc = const_int(b, w, &Type::Index);
-    build_gen_loop(b, blocks, &[], vec![Gen::collect(t)], |b, s, h| {
-        let off = idx(b, "arith.muli", s, wc);
-        let j0 = idx(b, "arith.addi", start, off);
-        let z = b.constant(crate::vec::zero_attr(t), t);
-        let inits = vec![z; w as usize];
-        let gens = vec![Gen::reduce(BinOp::Add, t); w as usize];
-        // `i < r = len(v)` (checked by the caller), and `j0 + k < start +
-        // blocks * w <= cols(m)`.
-        let dots = build_gen_loop(b, r, &inits, gens, |b, i, hs| {
-            let x = get_in_bounds(b, v, i);
-            let row = b.op1("mat.row", &[m, i], Type::vec(t.clone()), vec![]);
-            for (k, &g) in hs.iter().enumerate() {
-                let ck = const_int(b, k as i64, &Type::Index);
-                let j = idx(b, "arith.addi", j0, ck);
-                let e = get_in_bounds(b, row, j);
-                let p = b.op1(mul, &[e, x], t.clone(), vec![]);
-                emit(b, g, p);
-            }
-        });
-        for &d in &dots {
-            emit(b, h[0], d);
-        }
-    })[0]
 }

@@ -48,8 +48,7 @@ pub fn lower_for_native(ctx: &mut Context, backend: Backend, how: Lowering) -> R
         (Backend::Cranelift, true) => 8,
         _ => 1,
     };
-    // `mat.mul` in 2x2 blocks, except for Cranelift with contraction (the
-    // transposed `mat.matvec` is blocked either way): its
+    // `mat.mul` in 2x2 blocks, except for Cranelift with contraction: its
     // blocked loop keeps four chains of fused multiply-adds, each paced by
     // the FMA's latency, and more chains spill (x86-64 has 16 vector
     // registers): 1.94x C against 1.75x unblocked (benches/matmul.sh).
@@ -84,11 +83,11 @@ fn lower_remaining(
             } else {
                 passes::fuse::Fuse::default()
             };
-            f.rules.block_muls &= block;
+            f.rules.native &= block;
             f.run(ctx, stats)?;
         }
         let mut lower = passes::lower::Lower::new(split, gpu);
-        lower.block_muls &= block;
+        lower.block_products &= block;
         lower.run(ctx, stats)?;
         ir::verifier::verify(ctx).map_err(Failure::Diags)?;
     }

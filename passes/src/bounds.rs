@@ -20,7 +20,7 @@ use ir::builder::dominates_point;
 use ir::{Attribute, Context, OpId, ValueId};
 
 /// The `scf.assert(arith.cmpi eq, a, b)` ops of the module, as `(assert, a, b)`.
-fn equality_asserts(ctx: &Context) -> Vec<(OpId, ValueId, ValueId)> {
+pub(crate) fn equality_asserts(ctx: &Context) -> Vec<(OpId, ValueId, ValueId)> {
     let mut out = Vec::new();
     for op in ctx.walk_all() {
         if !ctx.is(op, "scf.assert") {
@@ -191,6 +191,57 @@ fn twin_read(ctx: &Context, asserts: &[(OpId, ValueId, ValueId)], op: OpId) -> b
             .iter()
             .any(|&l| mine.iter().any(|&m| find(&rep, l) == find(&rep, m)))
     })
+}
+
+/// Whether `mat.get(m, a, b)` op `op` (entry `(b, a)` of `m` with
+/// `{transposed}`) can never fault: its row index is the index of an
+/// enclosing loop over `[0, n)` with `n` equal to `mat.rows(m)`, and its
+/// column index one over `mat.cols(m)`. A size equals a dimension when it
+/// is the same value as the `mat.from` operand or a `mat.rows`/`mat.cols`
+/// of `m`, or is equated with one by the equality asserts (`asserts`, from
+/// [`equality_asserts`]) that hold at `op`.
+pub(crate) fn mat_get_in_bounds(
+    ctx: &Context,
+    asserts: &[(OpId, ValueId, ValueId)],
+    op: OpId,
+) -> bool {
+    if !ctx.is(op, "mat.get") {
+        return false;
+    }
+    let m = ctx.operand(op, 0);
+    let (r, c) = if dialects::mat::get_is_transposed(ctx, op) {
+        (ctx.operand(op, 2), ctx.operand(op, 1))
+    } else {
+        (ctx.operand(op, 1), ctx.operand(op, 2))
+    };
+    let dims = |which: usize, size_op: &str| -> Vec<ValueId> {
+        let mut out: Vec<ValueId> = ctx
+            .uses(m)
+            .iter()
+            .filter(|u| ctx.is(u.op, size_op))
+            .map(|u| ctx.result(u.op, 0))
+            .collect();
+        if let Some(f) = ctx.def_op_named(m, "mat.from") {
+            out.push(ctx.operand(f, which));
+        }
+        out
+    };
+    let mut rep = None;
+    let mut within = |i: ValueId, dims: Vec<ValueId>| {
+        let Some((_, size)) = crate::code_motion::index_range(ctx, i) else {
+            return false;
+        };
+        if dims.contains(&size) {
+            return true;
+        }
+        if dims.is_empty() || asserts.is_empty() {
+            return false;
+        }
+        let rep = rep.get_or_insert_with(|| equal_at(ctx, asserts, op));
+        let s = find(rep, size);
+        dims.iter().any(|&d| find(rep, d) == s)
+    };
+    within(r, dims(1, "mat.rows")) && within(c, dims(2, "mat.cols"))
 }
 
 /// Marks provably in-bounds `vec.get` ops; returns how many were marked.

@@ -17,6 +17,7 @@ pub mod fuse;
 pub mod gpu;
 pub mod index_split;
 pub mod inline;
+pub mod jam;
 pub mod lower;
 pub mod mem2reg;
 pub mod memref_to_arr;

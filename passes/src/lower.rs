@@ -41,11 +41,12 @@ pub struct Lower {
     /// Version innermost loops whose reads at `i + c` / `c - i` are not
     /// proved in bounds ([`crate::bounds_version`]); on for `native`.
     pub version: bool,
-    /// `mat.mul` in 2x2 register blocks and the transposed `mat.matvec`
-    /// in blocks of columns ([`dialects::mat_blocked`]); on for `native`.
+    /// `mat.mul` in 2x2 register blocks ([`dialects::mat_blocked`]); on for
+    /// `native`.
     pub block_products: bool,
-    /// With `block_products`: `mat.mul` too.
-    pub block_muls: bool,
+    /// Collects of column reductions in blocks of columns read by rows
+    /// ([`crate::jam`]); on for `native`.
+    pub jam: bool,
 }
 
 impl Lower {
@@ -60,7 +61,7 @@ impl Lower {
             split,
             version: gpu.is_none(),
             block_products: gpu.is_none(),
-            block_muls: true,
+            jam: gpu.is_none(),
             gpu,
             parallel,
         }
@@ -122,7 +123,7 @@ impl Pass for Lower {
         if self.block_products {
             stats.add(
                 "blocked-products",
-                dialects::mat_blocked::block_products(ctx, self.block_muls),
+                dialects::mat_blocked::block_products(ctx),
             );
         }
         if self.gpu.is_some() {
@@ -140,6 +141,9 @@ impl Pass for Lower {
                 }
                 stats.add("var-buffers", crate::mem2reg::vars_to_arrays(ctx));
                 stats.add("in-bounds", crate::bounds::mark_in_bounds(ctx));
+                if self.jam {
+                    stats.add("jammed-loops", crate::jam::jam_column_reductions(ctx));
+                }
                 if self.version {
                     stats.add("versioned-loops", crate::bounds_version::version_loops(ctx));
                 }
@@ -254,7 +258,7 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
         until,
         split: opts.get_usize("split", default_split(opts.codegen))?,
         block_products: gpu.is_none(),
-        block_muls: true,
+        jam: gpu.is_none(),
         gpu,
         parallel: on.then_some(parallel),
         version,

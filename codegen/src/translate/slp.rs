@@ -50,7 +50,8 @@ enum Node {
     Acc(usize),
     /// One scalar defined outside the lanes, in both lanes.
     Splat(ValueId),
-    /// `vec.get v, i` and `vec.get v, i + 1` (lane ops `a`, `b`).
+    /// `vec.get v, i` and `vec.get v, i + 1`, or `mat.get m, r, c` and
+    /// `mat.get m, r, c + 1` (lane ops `a`, `b`).
     Load(OpId, OpId),
     /// The same arithmetic op in both lanes.
     Arith(OpId, OpId),
@@ -199,6 +200,23 @@ impl Matcher<'_> {
                 && {
                     let (ba, ka) = split_offset(ctx, ctx.operand(oa, 1));
                     let (bb, kb) = split_offset(ctx, ctx.operand(ob, 1));
+                    ba == bb && ka.checked_add(1) == Some(kb)
+                };
+            return ok.then_some(Node::Load(oa, ob));
+        }
+        if name == "mat.get" {
+            // Entries `(r, c)` and `(r, c + 1)` of one row-major matrix.
+            let (ma, mb) = (ctx.operand(oa, 0), ctx.operand(ob, 0));
+            let ok = ma == mb
+                && *ctx.ty(ma) == Type::mat(Type::F64)
+                && !dialects::mat::get_is_transposed(ctx, oa)
+                && !dialects::mat::get_is_transposed(ctx, ob)
+                && ctx.operand(oa, 1) == ctx.operand(ob, 1)
+                && crate::proofs::proved_in_bounds(ctx, oa)
+                && crate::proofs::proved_in_bounds(ctx, ob)
+                && {
+                    let (ba, ka) = split_offset(ctx, ctx.operand(oa, 2));
+                    let (bb, kb) = split_offset(ctx, ctx.operand(ob, 2));
                     ba == bb && ka.checked_add(1) == Some(kb)
                 };
             return ok.then_some(Node::Load(oa, ob));
@@ -361,6 +379,14 @@ fn emit_node(
         Node::Splat(s) => {
             let x = cx.get1(s);
             cx.b.ins().splat(F64X2, x)
+        }
+        Node::Load(a, _) if ctx.is(a, "mat.get") => {
+            // `[data, rows, cols]`; the entry `(r, c)` at `r * cols + c`.
+            let m = cx.get(ctx.operand(a, 0));
+            let r = cx.get1(ctx.operand(a, 1));
+            let row = cx.b.ins().imul(r, m[2]);
+            let (addr, disp) = lane_addr(cx, m[0], Some(row), ctx.operand(a, 2));
+            cx.b.ins().load(F64X2, lane_flags(), addr, disp)
         }
         Node::Load(a, _) => {
             let p = cx.get(ctx.operand(a, 0));

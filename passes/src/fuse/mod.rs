@@ -58,7 +58,6 @@ impl Default for Fuse {
                 horizontal: true,
                 scans: true,
                 native: true,
-                block_muls: true,
             },
             fuel: usize::MAX,
         }
@@ -97,14 +96,10 @@ pub struct Rules {
     pub horizontal: bool,
     /// Consumers of scans into the scan (through `gen.running`).
     pub scans: bool,
-    /// The loops run on the CPU (`target=native`): `mat.mul` and the
-    /// transposed `mat.matvec` become the blocked forms of
-    /// [`dialects::mat_blocked`] before the view as loops; a GPU kernel
-    /// keeps one thread per entry.
+    /// The loops run on the CPU (`target=native`): `mat.mul` becomes the
+    /// register-blocked form of [`dialects::mat_blocked`] before the view
+    /// as loops; a GPU kernel keeps one thread per entry.
     pub native: bool,
-    /// With `native`: `mat.mul` too (the blocked transposed `mat.matvec`
-    /// always pays: it reads the matrix by rows instead of by columns).
-    pub block_muls: bool,
 }
 
 /// Runs fusion on the whole module.
@@ -119,7 +114,7 @@ pub fn fuse(ctx: &mut Context, rules: Rules, mut fuel: usize, stats: &mut PassSt
     if rules.native {
         stats.add(
             "blocked-products",
-            dialects::mat_blocked::block_products(ctx, rules.block_muls),
+            dialects::mat_blocked::block_products(ctx),
         );
     }
     lower_phase(ctx, "gen", stats);
@@ -839,7 +834,6 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
             horizontal: opts.get_bool("horizontal", true)?,
             scans: opts.get_bool("scans", !gpu)?,
             native: !gpu,
-            block_muls: true,
         },
         fuel: opts.get_usize("fuel", usize::MAX)?,
     }))
