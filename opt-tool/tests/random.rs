@@ -1075,7 +1075,8 @@ impl Gen {
     /// transpose, a product, then one entry, row 0 or 1 (out of bounds for
     /// short vectors), a matrix-vector product (lengths that may differ), or
     /// rows of the transpose (columns read in place): the sum of each, and
-    /// column 0 or 1 (out of bounds for short vectors).
+    /// column 0 or 1 (out of bounds for short vectors), or the sums kept as
+    /// a vector.
     fn matrices(&mut self, d: String) {
         let (Some(v), Some(w)) = self.pair(Ty::VF64, Ty::VF64) else {
             return;
@@ -1086,7 +1087,17 @@ impl Gen {
         let from = |r: &str, c: &str| {
             format!("  {d}m = \"mat.from\"({v}, {r}, {c}) : (vec<f64>, index, index) -> mat<f64>\n  {d}t = \"mat.transpose\"({d}m) : (mat<f64>) -> mat<f64>\n")
         };
-        match self.rng.below(6) {
+        match self.rng.below(7) {
+            6 => {
+                // Column sums kept as a vector, scaled after the sum: a
+                // collect of column reductions that `lower` unrolls and
+                // jams (blocks of 64 and 8 columns at lengths 150 and 37).
+                let t = format!(
+                    "  // jam\n{head}{}  {d}rn = mat.rows {d}t : mat<f64>\n  {d}io = vec.iota {d}rn\n  {d} = vec.map ({d}io) : vec<index> -> vec<f64> {{\n  ^bb0(%i: index):\n    {d}row = mat.row {d}t, %i : mat<f64>\n    {d}rs = vec.sum {d}row : vec<f64>\n    {d}h = arith.mulf {d}rs, %half : f64\n    vec.yield {d}h : f64\n  }}\n",
+                    from(&format!("{d}one"), &format!("{d}n"))
+                );
+                self.push(d, Ty::VF64, t, &[&v]);
+            }
             5 => {
                 // A map producer read through a reshape, entry by entry
                 // (fused at the reads); 0 rows fault unless v is empty.
@@ -3709,8 +3720,9 @@ const FORMS: &[(&str, &str, u64)] = &[
     ("f16 to f64", "f16/bf16", 40),
     (" : i64 to i", "other integer widths", 40),
     ("// guarded", "invariant checks", 40),
-    ("// columns", "columns of a transpose", 250),
-    ("// reshape", "reshaped maps", 200),
+    ("// columns", "columns of a transpose", 320),
+    ("// jam", "column sums kept as a vector", 320),
+    ("// reshape", "reshaped maps", 320),
     ("scf.while", "while loops", 40),
     ("vec.mul", "vec.mul", 40),
     ("[#gen.scan<", "scan, bucket and collect in one loop", 40),
