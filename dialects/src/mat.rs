@@ -188,6 +188,18 @@ pub fn get_is_transposed(ctx: &Context, op: OpId) -> bool {
     ctx.attr(op, "transposed").is_some()
 }
 
+/// The row and column of its matrix operand that `mat.get` op `op` reads:
+/// its index operands, swapped for `{transposed}` (entry `(a, b)` of the
+/// transpose is entry `(b, a)` of the matrix).
+pub fn get_entry(ctx: &Context, op: OpId) -> (ValueId, ValueId) {
+    let (a, b) = (ctx.operand(op, 1), ctx.operand(op, 2));
+    if get_is_transposed(ctx, op) {
+        (b, a)
+    } else {
+        (a, b)
+    }
+}
+
 fn interp_get(it: &mut Interp, op: OpId, a: &[RtValue]) -> Result<Vals, RunError> {
     let ctx = it.ctx;
     let m = as_mat(ctx, op, &a[0])?;
@@ -554,13 +566,26 @@ fn lower_matvec(b: &mut Builder, st: &OpState) -> Repl {
     let n = b.op1("vec.len", &[v], Type::Index, vec![]);
     if st.attr("transposed").is_some() {
         assert_eq_sizes(b, r, n, "size mismatch in mat.matvec");
+        let zero = b.constant(crate::vec::zero_attr(&t), &t);
+        let mul = BinOp::Mul.arith_op(&t);
         return Some(build_gen_loop(
             b,
             c,
             &[],
             vec![Gen::collect(&t)],
             |b, j, h| {
-                let s = column_dot(b, m, j, v, &t);
+                let s = build_gen_loop(
+                    b,
+                    n,
+                    &[zero],
+                    vec![Gen::reduce(BinOp::Add, &t)],
+                    |b, k, g| {
+                        let x = mget(b, m, k, j, &t);
+                        let y = b.op1("vec.get", &[v, k], t.clone(), vec![]);
+                        let p = b.op1(mul, &[x, y], t.clone(), vec![]);
+                        emit(b, g[0], p);
+                    },
+                )[0];
                 emit(b, h[0], s);
             },
         ));
@@ -577,27 +602,6 @@ fn lower_matvec(b: &mut Builder, st: &OpState) -> Repl {
             emit(b, h[0], s);
         },
     ))
-}
-
-/// The dot product of column `j` of `m` (read in place, stride `cols(m)`)
-/// and `v`, `len(v) = rows(m)`: a reduce loop over the rows, the left fold
-/// from zero of `m(k, j) * v[k]` in row order.
-pub(crate) fn column_dot(b: &mut Builder, m: ValueId, j: ValueId, v: ValueId, t: &Type) -> ValueId {
-    let n = b.op1("vec.len", &[v], Type::Index, vec![]);
-    let zero = b.constant(crate::vec::zero_attr(t), t);
-    let mul = BinOp::Mul.arith_op(t);
-    build_gen_loop(
-        b,
-        n,
-        &[zero],
-        vec![Gen::reduce(BinOp::Add, t)],
-        |b, k, g| {
-            let x = mget(b, m, k, j, t);
-            let y = b.op1("vec.get", &[v, k], t.clone(), vec![]);
-            let p = b.op1(mul, &[x, y], t.clone(), vec![]);
-            emit(b, g[0], p);
-        },
-    )[0]
 }
 
 // ----- registration --------------------------------------------------------

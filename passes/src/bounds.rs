@@ -209,11 +209,7 @@ pub(crate) fn mat_get_in_bounds(
         return false;
     }
     let m = ctx.operand(op, 0);
-    let (r, c) = if dialects::mat::get_is_transposed(ctx, op) {
-        (ctx.operand(op, 2), ctx.operand(op, 1))
-    } else {
-        (ctx.operand(op, 1), ctx.operand(op, 2))
-    };
+    let (r, c) = dialects::mat::get_entry(ctx, op);
     let dims = |which: usize, size_op: &str| -> Vec<ValueId> {
         let mut out: Vec<ValueId> = ctx
             .uses(m)

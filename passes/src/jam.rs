@@ -1,8 +1,7 @@
 //! Unroll-and-jam of column reductions (issue 44): a collect over columns
 //! `j` whose body is one reduction over rows `i` that reads a matrix at
 //! `(i, j)` (with speculatable ops before and after it) reads the matrix
-//! by columns, one cache line (on a new page, for
-//! wide rows) per element. The column sums of a matrix, and the transposed
+//! by columns, one cache line (on a new page, for wide rows) per element. The column sums of a matrix, and the transposed
 //! `mat.matvec`, lower to such loops.
 //!
 //! The rewrite unrolls the outer loop by a block width `w` and jams the
@@ -30,6 +29,7 @@
 use ir::clone::{clone_block_into, clone_op_into, ValueMap};
 use ir::{Attribute, Builder, Context, OpId, Type, ValueId};
 
+use dialects::arith::build_binop;
 use dialects::gen::{self, GenKind, Generator};
 
 /// Columns per block, widest first: 64 `f64` are eight cache lines of a
@@ -93,7 +93,7 @@ fn candidate(ctx: &Context, l: OpId) -> Option<Shape> {
     let (pre, rest) = body.split_at(at);
     let (r, post) = (rest[0], &rest[1..]);
     let spec = |o: &OpId| crate::code_motion::speculatable(ctx, *o);
-    if ctx.results(r).len() != 1 || !pre.iter().all(spec) || !post.iter().all(spec) {
+    if !pre.iter().all(spec) || !post.iter().all(spec) {
         return None;
     }
     let rgens = gen::try_generators(ctx, r).ok()?;
@@ -121,12 +121,7 @@ fn candidate(ctx: &Context, l: OpId) -> Option<Shape> {
                     return None;
                 }
                 proved.push(o);
-                let (row, col) = if dialects::mat::get_is_transposed(ctx, o) {
-                    (ctx.operand(o, 2), ctx.operand(o, 1))
-                } else {
-                    (ctx.operand(o, 1), ctx.operand(o, 2))
-                };
-                by_column |= row == i && col == j;
+                by_column |= dialects::mat::get_entry(ctx, o) == (i, j);
             }
             _ if crate::code_motion::speculatable(ctx, o) => {}
             _ => return None,
@@ -142,11 +137,7 @@ fn candidate(ctx: &Context, l: OpId) -> Option<Shape> {
 }
 
 fn index(b: &mut Builder, v: i64) -> ValueId {
-    b.constant(Attribute::int(v, Type::Index), &Type::Index)
-}
-
-fn op(b: &mut Builder, name: &str, x: ValueId, y: ValueId) -> ValueId {
-    b.op1(name, &[x, y], Type::Index, vec![])
+    dialects::arith::const_int(b, v, &Type::Index)
 }
 
 /// Clones `ops` at `b` with `map`.
@@ -182,21 +173,21 @@ fn jam(ctx: &mut Context, l: OpId, sh: Shape) {
     let mut left = c;
     for w in WIDTHS {
         let wc = index(&mut b, w);
-        let blocks = op(&mut b, "arith.divsi", left, wc);
+        let blocks = build_binop(&mut b, "arith.divsi", left, wc);
         let entries = gen::build_loop(
             &mut b,
             blocks,
             &[],
             std::slice::from_ref(&collect),
             |b, s, hb| {
-                let off = op(b, "arith.muli", s, wc);
-                let j0 = op(b, "arith.addi", start, off);
+                let off = build_binop(b, "arith.muli", s, wc);
+                let j0 = build_binop(b, "arith.addi", start, off);
                 // Column `j0 + k`'s values of the ops before the reduction.
                 let mut maps: Vec<ValueMap> = (0..w)
                     .map(|k| {
                         let ck = index(b, k);
                         let mut map = ValueMap::new();
-                        map.insert(j, op(b, "arith.addi", j0, ck));
+                        map.insert(j, build_binop(b, "arith.addi", j0, ck));
                         clone_all(b, &sh.pre, &mut map);
                         map
                     })
@@ -219,10 +210,10 @@ fn jam(ctx: &mut Context, l: OpId, sh: Shape) {
                 }
             },
         )[0];
-        let covered = op(&mut b, "arith.muli", blocks, wc);
+        let covered = build_binop(&mut b, "arith.muli", blocks, wc);
         parts.push((start, entries, covered));
-        start = op(&mut b, "arith.addi", start, covered);
-        left = op(&mut b, "arith.remsi", left, wc);
+        start = build_binop(&mut b, "arith.addi", start, covered);
+        left = build_binop(&mut b, "arith.remsi", left, wc);
     }
     let t = collect.elem.clone();
     let out = gen::build_loop(
@@ -257,14 +248,14 @@ fn read_back(
     let Some((&(start, sums, covered), rest)) = parts.split_first() else {
         return original(b);
     };
-    let end = op(b, "arith.addi", start, covered);
+    let end = build_binop(b, "arith.addi", start, covered);
     let inside = dialects::arith::build_cmpi(b, "slt", col, end);
     dialects::scf::build_if(
         b,
         inside,
         std::slice::from_ref(t),
         |b| {
-            let at = op(b, "arith.subi", col, start);
+            let at = build_binop(b, "arith.subi", col, start);
             vec![b.op1(
                 "vec.get",
                 &[sums, at],

@@ -337,15 +337,13 @@ fn plan_pairs(
         }
     }
     // The other body ops: no regions, no buffers (they are emitted as
-    // usual, without the block's frees; a row of a matrix is a view that
-    // owns nothing, as the rows a blocked transposed `mat.matvec` reads);
-    // none uses a lane value (checked above).
+    // usual, without the block's frees); none uses a lane value (checked
+    // above).
     for o in ctx.iter_block(body) {
         if o == term || m.lane_ops.contains(&o) {
             continue;
         }
-        let view = ctx.is(o, "mat.row") && !dialects::mat::row_is_transposed(ctx, o);
-        let buffers = !view && ctx.results(o).iter().any(|&r| abi::is_buffer(ctx.ty(r)));
+        let buffers = ctx.results(o).iter().any(|&r| abi::is_buffer(ctx.ty(r)));
         if buffers || !ctx.regions(o).is_empty() || ctx.has_traits(o, Traits::TERMINATOR) {
             return None;
         }

@@ -338,7 +338,7 @@ fn lower_loop_op(
             },
             // Each iteration runs its top-level emits once, in order (a
             // 2x2 block of a blocked `mat.mul` emits four sums, a block of
-            // a transposed `mat.matvec` 64).
+            // `passes::jam`'s column reductions 64).
             GenKind::Collect if top && (2..=64).contains(&per) => {
                 let k = const_index(b, per as i64);
                 let limit = const_index(b, i64::MAX / per as i64);

@@ -321,13 +321,7 @@ fn entry_reads(
         if !ctx.is(g, "mat.get") || u.index != 0 {
             return None;
         }
-        let (a, b) = (ctx.operand(g, 1), ctx.operand(g, 2));
-        // Entry (a, b) of the transpose is entry (b, a) of m.
-        let (i, j) = if dialects::mat::get_is_transposed(ctx, g) {
-            (b, a)
-        } else {
-            (a, b)
-        };
+        let (i, j) = dialects::mat::get_entry(ctx, g);
         let (li, lj) = (loop_over(ctx, i, r)?, loop_over(ctx, j, c)?);
         let parent = ctx.op(g).parent?;
         let (inner, outer) = if parent == body(ctx, lj) {
