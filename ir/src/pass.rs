@@ -182,11 +182,26 @@ pub fn parse_pipeline(text: &str) -> Result<Vec<(String, PassOptions)>, String> 
             if !closed {
                 return Err(format!("unterminated options for pass '{name}'"));
             }
+            // Options are separated by commas or spaces, as in MLIR; an
+            // item without `=` that starts with a digit continues the list
+            // value of the option before it (`jam=64,8`), as MLIR's list
+            // options do.
+            let mut last: Option<String> = None;
             for item in body.split([',', ' ']).filter(|s| !s.trim().is_empty()) {
+                let item = item.trim();
+                if let (None, Some(k)) = (item.split_once('='), &last) {
+                    if item.starts_with(|c: char| c.is_ascii_digit()) {
+                        let v = opts.values.entry(k.clone()).or_default();
+                        v.push(',');
+                        v.push_str(item);
+                        continue;
+                    }
+                }
                 let (k, v) = match item.split_once('=') {
                     Some((k, v)) => (k.trim(), v.trim()),
-                    None => (item.trim(), ""),
+                    None => (item, ""),
                 };
+                last = Some(k.to_string());
                 opts.values.insert(k.to_string(), v.to_string());
             }
         }
@@ -463,6 +478,21 @@ mod tests {
         fn on_failure(&mut self, pass: &str, _: &Context) {
             self.0.borrow_mut().push(format!("failed {pass}"));
         }
+    }
+
+    #[test]
+    fn list_options_continue_with_bare_numbers() {
+        let p = parse_pipeline("fuse,lower{jam=64,8 split=1,parallel},cse").unwrap();
+        let names: Vec<&str> = p.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["fuse", "lower", "cse"]);
+        let o = &p[1].1;
+        assert_eq!(o.get("jam"), Some("64,8"));
+        assert_eq!(o.get("split"), Some("1"));
+        assert_eq!(o.get("parallel"), Some(""));
+        // A bare word is still a key.
+        let p = parse_pipeline("lower{jam=16,true}").unwrap();
+        assert_eq!(p[0].1.get("jam"), Some("16"));
+        assert_eq!(p[0].1.get("true"), Some(""));
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //! rows with `w` reduce generators, copy `k` the original body at column
 //! `j0 + k`. Each row's `w` neighbouring entries then feed `w` reductions,
 //! so the matrix streams through the caches by rows. The widths are
-//! [`WIDTHS`], widest first, each over the columns the wider ones left; a
+//! `widths` (widest first; [`DEFAULT_WIDTHS`] unless option `lower{jam=...}`
+//! says), each over the columns the wider ones left; a
 //! read-back collect takes entry `j` from its block, or runs the original
 //! reduction for the last columns.
 //!
@@ -34,15 +35,42 @@ use dialects::gen::{self, GenKind, Generator};
 
 /// Columns per block, widest first: 64 `f64` are eight cache lines of a
 /// row; the columns no 64-block covers go in blocks of 8 (one line), and at
-/// most 7 keep the original loop. 1024x1024 `f64`, 20 transposed products,
-/// one thread (`benches/matvec.sh`, AVX-512): LLVM 1.44x C with `[32, 8]`,
-/// 1.2-1.4x with `[64, 8]`; Cranelift 2.7x and 2.9-3.1x (its `f64x2` lanes
-/// spill either way); reading by columns, 42x and 32x.
-const WIDTHS: [i64; 2] = [64, 8];
+/// most 7 keep the original loop. The reductions of a block are not split
+/// further ([`crate::split_reductions`]). 1024x1024 `f64`, 20 transposed
+/// products, and 2048x2048 column sums, one thread (`benches/matvec.sh`,
+/// AVX-512), ms: LLVM 2.0 and 1.1 with `[64, 8]`, 2.6 and 1.6 with
+/// `[32, 8]`, 3.8 and 2.3 with `[16, 8]`; Cranelift 4.0 and 1.8, 4.8 and
+/// 2.6, 4.1 and 4.1 (C's transposed product: 1.7). Reading by columns,
+/// the transposed product took 42x C's time (LLVM) and 32x (Cranelift).
+pub const DEFAULT_WIDTHS: [i64; 2] = [64, 8];
+
+/// Parses option `jam`'s value: `false`/`0` (off), `true`/`1` ([`DEFAULT_WIDTHS`]),
+/// or block widths `w1,w2,...`, strictly decreasing, each at least 2.
+pub fn parse_widths(v: &str) -> Result<Vec<i64>, String> {
+    match v {
+        "false" | "0" => return Ok(vec![]),
+        "true" | "1" | "" => return Ok(DEFAULT_WIDTHS.to_vec()),
+        _ => {}
+    }
+    let bad = || {
+        format!("option 'jam' expects false, true or decreasing block widths from 2 to 1024 (e.g. 64,8), got '{v}'")
+    };
+    let ws: Vec<i64> = v
+        .split(',')
+        .map(|w| w.trim().parse::<i64>().map_err(|_| bad()))
+        .collect::<Result<_, _>>()?;
+    if ws.iter().any(|&w| !(2..=1024).contains(&w)) || ws.windows(2).any(|p| p[0] <= p[1]) {
+        return Err(bad());
+    }
+    Ok(ws)
+}
 
 /// Jams every eligible collect of column reductions in `ctx`; returns how
 /// many were rewritten.
-pub fn jam_column_reductions(ctx: &mut Context) -> u64 {
+pub fn jam_column_reductions(ctx: &mut Context, widths: &[i64]) -> u64 {
+    if widths.is_empty() {
+        return 0;
+    }
     let loops: Vec<OpId> = ctx
         .walk_all()
         .into_iter()
@@ -54,7 +82,7 @@ pub fn jam_column_reductions(ctx: &mut Context) -> u64 {
             continue;
         }
         if let Some(sh) = candidate(ctx, l) {
-            jam(ctx, l, sh);
+            jam(ctx, l, sh, widths);
             n += 1;
         }
     }
@@ -147,9 +175,9 @@ fn clone_all(b: &mut Builder, ops: &[OpId], map: &mut ValueMap) {
     }
 }
 
-/// Rewrites collect `l` of shape `sh` into the blocks of [`WIDTHS`] and
+/// Rewrites collect `l` of shape `sh` into blocks of `widths` columns and
 /// the read-back collect.
-fn jam(ctx: &mut Context, l: OpId, sh: Shape) {
+fn jam(ctx: &mut Context, l: OpId, sh: Shape, widths: &[i64]) {
     // The proofs hold for the copies too: a copy reads at a row of the
     // same loop and at a column `j0 + k < c` (or the tail's `j < c`).
     for &o in &sh.proved {
@@ -171,7 +199,7 @@ fn jam(ctx: &mut Context, l: OpId, sh: Shape) {
     // remainder by a constant, which the lowering sees is not negative).
     let mut start = index(&mut b, 0);
     let mut left = c;
-    for w in WIDTHS {
+    for &w in widths {
         let wc = index(&mut b, w);
         let blocks = build_binop(&mut b, "arith.divsi", left, wc);
         let entries = gen::build_loop(

@@ -44,9 +44,9 @@ pub struct Lower {
     /// `mat.mul` in 2x2 register blocks ([`dialects::mat_blocked`]); on for
     /// `native`.
     pub block_products: bool,
-    /// Collects of column reductions in blocks of columns read by rows
-    /// ([`crate::jam`]); on for `native`.
-    pub jam: bool,
+    /// Collects of column reductions in blocks of these many columns, read
+    /// by rows ([`crate::jam`]), widest first; empty (off) for `gpu`.
+    pub jam: Vec<i64>,
 }
 
 impl Lower {
@@ -61,7 +61,11 @@ impl Lower {
             split,
             version: gpu.is_none(),
             block_products: gpu.is_none(),
-            jam: gpu.is_none(),
+            jam: if gpu.is_none() {
+                crate::jam::DEFAULT_WIDTHS.to_vec()
+            } else {
+                vec![]
+            },
             gpu,
             parallel,
         }
@@ -141,9 +145,10 @@ impl Pass for Lower {
                 }
                 stats.add("var-buffers", crate::mem2reg::vars_to_arrays(ctx));
                 stats.add("in-bounds", crate::bounds::mark_in_bounds(ctx));
-                if self.jam {
-                    stats.add("jammed-loops", crate::jam::jam_column_reductions(ctx));
-                }
+                stats.add(
+                    "jammed-loops",
+                    crate::jam::jam_column_reductions(ctx, &self.jam),
+                );
                 if self.version {
                     stats.add("versioned-loops", crate::bounds_version::version_loops(ctx));
                 }
@@ -204,7 +209,7 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
         "lower",
         &[
             "until", "split", "target", "block", "max-grid", "parallel", "grain", "chunks",
-            "version",
+            "version", "jam",
         ],
     )?;
     let gpu = match opts.get("target").unwrap_or("native") {
@@ -239,6 +244,14 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
     if version && gpu.is_some() {
         return Err("option 'version' needs 'target=native'".into());
     }
+    let jam = match opts.get("jam") {
+        _ if gpu.is_some() && opts.get_bool("jam", false) != Ok(false) => {
+            return Err("option 'jam' needs 'target=native'".into())
+        }
+        _ if gpu.is_some() => vec![],
+        None => crate::jam::DEFAULT_WIDTHS.to_vec(),
+        Some(v) => crate::jam::parse_widths(v)?,
+    };
     let until = opts.get("until").map(|s| s.to_string());
     if let Some(u) = &until {
         // The tool's phases (a dialect may add its own), else L0's.
@@ -258,7 +271,7 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
         until,
         split: opts.get_usize("split", default_split(opts.codegen))?,
         block_products: gpu.is_none(),
-        jam: gpu.is_none(),
+        jam,
         gpu,
         parallel: on.then_some(parallel),
         version,
@@ -306,6 +319,10 @@ pub fn info() -> PassInfo {
             ),
             ("grain", "parallel: fewest indices per chunk (default 4096)"),
             ("chunks", "parallel: most chunks per loop (default 256)"),
+            (
+                "jam",
+                "native: collects of column reductions in blocks of columns read by rows; false, true, or decreasing block widths (default 64,8)",
+            ),
             (
                 "version",
                 "native: a copy of each innermost loop without the bounds checks of its reads at i+c or c-i, run when they all pass (default true)",
