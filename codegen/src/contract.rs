@@ -1,7 +1,9 @@
 //! Floating-point contraction: which float adds and subtracts are computed
 //! as one fused multiply-add (rounded once). One decision, taken here on
 //! the IR, serves Cranelift, LLVM and PTX, so that every backend contracts
-//! the same operations.
+//! the same operations, except where contracting is slower (contraction
+//! is a permission): Cranelift's paired `f64x2` reduction lanes keep the
+//! multiply and the add ([`crate::translate::slp`]).
 //!
 //! An `arith.addf` or `arith.subf` of `f32`/`f64` carrying the fast-math
 //! flag `contract` ([`ir::FastMath`]) whose operand is an `arith.mulf`

@@ -22,21 +22,3 @@ pub fn native_isa(pic: bool) -> Result<OwnedTargetIsa, String> {
         .finish(settings::Flags::new(flags))
         .map_err(|e| format!("invalid ISA flags: {e}"))
 }
-
-/// Whether the host has fused multiply-add instructions, which
-/// `cranelift_native` then enables (on x86-64 without them, Cranelift
-/// computes a scalar `fma` by calling libm's, and has no vector one).
-pub(crate) fn host_has_fma() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("fma")
-    }
-    #[cfg(target_arch = "aarch64")]
-    {
-        true
-    }
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    {
-        false
-    }
-}

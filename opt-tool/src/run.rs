@@ -41,19 +41,12 @@ pub struct Lowering {
 /// several accumulators per reduction (4); LLVM reassociates reductions
 /// itself (their accumulators carry `fastmath<reassoc>`), so it gets one (1).
 pub fn lower_for_native(ctx: &mut Context, backend: Backend, how: Lowering) -> Result<(), Failure> {
-    // Fused multiply-adds have a longer latency than adds: twice the
-    // chains keep Cranelift's paired loops busy (benches/matmul.sh).
-    let split = match (backend, how.contract) {
-        (Backend::Cranelift, false) => 4,
-        (Backend::Cranelift, true) => 8,
-        _ => 1,
-    };
-    // `mat.mul` in 2x2 blocks, except for Cranelift with contraction: its
-    // blocked loop keeps four chains of fused multiply-adds, each paced by
-    // the FMA's latency, and more chains spill (x86-64 has 16 vector
-    // registers): 1.94x C against 1.75x unblocked (benches/matmul.sh).
-    let block = !(backend == Backend::Cranelift && how.contract);
-    lower_remaining(ctx, split, None, block, how)
+    let codegen = (backend == Backend::Llvm).then_some("llvm");
+    let split = passes::lower::default_split(codegen);
+    // `mat.mul` in 2x2 blocks on both backends, with contraction too
+    // (Cranelift's paired lanes keep a contracted multiply-add unfused:
+    // `codegen::translate::slp`).
+    lower_remaining(ctx, split, None, true, how)
 }
 
 /// `--target=nvptx` and `--emit=ptx` compile the `gpu` level: lower
