@@ -317,7 +317,10 @@ pub fn info() -> PassInfo {
                 "parallel",
                 "native: split top-level loops into chunks run by scf.forall (default true)",
             ),
-            ("grain", "parallel: fewest indices per chunk (default 4096)"),
+            (
+                "grain",
+                "parallel: fewest indices per chunk of a loop without inner loops (default 4096; 1 with them)",
+            ),
             ("chunks", "parallel: most chunks per loop (default 256)"),
             (
                 "jam",
