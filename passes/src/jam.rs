@@ -45,7 +45,7 @@ use dialects::gen::{self, GenKind, Generator};
 pub const DEFAULT_WIDTHS: [i64; 2] = [64, 8];
 
 /// Parses option `jam`'s value: `false`/`0` (off), `true`/`1` ([`DEFAULT_WIDTHS`]),
-/// or block widths `w1,w2,...`, strictly decreasing, each at least 2.
+/// or block widths `w1,w2,...`, strictly decreasing, each from 2 to 1024.
 pub fn parse_widths(v: &str) -> Result<Vec<i64>, String> {
     match v {
         "false" | "0" => return Ok(vec![]),
