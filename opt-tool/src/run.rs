@@ -43,28 +43,24 @@ pub struct Lowering {
 pub fn lower_for_native(ctx: &mut Context, backend: Backend, how: Lowering) -> Result<(), Failure> {
     let codegen = (backend == Backend::Llvm).then_some("llvm");
     let split = passes::lower::default_split(codegen);
-    // `mat.mul` in 2x2 blocks on both backends, with contraction too
-    // (Cranelift's paired lanes keep a contracted multiply-add unfused:
-    // `codegen::translate::slp`).
-    lower_remaining(ctx, split, None, true, how)
+    lower_remaining(ctx, split, None, how)
 }
 
 /// `--target=nvptx` and `--emit=ptx` compile the `gpu` level: lower
 /// whatever is above it with `fuse` (unless `-O0`) and `lower{target=gpu}`
 /// (default block size).
 pub fn lower_for_gpu(ctx: &mut Context, how: Lowering) -> Result<(), Failure> {
-    lower_remaining(ctx, 1, Some(passes::gpu::GpuOptions::default()), false, how)
+    lower_remaining(ctx, 1, Some(passes::gpu::GpuOptions::default()), how)
 }
 
-/// Runs `fuse` (when `how.fuse`) and `lower` (with `split`, `mat.mul` in
-/// register blocks when `block`, and, for the gpu level, `gpu`) when any op
-/// still has a lowering; then marks float ops `contract` when
-/// `how.contract`.
+/// Runs `fuse` (when `how.fuse`) and `lower` (with `split`, and, for the
+/// gpu level, `gpu`; `mat.mul` in register blocks on native targets, with
+/// contraction too) when any op still has a lowering; then marks float ops
+/// `contract` when `how.contract`.
 fn lower_remaining(
     ctx: &mut Context,
     split: usize,
     gpu: Option<passes::gpu::GpuOptions>,
-    block: bool,
     how: Lowering,
 ) -> Result<(), Failure> {
     if passes::lower::needs_lowering(ctx) {
@@ -76,12 +72,9 @@ fn lower_remaining(
             } else {
                 passes::fuse::Fuse::default()
             };
-            f.rules.native &= block;
             f.run(ctx, stats)?;
         }
-        let mut lower = passes::lower::Lower::new(split, gpu);
-        lower.block_products &= block;
-        lower.run(ctx, stats)?;
+        passes::lower::Lower::new(split, gpu).run(ctx, stats)?;
         ir::verifier::verify(ctx).map_err(Failure::Diags)?;
     }
     if how.contract {
