@@ -120,6 +120,7 @@ mod outline;
 mod ownership;
 pub mod proofs;
 pub mod runtime;
+pub mod sincos;
 pub mod translate;
 
 pub use host::PreparedCall;

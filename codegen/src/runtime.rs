@@ -60,6 +60,9 @@ extern "C" {
     fn powf(x: f32, y: f32) -> f32;
     fn sinf(x: f32) -> f32;
     fn cosf(x: f32) -> f32;
+    // glibc's, for a sine and a cosine of one operand (`crate::sincos`).
+    fn sincos(x: f64, s: *mut f64, c: *mut f64);
+    fn sincosf(x: f32, s: *mut f32, c: *mut f32);
 }
 
 thread_local! {
@@ -352,6 +355,8 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("powf", powf as *const u8),
         ("sinf", sinf as *const u8),
         ("cosf", cosf as *const u8),
+        ("sincos", sincos as *const u8),
+        ("sincosf", sincosf as *const u8),
         ("tanh", tanh as *const u8),
         ("tanhf", tanhf as *const u8),
         ("erf", erf as *const u8),

@@ -32,6 +32,10 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
     let short = &name["arith.".len()..];
     let fma = crate::contract::fma_of(ctx, op);
     let fm = llvm_flags(ir::FastMath::of(ctx, op));
+    if let Some(p) = crate::sincos::pair_of(ctx, op).filter(|_| !cx.device) {
+        sincos(cx, op, p);
+        return Ok(());
+    }
     let r: String = match short {
         "constant" => constant(cx, op, &rty)?,
         "select" => {
@@ -368,6 +372,36 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
     Ok(())
 }
 
+/// A paired sine and cosine ([`crate::sincos`]): the leader calls
+/// `sincos(x, &s, &c)` with a stack slot in the entry block and binds both
+/// results; the other op is bound by then. The declaration carries the
+/// attributes LLVM infers for `sin` (it does not know `sincos`), so that
+/// the call blocks no more optimization than two calls did.
+fn sincos(cx: &mut FnCx, op: OpId, p: crate::sincos::SinCos) {
+    if p.leader != op {
+        return;
+    }
+    let f32 = *cx.ctx.ty(p.x) == Type::F32;
+    let t = if f32 { Ty::F32 } else { Ty::F64 };
+    let (n, align) = (t.name(), t.bytes());
+    let x = cx.get1(p.x);
+    let at = cx.w.stack(2 * align);
+    let s_at = cx.w.val(format!("bitcast i8* {at} to {n}*"));
+    let c_at =
+        cx.w.val(format!("getelementptr inbounds {n}, {n}* {s_at}, i64 1"));
+    let f = crate::sincos::libm_name(f32);
+    cx.declare(f, || {
+        format!(
+            "declare void @{f}({n}, {n}* nocapture writeonly, {n}* nocapture writeonly) \
+             nofree nounwind willreturn writeonly"
+        )
+    });
+    cx.w.line(format!("call void @{f}({n} {x}, {n}* {s_at}, {n}* {c_at})"));
+    let s = cx.w.val(format!("load {n}, {n}* {s_at}, align {align}"));
+    let c = cx.w.val(format!("load {n}, {n}* {c_at}, align {align}"));
+    cx.set(p.sin, &[s]);
+    cx.set(p.cos, &[c]);
+}
 fn float_ty(t: &Type) -> Ty {
     if *t == Type::F64 {
         Ty::F64

@@ -9,12 +9,14 @@
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::immediates::{Ieee32, Ieee64};
 use cranelift_codegen::ir::types::{F32, F64, I16, I32, I64, I8};
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type as CType, Value};
+use cranelift_codegen::ir::{
+    InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Type as CType, Value,
+};
 
 use ir::{Attribute, Diagnostic, OpId, Type};
 
 use super::{FnCx, Vals};
-use crate::abi;
+use crate::abi::{self, PTR};
 
 pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic> {
     if let Some(k) = dialects::arith::extended::kind(name) {
@@ -29,6 +31,9 @@ pub(super) fn emit(cx: &mut FnCx, op: OpId, name: &str) -> Result<(), Diagnostic
     let rty = ctx.ty(res).clone();
     let short = &name["arith.".len()..];
     let fma = crate::contract::fma_of(ctx, op);
+    if let Some(p) = crate::sincos::pair_of(ctx, op) {
+        return sincos(cx, op, p);
+    }
     let r: Value = match short {
         "constant" => constant(cx, op, &rty)?,
         "select" => {
@@ -390,6 +395,32 @@ pub(crate) const ROUNDED: &[&str] = &[
     "addf", "subf", "mulf", "divf", "remf", "pow", "sqrt", "exp", "log", "sin", "cos", "tanh",
     "erf", "fma",
 ];
+
+/// A paired sine and cosine ([`crate::sincos`]): the leader calls
+/// `sincos(x, &s, &c)` with two stack slots and binds both results; the
+/// other op is bound by then.
+fn sincos(cx: &mut FnCx, op: OpId, p: crate::sincos::SinCos) -> Result<(), Diagnostic> {
+    if p.leader != op {
+        return Ok(());
+    }
+    let x = cx.get1(p.x);
+    let ct = cx.b.func.dfg.value_type(x);
+    let bytes = ct.bytes();
+    let slot = cx.b.create_sized_stack_slot(StackSlotData::new(
+        StackSlotKind::ExplicitSlot,
+        2 * bytes,
+        3,
+    ));
+    let s_at = cx.b.ins().stack_addr(PTR, slot, 0);
+    let c_at = cx.b.ins().stack_addr(PTR, slot, bytes as i32);
+    let f = crate::sincos::libm_name(ct == F32);
+    cx.call_rt(f, &[ct, PTR, PTR], &[], &[x, s_at, c_at])?;
+    let s = cx.b.ins().load(ct, super::trusted(), s_at, 0);
+    let c = cx.b.ins().load(ct, super::trusted(), c_at, 0);
+    cx.set(p.sin, &[s]);
+    cx.set(p.cos, &[c]);
+    Ok(())
+}
 
 fn set1(cx: &mut FnCx, res: ir::ValueId, v: Value) -> Result<(), Diagnostic> {
     cx.set(res, &[v]);
