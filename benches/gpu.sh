@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # GPU benchmark: the programs in benches/gpu/ (sum of squares, Black-Scholes over spot
-# prices, a 256-bin histogram), compiled with l0-opt --pass='fuse,lower{target=gpu}' --target=nvptx.
+# prices, a 256-bin histogram, n-body accelerations) and Rodinia's hotspot
+# (benches/hotspot/hotspot.ir: a stencil in a time loop), compiled with
+# l0-opt --pass='fuse,lower{target=gpu}' --target=nvptx.
 #
 #   benches/gpu.sh
 #
@@ -8,7 +10,9 @@
 # N = 10^8 f64 inputs (numpy, default_rng(0)), runs each program with --bench=REPS and
 # prints the median time, the bandwidth (bytes of input read / median) and its share of
 # the peak (PEAK_GBS, default 3350 GB/s = H100 SXM); checks each GPU result against the
-# CPU (Cranelift) result of the same program. Then, and also without a GPU, prints
+# CPU (Cranelift) result of the same program. hotspot runs on an HS_N x HS_N grid for
+# HS_STEPS steps (its bandwidth counts the two grids read and the one written per step);
+# n-body on NB bodies (O(NB^2) work, so no bandwidth is printed). Then, and also without a GPU, prints
 # ptxas's resource usage (registers, shared memory, spills) for every kernel on sm_80
 # and sm_90 (ptxas comes from .ci/ptxas.sh; no GPU needed for that).
 #
@@ -17,6 +21,8 @@
 #             -p opt-tool, then $CARGO_TARGET_DIR/release/l0-opt)
 #   L0_GPU    auto (default) | yes | no: whether to run on the GPU
 #   N         elements per input vector (default 100000000)
+#   HS_N, HS_STEPS  hotspot's grid side and time steps (default 1024 and 100)
+#   NB        n-body's bodies (default 100000)
 #   REPS      --bench repetitions (default 20)
 #   PEAK_GBS  peak memory bandwidth in GB/s for the percentage (default 3350)
 #   CHECK     1 (default) compares each GPU result with the CPU result; 0 skips that
@@ -41,7 +47,10 @@ ARCHS="${ARCHS:-sm_80 sm_90}"
 WORK="${WORK:-/tmp/l0-gpu-bench}"
 L0_GPU="${L0_GPU:-auto}"
 PIPELINE='fuse,lower{target=gpu}'
-PROGS=(sumsq blackscholes hist)
+HS_N="${HS_N:-1024}"
+HS_STEPS="${HS_STEPS:-100}"
+NB="${NB:-100000}"
+PROGS=(sumsq blackscholes hist hotspot nbody)
 
 log() { echo "gpu.sh: $*" >&2; }
 die() { echo "gpu.sh: error: $*" >&2; exit 1; }
@@ -50,11 +59,21 @@ trap 'rc=$?; echo "gpu.sh: error: command failed (exit $rc) at line $LINENO: $BA
 is_uint() { [[ "$1" =~ ^[0-9]+$ ]]; }
 is_uint "$N" && [ "$N" -gt 0 ] || die "N must be a positive integer, got '$N'"
 is_uint "$REPS" && [ "$REPS" -gt 0 ] || die "REPS must be a positive integer, got '$REPS'"
+is_uint "$HS_N" && [ "$HS_N" -gt 0 ] || die "HS_N must be a positive integer, got '$HS_N'"
+is_uint "$HS_STEPS" || die "HS_STEPS must be a non-negative integer, got '$HS_STEPS'"
+is_uint "$NB" && [ "$NB" -gt 0 ] || die "NB must be a positive integer, got '$NB'"
 [[ "$PEAK_GBS" =~ ^[0-9]+([.][0-9]+)?$ ]] || die "PEAK_GBS must be a number (GB/s), got '$PEAK_GBS'"
 case "$L0_GPU" in auto | yes | no) ;; *) die "L0_GPU must be auto, yes or no, got '$L0_GPU'" ;; esac
 
+# The program file of a benchmark.
+prog_ir() {
+  case "$1" in
+    hotspot) echo benches/hotspot/hotspot.ir ;;
+    *) echo "benches/gpu/$1.ir" ;;
+  esac
+}
 for p in "${PROGS[@]}"; do
-  [ -f "benches/gpu/$p.ir" ] || die "missing benchmark program benches/gpu/$p.ir"
+  [ -f "$(prog_ir "$p")" ] || die "missing benchmark program $(prog_ir "$p")"
 done
 mkdir -p "$WORK" || die "cannot create WORK=$WORK"
 
@@ -107,10 +126,10 @@ ptxas_table() {
   for prog in "${PROGS[@]}"; do
     ptx="$WORK/$prog.ptx"
     rm -f "$ptx"
-    if ! "$L0_OPT" --pass="$PIPELINE" --target=nvptx --emit=ptx "benches/gpu/$prog.ir" -o "$ptx" \
+    if ! "$L0_OPT" --pass="$PIPELINE" --target=nvptx --emit=ptx "$(prog_ir "$prog")" -o "$ptx" \
       2>"$WORK/$prog.emit.log"; then
       cat "$WORK/$prog.emit.log" >&2
-      die "l0-opt could not emit PTX for benches/gpu/$prog.ir"
+      die "l0-opt could not emit PTX for $(prog_ir "$prog")"
     fi
     [ -s "$ptx" ] || die "l0-opt succeeded but wrote no PTX to $ptx"
     for arch in $ARCHS; do
@@ -152,12 +171,13 @@ ptxas_table() {
 }
 
 # --- inputs (GPU mode) ---
-# $1: output .npy, $2: low, $3: high; N f64 uniform in [low, high), np.random.default_rng(0).
-# Reuses a file that already holds N f64; writes through a temporary file so an
-# interrupted run leaves nothing half-written.
+# $1: output .npy, $2: low, $3: high, $4: length (default N); f64 uniform in [low, high),
+# np.random.default_rng(SEED) (SEED default 0). Reuses a file that already holds that
+# many f64; writes through a temporary file so an interrupted run leaves nothing
+# half-written.
 gen_input() {
-  local f="$1" lo="$2" hi="$3"
-  if python3 - "$f" "$N" <<'EOF' 2>/dev/null; then
+  local f="$1" lo="$2" hi="$3" len="${4:-$N}"
+  if python3 - "$f" "$len" <<'EOF' 2>/dev/null; then
 import sys, numpy as np
 a = np.load(sys.argv[1], mmap_mode="r")
 sys.exit(0 if a.dtype == np.dtype("<f8") and a.shape == (int(sys.argv[2]),) else 1)
@@ -165,12 +185,12 @@ EOF
     log "reusing $f"
     return 0
   fi
-  log "generating $f ($N f64 uniform in [$lo, $hi), default_rng(0))"
+  log "generating $f ($len f64 uniform in [$lo, $hi), default_rng(${SEED:-0}))"
   rm -f "$f" "$f.tmp.npy"
-  python3 - "$f.tmp.npy" "$N" "$lo" "$hi" <<'EOF' || die "could not generate $f"
+  python3 - "$f.tmp.npy" "$len" "$lo" "$hi" "${SEED:-0}" <<'EOF' || die "could not generate $f"
 import sys, numpy as np
-path, n, lo, hi = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
-np.save(path, np.random.default_rng(0).uniform(lo, hi, n).astype("<f8"))
+path, n, lo, hi, seed = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+np.save(path, np.random.default_rng(seed).uniform(lo, hi, n).astype("<f8"))
 EOF
   mv "$f.tmp.npy" "$f"
 }
@@ -178,7 +198,7 @@ EOF
 # Sets bench_status=1 when a GPU result differs from the CPU result. (Not called in an
 # `||` or `if` context: that would switch off `set -e` inside it.)
 gpu_bench() {
-  local prog input out err median result cpu gbs pct rel status
+  local prog out err median result cpu gbs pct rel status
   python3 -c 'import numpy' 2>/dev/null ||
     die "python3 with numpy is needed for the inputs (python3 -m pip install numpy)"
   local need_kb=$(((2 * 8 * N + 2 * 4096) / 1024 + 1)) free_kb
@@ -190,6 +210,17 @@ gpu_bench() {
   fi
   gen_input "$x" -1.0 1.0
   gen_input "$s" 50.0 150.0
+  # hotspot's grids (as benches/hotspot.sh: temperatures 323-343, power 0-0.5) and the
+  # bodies (positions in [-1, 1)^3, masses in [0.5, 1.5)), each input its own seed.
+  local hn=$((HS_N * HS_N)) ht="$WORK/hs_temp_n$HS_N.npy" hp="$WORK/hs_power_n$HS_N.npy"
+  SEED=1 gen_input "$ht" 323.0 343.0 "$hn"
+  SEED=2 gen_input "$hp" 0.0 0.5 "$hn"
+  local nb=()
+  for a in x:-1.0:1.0:3 y:-1.0:1.0:4 z:-1.0:1.0:5 m:0.5:1.5:6; do
+    IFS=: read -r nm lo hi seed <<<"$a"
+    SEED="$seed" gen_input "$WORK/nb_${nm}_n$NB.npy" "$lo" "$hi" "$NB"
+    nb+=("$WORK/nb_${nm}_n$NB.npy")
+  done
 
   # The hand-written CUDA baseline (benches/gpu/baseline.cu), where nvcc is installed.
   local nvcc baseline="" cuda_ns cuda_res vs
@@ -209,15 +240,29 @@ gpu_bench() {
   echo "(GB/s from kernel_ns: time inside the kernels; median_ns also counts the host part and the copies;"
   echo " cuda_ns: the hand-written CUDA kernels of benches/gpu/baseline.cu, median of $REPS, same input)"
   printf '%-14s %14s %14s %10s %8s %12s %8s  %-24s %s\n' program median_ns kernel_ns GB/s %peak cuda_ns l0/cuda result check
+  local args base bytes
   for prog in "${PROGS[@]}"; do
+    # args: l0-opt's arguments; base: the baseline's after the program name (its first
+    # input, REPS, then the others); bytes: the bytes the kernels move (0: not
+    # bandwidth-bound, no GB/s).
     case "$prog" in
-      sumsq | hist) input="$x" ;;
-      blackscholes) input="$s" ;;
+      sumsq | hist) args=(--arg=@"$x"); base=("$x" "$REPS"); bytes=$((8 * N)) ;;
+      blackscholes) args=(--arg=@"$s"); base=("$s" "$REPS"); bytes=$((8 * N)) ;;
+      hotspot)
+        args=(--arg=@"$ht" --arg=@"$hp" --arg="$HS_N" --arg="$HS_N" --arg="$HS_STEPS")
+        base=("$ht" "$REPS" "$hp" "$HS_N" "$HS_N" "$HS_STEPS")
+        bytes=$((24 * hn * HS_STEPS + 8 * hn))
+        ;;
+      nbody)
+        args=(--arg=@"${nb[0]}" --arg=@"${nb[1]}" --arg=@"${nb[2]}" --arg=@"${nb[3]}")
+        base=("${nb[0]}" "$REPS" "${nb[1]}" "${nb[2]}" "${nb[3]}")
+        bytes=0
+        ;;
       *) die "no input defined for $prog" ;;
     esac
     out="$WORK/$prog.gpu.out"; err="$WORK/$prog.gpu.err"
-    if ! "$L0_OPT" --pass="$PIPELINE" --target=nvptx "benches/gpu/$prog.ir" --run=main \
-      --arg=@"$input" --bench="$REPS" >"$out" 2>"$err"; then
+    if ! "$L0_OPT" --pass="$PIPELINE" --target=nvptx "$(prog_ir "$prog")" --run=main \
+      "${args[@]}" --bench="$REPS" >"$out" 2>"$err"; then
       cat "$err" >&2
       die "l0-opt --target=nvptx --run=main failed for $prog (L0_GPU=no reports ptxas resource usage only)"
     fi
@@ -228,12 +273,15 @@ gpu_bench() {
     [ -n "$kernel" ] && [ "$kernel" -gt 0 ] || { cat "$err" >&2; die "no kernel_ns= on l0-opt's stderr for $prog"; }
     result="$(tail -n 1 "$out")"
     [ -n "$result" ] || die "l0-opt printed no result for $prog"
-    # bytes read: 8 per element of the one input vector; bytes / ns = GB/s
-    gbs="$(awk -v b="$((8 * N))" -v t="$kernel" 'BEGIN { printf "%.1f", b / t }')"
-    pct="$(awk -v g="$gbs" -v p="$PEAK_GBS" 'BEGIN { printf "%.1f", 100 * g / p }')"
+    # bytes / ns = GB/s
+    gbs="-"; pct="-"
+    if [ "$bytes" -gt 0 ]; then
+      gbs="$(awk -v b="$bytes" -v t="$kernel" 'BEGIN { printf "%.1f", b / t }')"
+      pct="$(awk -v g="$gbs" -v p="$PEAK_GBS" 'BEGIN { printf "%.1f%%", 100 * g / p }')"
+    fi
     status="-"
     if [ "$CHECK" = 1 ]; then
-      cpu="$("$L0_OPT" --pass=fuse,lower "benches/gpu/$prog.ir" --run=main --arg=@"$input" 2>"$WORK/$prog.cpu.err" | tail -n 1)" ||
+      cpu="$("$L0_OPT" --pass=fuse,lower "$(prog_ir "$prog")" --run=main "${args[@]}" 2>"$WORK/$prog.cpu.err" | tail -n 1)" ||
         { cat "$WORK/$prog.cpu.err" >&2; die "the CPU reference run failed for $prog"; }
       rel="$(python3 -c 'import sys; g, c = float(sys.argv[1]), float(sys.argv[2]); print("%.2e" % (abs(g - c) / max(abs(c), 1e-300)))' "$result" "$cpu")" ||
         die "cannot compare GPU result '$result' with CPU result '$cpu' for $prog"
@@ -247,7 +295,7 @@ gpu_bench() {
     cuda_ns="-"
     vs="-"
     if [ -n "$baseline" ]; then
-      cuda_res="$("$baseline" "$prog" "$input" "$REPS" 2>"$WORK/$prog.cuda.err")" ||
+      cuda_res="$("$baseline" "$prog" "${base[@]}" 2>"$WORK/$prog.cuda.err")" ||
         { cat "$WORK/$prog.cuda.err" >&2; die "the CUDA baseline failed for $prog"; }
       cuda_ns="$(sed -n 's/^baseline_ns=\([0-9][0-9]*\)$/\1/p' "$WORK/$prog.cuda.err")"
       [ -n "$cuda_ns" ] && [ "$cuda_ns" -gt 0 ] || die "no baseline_ns= from the CUDA baseline for $prog"
@@ -258,7 +306,7 @@ gpu_bench() {
         bench_status=1
       fi
     fi
-    printf '%-14s %14s %14s %10s %7s%% %12s %8s  %-24s %s\n' "$prog" "$median" "$kernel" "$gbs" "$pct" "$cuda_ns" "$vs" "$result" "$status"
+    printf '%-14s %14s %14s %10s %8s %12s %8s  %-24s %s\n' "$prog" "$median" "$kernel" "$gbs" "$pct" "$cuda_ns" "$vs" "$result" "$status"
   done
 }
 

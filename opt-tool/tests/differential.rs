@@ -282,6 +282,9 @@ fn cases() -> (Vec<Case>, Vec<String>) {
 
     let mut lit = Vec::new();
     collect(&root.join("lit-tests/tests/ir"), &mut lit);
+    // The GPU benchmark programs (benches/gpu.sh) take generated inputs too.
+    collect(&root.join("benches/gpu"), &mut lit);
+    collect(&root.join("benches/hotspot"), &mut lit);
     lit.sort();
     for file in lit {
         let text = std::fs::read_to_string(&file).unwrap();

@@ -1,5 +1,5 @@
-//! Every kernel L0 generates is valid PTX: each example and each lit program
-//! with `@main` is lowered with `lower{target=gpu}` (two block sizes), printed
+//! Every kernel L0 generates is valid PTX: each example, each lit program
+//! and each GPU benchmark program (benches/gpu, benches/hotspot) with `@main` is lowered with `lower{target=gpu}` (two block sizes), printed
 //! with `--emit=ptx`, and — where NVIDIA's `ptxas` is available — assembled
 //! for `sm_80` and `sm_90`. A PTX file that ptxas rejects fails the test.
 //!
@@ -19,6 +19,8 @@ fn programs() -> Vec<PathBuf> {
     let mut files = Vec::new();
     collect(&root().join("examples"), &mut files);
     collect(&root().join("lit-tests/tests/ir"), &mut files);
+    collect(&root().join("benches/gpu"), &mut files);
+    collect(&root().join("benches/hotspot"), &mut files);
     files.sort();
     files
         .into_iter()
