@@ -139,10 +139,36 @@ pub(crate) fn verify_assert(ctx: &Context, op: OpId) -> Result<(), String> {
     }
 }
 
-/// `scf.assert true` checks nothing.
+/// `scf.assert true` checks nothing, and neither does an assert of a
+/// condition that an earlier assert already checked on every path to it
+/// (one in the same block before it, or before an op enclosing it): the
+/// condition is one SSA value, so if that assert passed, this one passes,
+/// and if it faulted, this one never runs. Fused loops repeat their
+/// producers' size checks this way.
 pub(crate) fn fold_assert(b: &mut Builder, st: &OpState) -> Option<Values> {
-    let c = constant_int(b.ctx, *st.operands.first()?)?;
+    let c = *st.operands.first()?;
+    if let Some(op) = st.existing {
+        if checked_before(b.ctx, op, c) {
+            return Some(SmallVec::new());
+        }
+    }
+    let c = constant_int(b.ctx, c)?;
     (c != 0).then(SmallVec::new)
+}
+
+/// Whether another `scf.assert` of `c` runs before `op` on every path to
+/// it: it lies in the block of `op` or of an op enclosing `op`, before that
+/// op ([`ir::builder::dominates_point`]).
+fn checked_before(ctx: &Context, op: OpId, c: ir::ValueId) -> bool {
+    let Some(blk) = ctx.op(op).parent else {
+        return false;
+    };
+    ctx.uses(c).iter().any(|u| {
+        u.op != op
+            && u.index == 0
+            && ctx.op_name(u.op) == "scf.assert"
+            && ir::builder::dominates_point(ctx, u.op, blk, Some(op))
+    })
 }
 
 pub(crate) fn interpret_assert(
