@@ -53,6 +53,13 @@ pub fn alloc(b: &mut Builder, n: ValueId, elem: Type) -> ValueId {
 /// The attribute of an `arr.alloc` whose elements are undefined until stored.
 pub const UNINIT: &str = "uninit";
 
+/// The attribute of an `arr.load` that copies an element which may be
+/// undefined (a `memref.realloc`'s copy loop: the undefined elements of the
+/// old allocation stay undefined in the new one). The interpreter returns
+/// the undefined marker instead of faulting, and the `arr.store` that takes
+/// it stores the marker; the native backends ignore the attribute.
+pub const COPIES_UNINIT: &str = "copies_uninit";
+
 /// The interpreter's element of an `arr.alloc {uninit}` not yet stored.
 #[derive(Debug)]
 pub struct Uninit;
@@ -92,6 +99,14 @@ pub fn load(b: &mut Builder, a: ValueId, i: ValueId) -> ValueId {
 pub fn load_in_bounds(b: &mut Builder, a: ValueId, i: ValueId) -> ValueId {
     let t = elem_of(b.ctx, a);
     b.op1("arr.load", &[a, i], t, crate::util::in_bounds_attr())
+}
+/// `arr.load(a, i) {in_bounds, copies_uninit}`: a proved read that only
+/// feeds an `arr.store` (see [`COPIES_UNINIT`]).
+pub fn load_copy_in_bounds(b: &mut Builder, a: ValueId, i: ValueId) -> ValueId {
+    let t = elem_of(b.ctx, a);
+    let mut attrs = crate::util::in_bounds_attr();
+    attrs.push((COPIES_UNINIT.to_string(), ir::Attribute::Unit));
+    b.op1("arr.load", &[a, i], t, attrs)
 }
 /// `arr.store(a, i, x)`.
 pub fn store(b: &mut Builder, a: ValueId, i: ValueId, x: ValueId) {
@@ -319,7 +334,7 @@ fn interp_load(it: &mut Interp, op: OpId, args: &[RtValue]) -> Res {
     let ctx = it.ctx;
     let a = buffer(ctx, op, &args[0])?.borrow();
     let i = index(ctx, op, &args[1], a.len())?;
-    if is_uninit(&a[i]) {
+    if is_uninit(&a[i]) && ctx.attr(op, COPIES_UNINIT).is_none() {
         return Err(read_uninit(ctx, op));
     }
     Ok(smallvec![a[i].clone()])

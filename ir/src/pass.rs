@@ -78,6 +78,23 @@ impl PassOptions {
                 .map_err(|_| format!("option '{key}' expects an integer, got '{v}'")),
         }
     }
+    /// Option `key` as an unsigned integer in `lo..=hi`.
+    pub fn get_usize_in(
+        &self,
+        key: &str,
+        default: usize,
+        lo: usize,
+        hi: usize,
+    ) -> Result<usize, String> {
+        let v = self.get_usize(key, default)?;
+        if (lo..=hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(format!(
+                "option '{key}' expects an integer from {lo} to {hi}, got {v}"
+            ))
+        }
+    }
     /// Errors if an option not in `known` was given.
     pub fn check_known(&self, pass: &str, known: &[&str]) -> Result<(), String> {
         for k in self.values.keys() {

@@ -661,7 +661,7 @@ fn write_output(path: Option<&Path>, data: &[u8]) -> Result<(), String> {
     match path {
         None | Some(_) if path.is_none_or(|p| p == Path::new("-")) => {
             let mut out = std::io::stdout().lock();
-            match out.write_all(data) {
+            match out.write_all(data).and_then(|_| out.flush()) {
                 Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
                     Err(format!("cannot write output: {e}"))
                 }
@@ -669,13 +669,7 @@ fn write_output(path: Option<&Path>, data: &[u8]) -> Result<(), String> {
             }
         }
         Some(p) => {
-            let tmp = p.with_extension("l0tmp");
-            std::fs::write(&tmp, data)
-                .and_then(|_| std::fs::rename(&tmp, p))
-                .map_err(|e| {
-                    let _ = std::fs::remove_file(&tmp);
-                    format!("cannot write '{}': {e}", p.display())
-                })
+            output::write_file(p, data).map_err(|e| format!("cannot write '{}': {e}", p.display()))
         }
         None => unreachable!(),
     }

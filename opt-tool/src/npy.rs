@@ -78,7 +78,24 @@ pub fn open(path: &Path, ty: &Type) -> Result<Mapped, String> {
             ))
         }
     }
-    let need = (npy.len() as u128) * (elem_bytes(&descr) as u128);
+    // The element count from the shape itself (npyz's `len` multiplies in
+    // u64 and wraps): each size and the product must be an `index`.
+    let count = npy
+        .shape()
+        .iter()
+        .try_fold(1u128, |acc, &n| {
+            (n <= i64::MAX as u64).then_some(())?;
+            acc.checked_mul(n as u128)
+        })
+        .filter(|&c| c <= i64::MAX as u128)
+        .ok_or_else(|| {
+            format!(
+                "'{}' has shape {:?}: a size or the number of elements exceeds 2^63 - 1",
+                path.display(),
+                npy.shape()
+            )
+        })?;
+    let need = count * (elem_bytes(&descr) as u128);
     if need > (map.len() - offset) as u128 {
         return Err(format!(
             "'{}' is truncated: its header promises {need} bytes of data, it holds {}",

@@ -53,10 +53,7 @@ impl Reproducer {
             path.display(),
             me = crate::me()
         );
-        let tmp = path.with_extension("l0tmp");
-        let ok = std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, path));
-        if ok.is_err() {
-            let _ = std::fs::remove_file(&tmp);
+        if crate::output::write_file(path, text.as_bytes()).is_err() {
             return Some(format!(
                 "the crash reproducer could not be written to '{}'",
                 path.display()

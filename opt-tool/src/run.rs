@@ -531,7 +531,15 @@ pub fn run(
         text.push_str(&v.into_value().to_string());
         text.push('\n');
     }
-    // A closed pipe (e.g. `| head`) is not an error of the program.
-    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
-    Ok(())
+    // A closed pipe (e.g. `| head`) is not an error of the program; any
+    // other failed write (a full disk) is.
+    let mut stdout = std::io::stdout().lock();
+    match std::io::Write::write_all(&mut stdout, text.as_bytes())
+        .and_then(|_| std::io::Write::flush(&mut stdout))
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::Usage(format!("cannot write output: {e}")))
+        }
+        _ => Ok(()),
+    }
 }

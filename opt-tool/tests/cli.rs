@@ -798,6 +798,81 @@ fn npy_layouts_other_than_the_abi() {
     }
 }
 
+/// A shape whose element count does not fit in 64 bits (2^32 x 2^32 wraps
+/// to 0 in u64, so the data check passed) or whose size exceeds `index` is
+/// refused before anything reads the file, on every backend.
+#[test]
+fn npy_shapes_beyond_index() {
+    let d = scratch("npy-huge");
+    let m = write(&d, "m.ir", identity("mat<f64>"));
+    raw_npy(&d.join("wrap.npy"), "<f8", "(4294967296, 4294967296)", &[]);
+    raw_npy(&d.join("big.npy"), "<f8", "(18446744073709551615, 0)", &[]);
+    for backend in ["--backend=interp", "--backend=cranelift", "--backend=llvm"] {
+        for f in ["@wrap.npy", "@big.npy"] {
+            assert_usage(
+                &l0_in(
+                    &d,
+                    &["--run=main", &format!("--arg={f}"), backend, &m],
+                    None,
+                ),
+                "a size or the number of elements exceeds 2^63 - 1",
+            );
+        }
+    }
+}
+
+/// `-o` through a symbolic link writes the file it points to and keeps the
+/// link; a destination that is not a regular file (a character device) is
+/// written in place, not replaced; a full device is an error, for IR and for
+/// `--run` results on standard output.
+#[test]
+fn output_destinations_that_are_not_plain_files() {
+    let d = scratch("out-special");
+    let f = write(&d, "f.ir", identity("f64"));
+    write(&d, "real.ir", "old");
+    std::os::unix::fs::symlink("real.ir", d.join("link.ir")).unwrap();
+    assert_ok(&l0_in(&d, &[&f, "-o", "link.ir"], None));
+    let meta = std::fs::symlink_metadata(d.join("link.ir")).unwrap();
+    assert!(meta.file_type().is_symlink(), "the link was replaced");
+    let text = std::fs::read_to_string(d.join("real.ir")).unwrap();
+    assert!(text.contains("func.func @main"), "{text}");
+    use std::os::unix::fs::FileTypeExt;
+    // A FIFO (not the machine's /dev/null: a regression would replace it),
+    // read by a thread while l0-opt writes it.
+    let fifo = d.join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        let at = fifo.clone();
+        let reader = std::thread::spawn(move || std::fs::read_to_string(at).unwrap());
+        assert_ok(&l0_in(&d, &[&f, "-o", "fifo"], None));
+        // (Checked before joining: a replaced FIFO leaves the reader blocked.)
+        let meta = std::fs::symlink_metadata(&fifo).unwrap();
+        assert!(meta.file_type().is_fifo(), "the FIFO was replaced");
+        assert!(reader.join().unwrap().contains("func.func @main"));
+    }
+    if Path::new("/dev/full").exists() {
+        assert_usage(&l0_in(&d, &[&f, "-o", "/dev/full"], None), "No space left");
+        let full = std::fs::metadata("/dev/full").unwrap();
+        assert!(full.file_type().is_char_device(), "/dev/full was replaced");
+        // Standard output on a full device: IR and --run results.
+        for args in [
+            vec![f.as_str()],
+            vec![f.as_str(), "--run=main", "--arg=1.5"],
+        ] {
+            let o = Command::new(env!("CARGO_BIN_EXE_l0-opt"))
+                .args(&args)
+                .current_dir(&d)
+                .stdout(std::fs::File::create("/dev/full").unwrap())
+                .stderr(Stdio::piped())
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains("No space left"), "{args:?}: {err}");
+        }
+    }
+}
+
 #[test]
 fn run_result_to_npy() {
     let d = scratch("run-npy");

@@ -269,7 +269,7 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
     }
     Ok(Box::new(Lower {
         until,
-        split: opts.get_usize("split", default_split(opts.codegen))?,
+        split: opts.get_usize_in("split", default_split(opts.codegen), 0, MAX_SPLIT)?,
         block_products: gpu.is_none(),
         jam,
         gpu,
@@ -277,6 +277,11 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
         version,
     }))
 }
+
+/// The largest accumulator count of options `split` (`lower`) and
+/// `factor` (`split-reductions`): a reduction's body is copied that many
+/// times, and register files hold far fewer chains.
+pub const MAX_SPLIT: usize = 64;
 
 /// The default of option `split` for code generator `codegen`: 4 for
 /// Cranelift, which does not vectorize and pairs the lanes of split

@@ -34,6 +34,9 @@ use dialects::arith::{build_binop, build_cmpi, const_int};
 use dialects::memref::subview::{mixed, Mixed};
 use dialects::scf::build_assert;
 
+/// The fault of an allocation whose extent does not fit in `index`.
+const ALLOC_TOO_LARGE: &str = "memref.alloc of a size too large";
+
 /// A memref as SSA values.
 #[derive(Clone)]
 struct Desc {
@@ -282,6 +285,53 @@ fn mul(b: &mut Builder, x: ValueId, y: ValueId) -> ValueId {
     build_binop(b, "arith.muli", x, y)
 }
 
+/// Overflow of the `index` (64-bit) arithmetic of view extents, collected
+/// as one `i1` so that a check fails where the exact value would not fit
+/// (the interpreter computes extents exactly and faults there).
+struct Overflow(ValueId);
+
+impl Overflow {
+    fn new(b: &mut Builder) -> Overflow {
+        let f = b.constant(Attribute::Bool(false), &Type::I1);
+        Overflow(f)
+    }
+    fn or(&mut self, b: &mut Builder, c: ValueId) {
+        self.0 = build_binop(b, "arith.ori", self.0, c);
+    }
+    /// `x * y` for `y >= 0`, recording whether `x > MAX / y` (a negative
+    /// `x`, as `size - 1` of an empty dimension, never counts).
+    fn mul(&mut self, b: &mut Builder, x: ValueId, y: ValueId) -> ValueId {
+        let one = cst(b, 1);
+        let zero = cst(b, 0);
+        let max = cst(b, i64::MAX);
+        let d = build_binop(b, "arith.maxsi", y, one);
+        let q = build_binop(b, "arith.divsi", max, d);
+        let big = build_cmpi(b, "sgt", x, q);
+        let nz = build_cmpi(b, "ne", y, zero);
+        let o = build_binop(b, "arith.andi", big, nz);
+        self.or(b, o);
+        mul(b, x, y)
+    }
+    /// `x + y` for `y >= 0`, recording whether `x > MAX - y`.
+    fn add(&mut self, b: &mut Builder, x: ValueId, y: ValueId) -> ValueId {
+        let max = cst(b, i64::MAX);
+        let room = build_binop(b, "arith.subi", max, y);
+        let o = build_cmpi(b, "sgt", x, room);
+        self.or(b, o);
+        add(b, x, y)
+    }
+    /// Nothing overflowed.
+    fn fits(&self, b: &mut Builder) -> ValueId {
+        let t = b.constant(Attribute::Bool(true), &Type::I1);
+        build_binop(b, "arith.xori", self.0, t)
+    }
+    /// `ok` and nothing overflowed.
+    fn and_fits(&self, b: &mut Builder, ok: ValueId) -> ValueId {
+        let fits = self.fits(b);
+        build_binop(b, "arith.andi", ok, fits)
+    }
+}
+
 /// Checks every static size, stride and offset of `t` against `d` (as the
 /// interpreter's `check_static`: a stride only where the size exceeds 1).
 fn check_static(b: &mut Builder, d: &mut Desc, t: &MemRefType) {
@@ -344,7 +394,8 @@ fn realloc(b: &mut Builder, op: OpId, d: &Desc, size: Option<ValueId>) -> Desc {
     let buf = dialects::arr::alloc(b, n, t.elem);
     let k = build_binop(b, "arith.mini", old, n);
     dialects::scf::build_for(b, zero, k, one, &[], |b, i, _| {
-        let x = dialects::arr::load_in_bounds(b, d.buf, i);
+        // The old allocation's undefined elements stay undefined.
+        let x = dialects::arr::load_copy_in_bounds(b, d.buf, i);
         dialects::arr::store_in_bounds(b, buf, i, x);
         vec![]
     });
@@ -380,25 +431,32 @@ fn alloc(b: &mut Builder, op: OpId) -> Desc {
         None => {
             let mut strides = vec![zero; sizes.len()];
             let mut acc = cst(b, 1);
+            let mut ovf = Overflow::new(b);
             for k in (0..sizes.len()).rev() {
                 strides[k] = acc;
-                acc = mul(b, acc, sizes[k]);
+                acc = ovf.mul(b, acc, sizes[k]);
             }
+            let fits = ovf.fits(b);
+            build_assert(b, fits, ALLOC_TOO_LARGE);
             (strides, zero, acc)
         }
         Some(l) => {
             let strides: Vec<ValueId> = l.strides.iter().map(|s| cst(b, s.unwrap_or(0))).collect();
             let offset = cst(b, l.offset.unwrap_or(0));
             let one = cst(b, 1);
-            let mut extent = add(b, offset, one);
+            let mut ovf = Overflow::new(b);
+            let mut extent = ovf.add(b, offset, one);
             let mut empty = build_cmpi(b, "eq", one, zero);
             for k in 0..sizes.len() {
                 let last = build_binop(b, "arith.subi", sizes[k], one);
-                let reach = mul(b, last, strides[k]);
-                extent = add(b, extent, reach);
+                let reach = ovf.mul(b, last, strides[k]);
+                extent = ovf.add(b, extent, reach);
                 let z = build_cmpi(b, "eq", sizes[k], zero);
                 empty = build_binop(b, "arith.ori", empty, z);
             }
+            let fits = ovf.fits(b);
+            let ok = build_binop(b, "arith.ori", fits, empty);
+            build_assert(b, ok, ALLOC_TOO_LARGE);
             let extent = b.op1("arith.select", &[empty, zero, extent], Type::Index, vec![]);
             (strides, offset, extent)
         }
@@ -454,11 +512,14 @@ fn subview(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
                 "memref.subview with a negative offset, size or stride",
             );
         }
-        // n > 0 implies o + (n - 1) * s < size.
+        // n > 0 implies o + (n - 1) * s < size, computed without
+        // overflow.
+        let mut ovf = Overflow::new(b);
         let last = build_binop(b, "arith.subi", n, one);
-        let reach = mul(b, last, s);
-        let end = add(b, o, reach);
+        let reach = ovf.mul(b, last, s);
+        let end = ovf.add(b, o, reach);
         let inside = build_cmpi(b, "slt", end, src.sizes[k]);
+        let inside = ovf.and_fits(b, inside);
         let empty = build_cmpi(b, "eq", n, zero);
         let ok = build_binop(b, "arith.ori", inside, empty);
         build_assert(b, ok, "memref.subview reaches outside its source");
@@ -505,15 +566,17 @@ fn reinterpret(b: &mut Builder, op: OpId, src: &Desc) -> Desc {
     // Empty, or its last element inside the buffer.
     let mut last = d.offset;
     let mut empty = build_cmpi(b, "ne", zero, zero);
+    let mut ovf = Overflow::new(b);
     for (&n, &s) in d.sizes.iter().zip(&d.strides) {
         let m = build_binop(b, "arith.subi", n, one);
-        let reach = mul(b, m, s);
-        last = add(b, last, reach);
+        let reach = ovf.mul(b, m, s);
+        last = ovf.add(b, last, reach);
         let e = build_cmpi(b, "eq", n, zero);
         empty = build_binop(b, "arith.ori", empty, e);
     }
     let len = dialects::arr::len(b, d.buf);
     let inside = build_cmpi(b, "slt", last, len);
+    let inside = ovf.and_fits(b, inside);
     let ok = build_binop(b, "arith.ori", inside, empty);
     build_assert(
         b,

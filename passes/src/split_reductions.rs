@@ -100,7 +100,9 @@ fn split_one(ctx: &mut Context, op: OpId, gens: &[Generator], f: usize) {
     let nq = b.op1("arith.divsi", &[size, cf], Type::Index, vec![]);
     let nmain = b.op1("arith.muli", &[nq, cf], Type::Index, vec![]);
     let rem = b.op1("arith.remsi", &[size, cf], Type::Index, vec![]);
-    // Main loop: f copies of every generator; copy 0 starts at the init.
+    // Main loop: f copies of every generator; copy 0 starts at the init,
+    // or where a reduce without one starts (the monoid's identity: `+0.0`
+    // for a float sum, so that an empty sum stays `+0.0`).
     let mut main_gens = Vec::new();
     let mut main_inits = Vec::new();
     for j in 0..f {
@@ -110,6 +112,10 @@ fn split_one(ctx: &mut Context, op: OpId, gens: &[Generator], f: usize) {
             let id = exact_identity(m, &g.elem).expect("reduce identity");
             let v = match (j, init) {
                 (0, Some(i)) => *i,
+                (0, None) => {
+                    let start = m.identity(&g.elem).expect("reduce identity");
+                    b.constant(start, &g.elem)
+                }
                 _ => b.constant(id, &g.elem),
             };
             main_inits.push(v);
@@ -209,7 +215,7 @@ pub fn split_reductions(ctx: &mut Context, factor: usize) -> u64 {
 fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
     opts.check_known("split-reductions", &["factor"])?;
     Ok(Box::new(SplitReductions {
-        factor: opts.get_usize("factor", 4)?,
+        factor: opts.get_usize_in("factor", 4, 0, crate::lower::MAX_SPLIT)?,
     }))
 }
 
