@@ -30,6 +30,7 @@ use std::collections::HashMap;
 
 use ir::{Attribute, Builder, Context, Diagnostic, MemRefType, OpId, Type, ValueId};
 
+use dialects::arith::fold::constant_int;
 use dialects::arith::{build_binop, build_cmpi, const_int};
 use dialects::memref::subview::{mixed, Mixed};
 use dialects::scf::build_assert;
@@ -301,6 +302,16 @@ impl Overflow {
     /// `x * y` for `y >= 0`, recording whether `x > MAX / y` (a negative
     /// `x`, as `size - 1` of an empty dimension, never counts).
     fn mul(&mut self, b: &mut Builder, x: ValueId, y: ValueId) -> ValueId {
+        // A factor 1, or two constants whose product fits, cannot overflow.
+        let (cx, cy) = (constant_int(b.ctx, x), constant_int(b.ctx, y));
+        let fits = match (cx, cy) {
+            (Some(1), _) | (_, Some(1)) => true,
+            (Some(p), Some(q)) => p.checked_mul(q).is_some(),
+            _ => false,
+        };
+        if fits {
+            return mul(b, x, y);
+        }
         let one = cst(b, 1);
         let zero = cst(b, 0);
         let max = cst(b, i64::MAX);
@@ -314,6 +325,12 @@ impl Overflow {
     }
     /// `x + y` for `y >= 0`, recording whether `x > MAX - y`.
     fn add(&mut self, b: &mut Builder, x: ValueId, y: ValueId) -> ValueId {
+        let (cx, cy) = (constant_int(b.ctx, x), constant_int(b.ctx, y));
+        if matches!((cx, cy), (Some(0), _) | (_, Some(0)))
+            || matches!((cx, cy), (Some(p), Some(q)) if p.checked_add(q).is_some())
+        {
+            return add(b, x, y);
+        }
         let max = cst(b, i64::MAX);
         let room = build_binop(b, "arith.subi", max, y);
         let o = build_cmpi(b, "sgt", x, room);

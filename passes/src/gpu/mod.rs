@@ -254,96 +254,102 @@ impl Walk<'_> {
         // (none of them holds a loop) and replaces the loop.
         let ops: Vec<OpId> = ctx.iter_block(block).collect();
         for op in ops {
-            if ctx.is(op, gen::LOOP) {
-                if plan(ctx, op).is_err() {
-                    self.inline_calls(ctx, op);
-                    emits::hoist_reduce_emits(ctx, op);
-                }
-                let why = match plan(ctx, op) {
-                    Ok(p) => {
-                        self.scratch += p.allocs.len() as u64;
-                        self.kernels += offload(ctx, f, op, &p, self.opts, &mut self.seq);
-                        continue;
-                    }
-                    Err(why) => why,
-                };
-                let copies = flat::row_copies(ctx, op);
-                let fp = flat::plan(ctx, op);
-                if fp.is_err() {
-                    flat::undo_row_copies(ctx, copies);
-                }
-                match fp {
-                    Ok(p) => {
-                        self.scratch += p.scratch_count();
-                        self.kernels += flat::offload(ctx, f, op, &p, self.opts, &mut self.seq);
-                        continue;
-                    }
-                    // A flatMap's own reason says more than the plain loop's
-                    // "fed inside a nested loop".
-                    Err(fw) if why.contains("flatMap") && fw != "not a flatMap of scalars" => {
-                        ir::remarks::emit(
-                            "gpu",
-                            ctx.loc(op),
-                            format!("loop left on the host: {why}; as a flatMap: {fw}"),
-                        )
-                    }
-                    Err(_) => ir::remarks::emit(
-                        "gpu",
-                        ctx.loc(op),
-                        format!("loop left on the host: {why}"),
-                    ),
-                }
-                self.host += 1;
-            }
-            if let Some(what) = ctx
-                .attr(op, dialects::vec_combine::SEQUENTIAL_ATTR)
-                .and_then(|a| a.as_str())
-                .map(str::to_string)
-            {
-                let why = match chunks::plan(ctx, op) {
-                    Some(Ok(p)) => {
-                        self.kernels += chunks::offload(ctx, f, op, &p, self.opts, &mut self.seq);
-                        continue;
-                    }
-                    Some(Err(why)) => why,
-                    None => "it carries the fold from chunk to chunk".into(),
-                };
-                ir::remarks::emit(
-                    "gpu",
-                    ctx.loc(op),
-                    format!(
-                        "{}: a loop over its chunks left on the host ({why})",
-                        chunk_loop_what(&what)
-                    ),
-                );
-                self.host += 1;
-            }
-            if update::plan(ctx, op).is_some_and(|p| p.is_err()) {
+            self.op(ctx, f, op);
+        }
+    }
+
+    /// [`Walk::block`] on one op of host code.
+    fn op(&mut self, ctx: &mut Context, f: OpId, op: OpId) {
+        if ctx.is(op, gen::LOOP) {
+            if plan(ctx, op).is_err() {
                 self.inline_calls(ctx, op);
+                emits::hoist_reduce_emits(ctx, op);
             }
-            match update::plan(ctx, op) {
-                Some(Ok(p)) => {
-                    self.kernels += update::offload(ctx, f, op, &p, self.opts, &mut self.seq);
-                    continue;
+            let why = match plan(ctx, op) {
+                Ok(p) => {
+                    self.scratch += p.allocs.len() as u64;
+                    self.kernels += offload(ctx, f, op, &p, self.opts, &mut self.seq);
+                    return;
                 }
-                Some(Err(why)) => {
+                Err(why) => why,
+            };
+            let copies = flat::row_copies(ctx, op);
+            let fp = flat::plan(ctx, op);
+            if fp.is_err() {
+                flat::undo_row_copies(ctx, copies);
+            }
+            match fp {
+                Ok(p) => {
+                    self.scratch += p.scratch_count();
+                    self.kernels += flat::offload(ctx, f, op, &p, self.opts, &mut self.seq);
+                    return;
+                }
+                // A flatMap's own reason says more than the plain loop's
+                // "fed inside a nested loop".
+                Err(fw) if why.contains("flatMap") && fw != "not a flatMap of scalars" => {
                     ir::remarks::emit(
                         "gpu",
                         ctx.loc(op),
-                        format!("indexed update left on the host: {why}"),
-                    );
-                    self.host += 1;
+                        format!("loop left on the host: {why}; as a flatMap: {fw}"),
+                    )
                 }
-                None => {}
+                Err(_) => {
+                    ir::remarks::emit("gpu", ctx.loc(op), format!("loop left on the host: {why}"))
+                }
             }
-            let blocks: Vec<ir::BlockId> = ctx
-                .regions(op)
-                .iter()
-                .flat_map(|&r| ctx.region(r).blocks.clone())
-                .collect();
-            for b in blocks {
-                self.block(ctx, f, b);
+            self.host += 1;
+        }
+        if let Some(what) = ctx
+            .attr(op, dialects::vec_combine::SEQUENTIAL_ATTR)
+            .and_then(|a| a.as_str())
+            .map(str::to_string)
+        {
+            let why = match chunks::plan(ctx, op) {
+                Some(Ok(p)) => {
+                    self.kernels += chunks::offload(ctx, f, op, &p, self.opts, &mut self.seq);
+                    return;
+                }
+                Some(Err(why)) => why,
+                None => "it carries the fold from chunk to chunk".into(),
+            };
+            ir::remarks::emit(
+                "gpu",
+                ctx.loc(op),
+                format!(
+                    "{}: a loop over its chunks left on the host ({why})",
+                    chunk_loop_what(&what)
+                ),
+            );
+            self.host += 1;
+        }
+        if update::plan(ctx, op).is_some_and(|p| p.is_err()) {
+            self.inline_calls(ctx, op);
+        }
+        match update::plan(ctx, op) {
+            Some(Ok(p)) => {
+                self.kernels += update::offload(ctx, f, op, &p, self.opts, &mut self.seq);
+                return;
             }
+            Some(Err(why)) => {
+                ir::remarks::emit(
+                    "gpu",
+                    ctx.loc(op),
+                    format!("indexed update left on the host: {why}"),
+                );
+                self.host += 1;
+            }
+            None => {}
+        }
+        let blocks: Vec<ir::BlockId> = ctx
+            .regions(op)
+            .iter()
+            .flat_map(|&r| ctx.region(r).blocks.clone())
+            .collect();
+        for b in blocks {
+            self.block(ctx, f, b);
+        }
+        if ctx.is(op, "scf.forall") && holds_device_ops(ctx, op) {
+            sequential(ctx, op);
         }
     }
 
@@ -371,6 +377,39 @@ impl Walk<'_> {
             }
         }
     }
+}
+
+/// Whether `op`'s regions hold `gpu` ops (launches, device allocations and
+/// copies) after the walk offloaded loops of its body.
+fn holds_device_ops(ctx: &Context, op: OpId) -> bool {
+    ctx.walk_nested(op)
+        .into_iter()
+        .any(|o| o != op && ctx.op_name(o).starts_with("gpu."))
+}
+
+/// Replaces the `scf.forall` `l` of host code by an `scf.for` over the same
+/// iterations, in order. A host `scf.forall` (the native
+/// parallel decomposition, as `--pass=lower` leaves it before
+/// `--target=nvptx` lowers the rest) runs its iterations on several
+/// threads; once the walk put launches, device allocations or copies in its
+/// body, they would use the one device context from several threads at
+/// once. In order, the run is the one the
+/// interpreter gives (which runs the iterations in order, and reports the
+/// lowest-numbered faulting one, as the threads do).
+fn sequential(ctx: &mut Context, l: OpId) {
+    let n = ctx.operand(l, 0);
+    let body = ctx.op_block(l, 0);
+    let c = ctx.block_args(body)[0];
+    let mut b = Builder::before(ctx, l);
+    let zero = b.constant(ir::Attribute::int(0, Type::Index), &Type::Index);
+    let one = b.constant(ir::Attribute::int(1, Type::Index), &Type::Index);
+    dialects::scf::build_for(&mut b, zero, n, one, &[], |b, i, _| {
+        let mut map = ir::clone::ValueMap::default();
+        map.insert(c, i);
+        ir::clone::clone_block_into(b, body, &mut map);
+        vec![]
+    });
+    ctx.erase_op(l);
 }
 
 /// How a remark names the op of a chunk loop marked with `what`.
