@@ -140,6 +140,10 @@ fn only_faults(ctx: &Context, op: OpId) -> bool {
                 .all(|o| match ctx.op_name(o) {
                     "scf.yield" | "gen.end" => true,
                     "gen.emit" => super::emits_inside(ctx, o, op),
+                    // Nested branches and loops: the walk visits their ops
+                    // too (checking them again from each would take time
+                    // exponential in the nesting depth).
+                    "scf.if" | "scf.for" | "gen.loop" => true,
                     _ => only_faults(ctx, o),
                 })
         }
