@@ -5,7 +5,7 @@
 //! (`l0-opt FILE --pass=STAGE`), and the diagnostic names the file.
 
 use std::cell::RefCell;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -44,7 +44,7 @@ impl Reproducer {
 
     /// Writes the reproducer of the pass that is running (after a failure
     /// or a panic); returns the note that names it.
-    pub fn write(path: &PathBuf, stages: &[String], state: &RefCell<State>) -> Option<String> {
+    pub fn write(path: &Path, stages: &[String], state: &RefCell<State>) -> Option<String> {
         let mut st = state.borrow_mut();
         let stage = stages.get(st.started.checked_sub(1)?)?.clone();
         let before = st.before.as_deref()?;
@@ -60,7 +60,7 @@ impl Reproducer {
             ));
         }
         let n = note(path, &stage);
-        st.written = Some((path.clone(), stage));
+        st.written = Some((path.to_path_buf(), stage));
         Some(n)
     }
 
