@@ -212,6 +212,13 @@ impl Entries {
                     }
                     None => e.message.push_str(&g.message),
                 }
+            } else if e.message.starts_with("'gpu.") && e.message.ends_with("op ") {
+                // The runtime recorded its error on the thread that failed:
+                // a worker of a parallel loop, which has no device.
+                e.message.push_str(
+                    "failed on a thread of a parallel loop (scf.forall), which has no GPU \
+                     device: device operations belong outside parallel loops",
+                );
             }
             return Err(e);
         }
