@@ -356,19 +356,24 @@ fn header_v1(descr: &str, shape: &str) -> Vec<u8> {
 
 /// Runs `body` on a buffered writer of a temporary file next to `path`,
 /// then renames it into place; on an error the temporary file is removed.
+/// A `path` that exists and is not a regular file (a FIFO, `/dev/null`) is
+/// written in place ([`crate::output::Target`]).
 fn via_tmp(
     path: &Path,
     body: impl FnOnce(BufWriter<File>) -> std::io::Result<()>,
 ) -> Result<(), String> {
-    let tmp = path.with_extension("npy.tmp");
-    let res = File::create(&tmp)
+    // A temporary file renamed into place, or a device written in place
+    // (`crate::output::Target`).
+    let t = crate::output::Target::of(path);
+    let res = File::create(t.path())
         .map_err(|e| format!("cannot create '{}': {e}", path.display()))
         .and_then(|f| body(BufWriter::new(f)).map_err(|e| e.to_string()));
     match res {
-        Ok(()) => std::fs::rename(&tmp, path)
+        Ok(()) => t
+            .finish()
             .map_err(|e| format!("cannot write '{}': {e}", path.display())),
         Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
+            t.discard();
             Err(e)
         }
     }

@@ -44,14 +44,14 @@ impl Target {
         }
     }
     /// The file to create and write.
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         match self {
             Target::Staged { tmp, .. } => tmp,
             Target::Direct(p) => p,
         }
     }
     /// Moves a written file into place.
-    fn finish(&self) -> std::io::Result<()> {
+    pub(crate) fn finish(&self) -> std::io::Result<()> {
         match self {
             Target::Staged { tmp, into } => std::fs::rename(tmp, into).inspect_err(|_| {
                 let _ = std::fs::remove_file(tmp);
@@ -60,7 +60,7 @@ impl Target {
         }
     }
     /// Removes a partly written temporary file.
-    fn discard(&self) {
+    pub(crate) fn discard(&self) {
         if let Target::Staged { tmp, .. } = self {
             let _ = std::fs::remove_file(tmp);
         }

@@ -849,6 +849,21 @@ fn output_destinations_that_are_not_plain_files() {
         let meta = std::fs::symlink_metadata(&fifo).unwrap();
         assert!(meta.file_type().is_fifo(), "the FIFO was replaced");
         assert!(reader.join().unwrap().contains("func.func @main"));
+        // A `.npy` result into a FIFO.
+        let v = write(&d, "v.ir", identity("vec<f64>"));
+        let fifo = d.join("out.npy");
+        assert!(Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let at = fifo.clone();
+        let reader = std::thread::spawn(move || std::fs::read(at).unwrap());
+        let args = [v.as_str(), "--run=main", "--arg=[1.5, 2]", "-o", "out.npy"];
+        assert_ok(&l0_in(&d, &args, None));
+        let meta = std::fs::symlink_metadata(&fifo).unwrap();
+        assert!(meta.file_type().is_fifo(), "the .npy FIFO was replaced");
+        assert!(reader.join().unwrap().starts_with(b"\x93NUMPY"));
     }
     if Path::new("/dev/full").exists() {
         assert_usage(&l0_in(&d, &[&f, "-o", "/dev/full"], None), "No space left");
