@@ -185,6 +185,32 @@ static double *to_device(const std::vector<double> &v) {
   CHECK(cudaMemcpy(d, v.data(), v.size() * sizeof(double), cudaMemcpyHostToDevice));
   return d;
 }
+// Runs `launch` (the kernels of one repetition) once to warm up and then
+// `reps` times, each between two CUDA events; returns the median in ns.
+template <class Launch> static double median_ns(int reps, Launch launch) {
+  cudaEvent_t start, stop;
+  CHECK(cudaEventCreate(&start));
+  CHECK(cudaEventCreate(&stop));
+  std::vector<double> times;
+  for (int rep = 0; rep <= reps; rep++) {
+    CHECK(cudaEventRecord(start));
+    launch();
+    CHECK(cudaEventRecord(stop));
+    CHECK(cudaEventSynchronize(stop));
+    CHECK(cudaGetLastError());
+    float ms = 0.0f;
+    CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (rep > 0) times.push_back(ms * 1e6);
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+// The result on stdout and the median on stderr, as gpu.sh reads them.
+static int report(double result, double ns) {
+  printf("%.17g\n", result);
+  fprintf(stderr, "baseline_ns=%.0f\n", ns);
+  return 0;
+}
 // hotspot and nbody: the programs with several inputs (argv as in the usage).
 static int run_multi(int argc, char **argv, int reps, int sms) {
   bool hotspot = strcmp(argv[1], "hotspot") == 0;
@@ -215,13 +241,7 @@ static int run_multi(int argc, char **argv, int reps, int sms) {
     dc = to_device(c);
     dd = to_device(d);
   }
-  cudaEvent_t start, stop;
-  CHECK(cudaEventCreate(&start));
-  CHECK(cudaEventCreate(&stop));
-  std::vector<double> times;
-  double result = 0.0;
-  for (int rep = 0; rep <= reps; rep++) {
-    CHECK(cudaEventRecord(start));
+  double ns = median_ns(reps, [&] {
     if (hotspot) {
       // The steps read da (the input) first and then alternate between the
       // two scratch grids, so every repetition starts from the same input.
@@ -238,18 +258,10 @@ static int run_multi(int argc, char **argv, int reps, int sms) {
       partial_sums<ELEMENT><<<grid, block>>>(dw, n, dpartial);
     }
     final_sum<<<1, block>>>(dpartial, grid, dout);
-    CHECK(cudaEventRecord(stop));
-    CHECK(cudaEventSynchronize(stop));
-    CHECK(cudaGetLastError());
-    float ms = 0.0f;
-    CHECK(cudaEventElapsedTime(&ms, start, stop));
-    if (rep > 0) times.push_back(ms * 1e6);
-  }
+  });
+  double result = 0.0;
   CHECK(cudaMemcpy(&result, dout, sizeof(double), cudaMemcpyDeviceToHost));
-  std::sort(times.begin(), times.end());
-  printf("%.17g\n", result);
-  fprintf(stderr, "baseline_ns=%.0f\n", times[times.size() / 2]);
-  return 0;
+  return report(result, ns);
 }
 
 int main(int argc, char **argv) {
@@ -281,13 +293,7 @@ int main(int argc, char **argv) {
   CHECK(cudaMalloc(&dout, sizeof(double)));
   CHECK(cudaMemcpy(dx, x.data(), n * sizeof(double), cudaMemcpyHostToDevice));
 
-  cudaEvent_t start, stop;
-  CHECK(cudaEventCreate(&start));
-  CHECK(cudaEventCreate(&stop));
-  std::vector<double> times;
-  double result = 0.0;
-  for (int rep = 0; rep <= reps; rep++) {
-    CHECK(cudaEventRecord(start));
+  double ns = median_ns(reps, [&] {
     if (hist) {
       CHECK(cudaMemsetAsync(dbins, 0, 256 * sizeof(unsigned long long)));
       hist_kernel<<<grid, block>>>(dx, n, dbins);
@@ -298,13 +304,8 @@ int main(int argc, char **argv) {
         partial_sums<SQUARE><<<grid, block>>>(dx, n, dpartial);
       final_sum<<<1, block>>>(dpartial, grid, dout);
     }
-    CHECK(cudaEventRecord(stop));
-    CHECK(cudaEventSynchronize(stop));
-    CHECK(cudaGetLastError());
-    float ms = 0.0f;
-    CHECK(cudaEventElapsedTime(&ms, start, stop));
-    if (rep > 0) times.push_back(ms * 1e6);
-  }
+  });
+  double result = 0.0;
   if (hist) {
     // The checksum of hist.ir: sum((b + 1) * count[b]).
     unsigned long long counts[256];
@@ -315,8 +316,5 @@ int main(int argc, char **argv) {
   } else {
     CHECK(cudaMemcpy(&result, dout, sizeof(double), cudaMemcpyDeviceToHost));
   }
-  std::sort(times.begin(), times.end());
-  printf("%.17g\n", result);
-  fprintf(stderr, "baseline_ns=%.0f\n", times[times.size() / 2]);
-  return 0;
+  return report(result, ns);
 }
