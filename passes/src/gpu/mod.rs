@@ -401,8 +401,8 @@ fn sequential(ctx: &mut Context, l: OpId) {
     let body = ctx.op_block(l, 0);
     let c = ctx.block_args(body)[0];
     let mut b = Builder::before(ctx, l);
-    let zero = b.constant(ir::Attribute::int(0, Type::Index), &Type::Index);
-    let one = b.constant(ir::Attribute::int(1, Type::Index), &Type::Index);
+    let zero = idx(&mut b, 0);
+    let one = idx(&mut b, 1);
     dialects::scf::build_for(&mut b, zero, n, one, &[], |b, i, _| {
         let mut map = ir::clone::ValueMap::default();
         map.insert(c, i);
