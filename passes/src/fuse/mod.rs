@@ -475,6 +475,35 @@ fn movable_access(ctx: &Context, op: OpId) -> bool {
     )
 }
 
+/// A generator loop between two loops that fusion may reorder with them
+/// (issue 44, item 2: loops separated by an independent loop fuse across
+/// it, as the thesis's T2 reduction on the dependence graph allows): it
+/// ends (no `scf.while`, call or branch in it), emits only to its own
+/// generators and nested loops' (so no ordered sequence of an enclosing
+/// handle interleaves differently), and names the memory it touches
+/// (checked to commute by [`accesses_commute`]). Its faults may come after
+/// `B`'s once `B` moves above it, as any pure op's may (IR-SPEC §3).
+fn movable_loop(ctx: &Context, op: OpId) -> bool {
+    ctx.is(op, dialects::gen::LOOP)
+        && outer_handles(ctx, op).is_empty()
+        && ctx.walk_nested(op).into_iter().all(|o| {
+            let name = ctx.op_name(o);
+            !matches!(
+                name,
+                "scf.while"
+                    | "func.call"
+                    | "func.call_indirect"
+                    | "cf.br"
+                    | "cf.cond_br"
+                    | "cf.switch"
+            )
+        })
+        && {
+            let e = Effects::of(ctx, op);
+            !e.unknown_read && !e.unknown_write
+        }
+}
+
 /// An emit between two loops (to a handle of an enclosing loop, so that
 /// no value depends on it) that `b` may move above: `b` emits nothing to
 /// the same handle, whose emits are an ordered sequence. Emits to other
@@ -601,7 +630,7 @@ fn plan_merge(ctx: &Context, a_op: OpId, b_op: OpId, rules: Rules) -> Result<Mer
     for &op in &between {
         let pure = ir::rewrite::is_side_effect_free(ctx, op);
         if !pure && !ctx.is(op, "scf.assert") && !movable_emit(ctx, op, b_op) {
-            if !movable_access(ctx, op) {
+            if !movable_access(ctx, op) && !movable_loop(ctx, op) {
                 return Err(format!(
                     "'{}' between the loops has effects that fusion may not reorder",
                     ctx.op_name(op)
