@@ -35,6 +35,9 @@
 //!   where `i` is provably in `[0, n)` ([`index_in_range`], or the read is
 //!   marked `in_bounds`): the read's value is used, so its out-of-bounds
 //!   fault must stay (a wrong result with exit 0 is worse than the fault).
+//! - `vec.get(mat.row(m, i) {transposed}, j)` -> `mat.get(m, i, j)
+//!   {transposed}`: element `j` of column `i`, read in place with both
+//!   checks (the messages are `mat.get`'s).
 //! - integer elements only: `add(v, fill(n, 0))`, `add(fill(n, 0), v)`,
 //!   `sub(v, fill(n, 0))`, `mul(v, fill(n, 1))`, `mul(fill(n, 1), v)` -> `v`,
 //!   and only where `n` is provably `vec.len(v)` (e.g. `n` is `vec.len(v)`
@@ -879,6 +882,16 @@ fn rw_get(b: &mut Builder, st: &OpState) -> Repl {
                 _ => return None,
             };
             return b.ctx.operands(d).get(c).map(|&x| smallvec![x]);
+        }
+        // Element `j` of column `i` of `m` is entry `(i, j)` of its
+        // transpose, read in place with the same two checks (the column
+        // index against `cols(m)`, the element's against `rows(m)`), so a
+        // column read at several indices is never copied (issue 44, item 2).
+        "mat.row" if crate::mat::row_is_transposed(b.ctx, d) => {
+            let (m, col) = (b.ctx.operand(d, 0), b.ctx.operand(d, 1));
+            let t = st.result_types.first()?.clone();
+            let attrs = vec![("transposed".to_string(), Attribute::Unit)];
+            return Some(smallvec![b.op1("mat.get", &[m, col, i], t, attrs)]);
         }
         _ => return None,
     };
