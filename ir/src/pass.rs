@@ -170,6 +170,27 @@ impl PassRegistry {
     }
 }
 
+/// `body` with the whitespace around each `=` removed.
+fn tight_equals(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_whitespace() {
+            let mut run = String::from(c);
+            while let Some(&d) = chars.peek().filter(|d| d.is_whitespace()) {
+                run.push(d);
+                chars.next();
+            }
+            if !out.ends_with('=') && chars.peek() != Some(&'=') {
+                out.push_str(&run);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Splits a pipeline string into `(pass name, options)`.
 pub fn parse_pipeline(text: &str) -> Result<Vec<(String, PassOptions)>, String> {
     let mut out = Vec::new();
@@ -203,6 +224,8 @@ pub fn parse_pipeline(text: &str) -> Result<Vec<(String, PassOptions)>, String> 
             // item without `=` that starts with a digit continues the list
             // value of the option before it (`jam=64,8`), as MLIR's list
             // options do.
+            // Spaces around `=` belong to neither side (`{ target = gpu }`).
+            let body = tight_equals(&body);
             let mut last: Option<String> = None;
             for item in body.split([',', ' ']).filter(|s| !s.trim().is_empty()) {
                 let item = item.trim();
@@ -510,6 +533,17 @@ mod tests {
         let p = parse_pipeline("lower{jam=16,true}").unwrap();
         assert_eq!(p[0].1.get("jam"), Some("16"));
         assert_eq!(p[0].1.get("true"), Some(""));
+    }
+
+    #[test]
+    fn spaces_around_equals_belong_to_neither_side() {
+        let p = parse_pipeline("lower{ target = gpu  block= 64 jam =64,8 parallel }").unwrap();
+        let o = &p[0].1;
+        assert_eq!(o.get("target"), Some("gpu"));
+        assert_eq!(o.get("block"), Some("64"));
+        assert_eq!(o.get("jam"), Some("64,8"));
+        assert_eq!(o.get("parallel"), Some(""));
+        assert_eq!(o.values.len(), 4);
     }
 
     #[test]

@@ -222,8 +222,8 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
         "gpu" => {
             let d = crate::gpu::GpuOptions::default();
             let g = crate::gpu::GpuOptions {
-                block: opts.get_usize("block", d.block as usize)? as i64,
-                max_grid: opts.get_usize("max-grid", d.max_grid as usize)? as i64,
+                block: opts.get_usize_in("block", d.block as usize, 32, 1024)? as i64,
+                max_grid: opts.get_usize_in("max-grid", d.max_grid as usize, 1, 1 << 20)? as i64,
             };
             g.check()?;
             Some(g)
@@ -232,8 +232,9 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
     };
     let d = crate::parallel::ParallelOptions::default();
     let parallel = crate::parallel::ParallelOptions {
-        grain: opts.get_usize("grain", d.grain as usize)? as i64,
-        max_chunks: opts.get_usize("chunks", d.max_chunks as usize)? as i64,
+        grain: opts.get_usize_in("grain", d.grain as usize, 1, i64::MAX as usize)? as i64,
+        max_chunks: opts.get_usize_in("chunks", d.max_chunks as usize, 1, i64::MAX as usize)?
+            as i64,
     };
     parallel.check()?;
     let on = opts.get_bool("parallel", gpu.is_none())?;
