@@ -21,7 +21,8 @@
 //! Also through a reshape: `mat.from(out, r, c)` read only entry by entry
 //! in a loop nest over its rows and columns ([`entry_reads`]) is computed
 //! at flat index `i * c + j`, and `mat.from`'s shape check stays behind as
-//! an `scf.assert` ([`assert_shape`]).
+//! an `scf.assert` ([`assert_shape`]). So is one read at `(k / c, k % c)`
+//! by a loop over `r * c` (a flattened reshape, [`flat_entry`]): at `k`.
 
 use ir::clone::{clone_op_into, ValueMap};
 use ir::pass::PassStats;
@@ -321,6 +322,22 @@ fn entry_reads(
         if !ctx.is(g, "mat.get") || u.index != 0 {
             return None;
         }
+        if let Some(k) = flat_entry(ctx, g, r, c) {
+            // Entry `(k / c, k % c)`, flat index `k`, read by a loop over
+            // `r * c` (as `mat.flatten` lowers): one read per loop.
+            let l = loop_of_index(ctx, k)?;
+            let direct = under_ifs_only(ctx, g, body(ctx, l));
+            if !direct || inner_loops.contains(&l) || l == producer || !runs_once(ctx, l, producer)
+            {
+                return None;
+            }
+            inner_loops.push(l);
+            reads.push(Read {
+                op: g,
+                at: At::Flat(k),
+            });
+            continue;
+        }
         let (i, j) = dialects::mat::get_entry(ctx, g);
         let (li, lj) = (loop_over(ctx, i, r)?, loop_over(ctx, j, c)?);
         let parent = ctx.op(g).parent?;
@@ -342,6 +359,27 @@ fn entry_reads(
         });
     }
     Some(reads)
+}
+
+/// The flat index `k` of a read `mat.get(m, k / c, k % c)` (op `g`, not
+/// transposed) of an `r x c` matrix, where `k` is the index of a `gen.loop`
+/// over `r * c`: then `0 <= k < r * c`, so the entry is element `k` of the
+/// matrix's vector, with `(k / c) * c + k % c = k`.
+fn flat_entry(ctx: &Context, g: OpId, r: ValueId, c: ValueId) -> Option<ValueId> {
+    if dialects::mat::get_is_transposed(ctx, g) {
+        return None;
+    }
+    let (i, j) = (ctx.operand(g, 1), ctx.operand(g, 2));
+    let q = ctx.def_op_named(i, "arith.divsi")?;
+    let m = ctx.def_op_named(j, "arith.remsi")?;
+    let k = ctx.operand(q, 0);
+    if ctx.operand(q, 1) != c || ctx.operand(m, 0) != k || ctx.operand(m, 1) != c {
+        return None;
+    }
+    let l = loop_of_index(ctx, k).filter(|&l| ctx.is(l, "gen.loop"))?;
+    let size = ctx.def_op_named(ctx.operand(l, 0), "arith.muli")?;
+    let (a, b) = (ctx.operand(size, 0), ctx.operand(size, 1));
+    ((a == r && b == c) || (a == c && b == r)).then_some(k)
 }
 
 /// Puts, in place of `mat.from(v, r, c)` (op `from`, `len` the length of
