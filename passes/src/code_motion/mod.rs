@@ -137,7 +137,7 @@ pub(super) fn emits_inside(ctx: &Context, emit: OpId, root: OpId) -> bool {
 /// Whether loop `root` (with everything in it) has no effect and cannot
 /// fault, so that running it once more (or once when it would not have
 /// run) changes nothing but time.
-fn harmless_loop(ctx: &Context, root: OpId) -> bool {
+pub(crate) fn harmless_loop(ctx: &Context, root: OpId) -> bool {
     if !(ctx.is(root, "gen.loop") || ctx.is(root, "scf.for")) {
         return false;
     }

@@ -12,11 +12,16 @@
 //! `k >= 2` apart, which may read at `i` and at `i + cs` (its chunk and the
 //! next: [`lane`]), as the paired chunk loops of a user-defined scan do.
 //!
-//! Only cheap, fault-free bodies qualify: pure speculatable ops, and reads
+//! Only fault-free bodies qualify: pure speculatable ops, loops that have no
+//! effect and cannot fault (`code_motion::harmless_loop`), and reads
 //! `vec.get(v, idx)` at the producer's own index, of which the first reads
 //! the vector whose length is the producer's size. That read comes first in
 //! the clone, so a read out of bounds faults as the original read of the
-//! producer's output did (same index, same length).
+//! producer's output did (same index, same length). The cost model: a body
+//! of at most [`MAX_BODY`] ops without loops is cheap and may be cloned at
+//! several reads; a heavier one (an inner loop, or more ops) only where the
+//! producer has a single read, so each element is still computed at most
+//! once (issue 44, item 2: an expensive producer read at `i - 1`).
 //!
 //! Also through a reshape: `mat.from(out, r, c)` read only entry by entry
 //! in a loop nest over its rows and columns ([`entry_reads`]) is computed
@@ -58,8 +63,8 @@ fn outside(ctx: &Context, v: ValueId, lp: OpId) -> bool {
 }
 
 /// The consumer loop `j` is an injective affine function of the index of:
-/// `j` is that index, or `addi`/`subi` of it and a value defined outside
-/// the loop, or `muli` of it and a non-zero constant.
+/// `j` is that index, or `addi`/`subi` of it and a constant or a value
+/// defined outside the loop, or `muli` of it and a non-zero constant.
 fn injective_index(ctx: &Context, j: ValueId) -> Option<OpId> {
     if let Some(l) = loop_of_index(ctx, j) {
         return Some(l);
@@ -76,7 +81,9 @@ fn injective_index(ctx: &Context, j: ValueId) -> Option<OpId> {
         let ok = if ctx.is(d, "arith.muli") {
             nonzero(ctx, other)
         } else {
-            outside(ctx, other, l)
+            // A constant is the same in every iteration wherever it stands
+            // (canonicalize may sink it into the branch that reads).
+            outside(ctx, other, l) || crate::code_motion::constant(ctx, other).is_some()
         };
         if ok {
             return Some(l);
@@ -224,9 +231,10 @@ fn lane(ctx: &Context, l: OpId, j: ValueId) -> Option<i64> {
     (c.cs == off && c.k >= 2).then_some(1)
 }
 
-/// The body ops of producer `a` to clone, first read first, if it
+/// The body ops of producer `a` to clone, first read first, and whether
+/// the body is heavy (more than [`MAX_BODY`] ops, or loops in it), if it
 /// qualifies (see the module documentation).
-fn cheap_body(ctx: &Context, a: &LoopView) -> Option<Vec<OpId>> {
+fn cheap_body(ctx: &Context, a: &LoopView) -> Option<(Vec<OpId>, bool)> {
     if a.gens.len() != 1 || a.gens[0].kind != "collect" {
         return None;
     }
@@ -235,15 +243,19 @@ fn cheap_body(ctx: &Context, a: &LoopView) -> Option<Vec<OpId>> {
         .into_iter()
         .filter(|&o| o != emit)
         .collect();
-    if ops.len() > MAX_BODY {
-        return None;
-    }
+    let mut heavy = ops.len() > MAX_BODY;
     // The size is vec.len(x): the read of x at the index is the bounds check.
     let x = ctx
         .def_op_named(a.size, "vec.len")
         .map(|l| ctx.operand(l, 0))?;
     let mut first = None;
     for &o in &ops {
+        // A loop that has no effect and cannot fault (a dot product with
+        // another vector, read at its own index) may be recomputed.
+        if crate::code_motion::harmless_loop(ctx, o) {
+            heavy = true;
+            continue;
+        }
         if !ctx.regions(o).is_empty() || !ctx.has_traits(o, ir::Traits::PURE) {
             return None;
         }
@@ -264,7 +276,7 @@ fn cheap_body(ctx: &Context, a: &LoopView) -> Option<Vec<OpId>> {
     let first = first?;
     let mut ordered = vec![first];
     ordered.extend(ops.into_iter().filter(|&o| o != first));
-    Some(ordered)
+    Some((ordered, heavy))
 }
 
 /// A read of a producer's output that substitution replaces with a clone
@@ -424,7 +436,7 @@ pub fn substitute_maps(ctx: &mut Context, stats: &mut PassStats) -> u64 {
             continue;
         }
         let Some(a) = view(ctx, op) else { continue };
-        let Some(ops) = cheap_body(ctx, &a) else {
+        let Some((ops, heavy)) = cheap_body(ctx, &a) else {
             continue;
         };
         let out = a.gens[0].results[0];
@@ -473,7 +485,10 @@ pub fn substitute_maps(ctx: &mut Context, stats: &mut PassStats) -> u64 {
             });
             direct && fresh && l != op && runs_once(ctx, l, op)
         });
-        if !ok || uses.is_empty() {
+        // The cost model: a heavy body is computed at most once per
+        // element, so only for a single read (each element then costs what
+        // the producer's iteration cost, and the vector is never built).
+        if !ok || uses.is_empty() || (heavy && (reads.len() != 1 || !reshapes.is_empty())) {
             continue;
         }
         let e = exact_emit(ctx, a.body, a.gens[0].handle).unwrap();
