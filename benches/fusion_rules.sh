@@ -27,6 +27,7 @@ np.save(f"{d}/xi.npy", g.integers(-100, 100, n, dtype=np.int64))
 c = max(n // 1000, 1)
 np.save(f"{d}/m.npy", g.random((1000, c)))
 np.save(f"{d}/xr.npy", g.random(1000 * c))
+np.save(f"{d}/w8.npy", g.random(8))
 PY
 X="--arg=@$D/x.npy"; Y="--arg=@$D/y.npy"
 C=$(( N / 1000 > 0 ? N / 1000 : 1 ))
@@ -44,6 +45,11 @@ rules=(
   "flatMap into its consumer|$T/fuse/flatmap-consumer.ir|flat_sum|$X"
   "column sums of a transpose|$T/mat/transpose-row.ir|colsums|--arg=@$D/m.npy"
   "map through a reshape|$T/fuse/reshape.ir|rowsums|--arg=@$D/xr.npy --arg=1000 --arg=$C"
+  "reshape flattened again|$T/fuse/reshape.ir|flat|--arg=@$D/xr.npy --arg=1000 --arg=$C"
+  "across another loop|$T/fuse/across-loop.ir|across|$X --arg=@$D/small.npy"
+  "column read at j, j+1, j+2|$T/fuse/column-reads.ir|colstencil|--arg=@$D/m.npy"
+  "heavy map read at i-1|$T/fuse/expensive-producer.ir|shifted|$X --arg=@$D/w8.npy"
+  "replicated transpose|$T/fuse/replicate.ir|replicated|--arg=@$D/m.npy --arg=100"
 )
 printf "%-26s %7s %7s %12s %12s %8s\n" rule before after "lower ms" "fuse ms" speedup
 for r in "${rules[@]}"; do

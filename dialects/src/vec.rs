@@ -38,6 +38,8 @@
 //! - `vec.get(mat.row(m, i) {transposed}, j)` -> `mat.get(m, i, j)
 //!   {transposed}`: element `j` of column `i`, read in place with both
 //!   checks (the messages are `mat.get`'s).
+//! - `vec.map` over `vec.fill(n, x)`: the body reads `x` and the input
+//!   becomes `vec.iota(n)` ([`read_fills`]).
 //! - integer elements only: `add(v, fill(n, 0))`, `add(fill(n, 0), v)`,
 //!   `sub(v, fill(n, 0))`, `mul(v, fill(n, 1))`, `mul(fill(n, 1), v)` -> `v`,
 //!   and only where `n` is provably `vec.len(v)` (e.g. `n` is `vec.len(v)`
@@ -868,6 +870,65 @@ fn rw_len(b: &mut Builder, st: &OpState) -> Repl {
     }
 }
 
+/// `vec.map` over a `vec.fill(n, x)`: every element the body gets from it
+/// is `x`, so the body reads `x` itself and the fill becomes `vec.iota(n)`
+/// (same length and the same faults for a negative `n`, and a zip still
+/// checks it against the other inputs). A replicated value is then never
+/// built, and a replicated transpose is read through (issue 44, item 2:
+/// `vec.fill(n, mat.transpose(m))`, then rows of it).
+fn read_fills(b: &mut Builder, st: &OpState) -> Repl {
+    let r = *st.regions.first()?;
+    let blk = match b.ctx.region(r).blocks.as_slice() {
+        [blk] => *blk,
+        _ => return None,
+    };
+    let old_args: Vec<ValueId> = b.ctx.block_args(blk).to_vec();
+    if old_args.len() != st.operands.len() {
+        return None;
+    }
+    let fills: Vec<Option<(ValueId, ValueId)>> = st
+        .operands
+        .iter()
+        .map(|&v| {
+            let d = b.ctx.def_op_named(v, "vec.fill")?;
+            Some((b.ctx.operand(d, 0), b.ctx.operand(d, 1)))
+        })
+        .collect();
+    if fills.iter().all(Option::is_none) {
+        return None;
+    }
+    let arg_types: Vec<Type> = old_args
+        .iter()
+        .zip(&fills)
+        .map(|(&a, f)| match f {
+            Some(_) => Type::Index,
+            None => b.ctx.ty(a).clone(),
+        })
+        .collect();
+    let mut operands = st.operands.clone();
+    for (k, f) in fills.iter().enumerate() {
+        if let Some((n, _)) = *f {
+            operands[k] = b.op1("vec.iota", &[n], Type::vec(Type::Index), vec![]);
+        }
+    }
+    let (nr, nb) = b.ctx.new_region_with_block(&arg_types);
+    let new_args: Vec<ValueId> = b.ctx.block_args(nb).to_vec();
+    for (k, f) in fills.iter().enumerate() {
+        let to = match *f {
+            Some((_, x)) => x,
+            None => new_args[k],
+        };
+        b.ctx.replace_uses_where(old_args[k], to, |_, _| true);
+        b.ctx.copy_name(old_args[k], new_args[k]);
+    }
+    b.ctx.splice_block(blk, nb, None);
+    let mut nst = st.clone();
+    nst.existing = None;
+    nst.regions = smallvec![nr];
+    nst.operands = operands;
+    Some(b.create(nst).into_iter().collect())
+}
+
 fn rw_get(b: &mut Builder, st: &OpState) -> Repl {
     let (&v, &i) = (st.operands.first()?, st.operands.get(1)?);
     let d = b.ctx.def_op(v)?;
@@ -1240,6 +1301,7 @@ pub fn register(r: &mut Registry) {
         .traits(Traits::PURE | Traits::REGIONS_NEED_TERMINATOR)
         .assembly_format("(operands) attr-dict : type(operands) -> type(results) regions")
         .verify(verify_map)
+        .rewrite(read_fills)
         .interpret(interp_map)
         .lowering("gen", lower_map),
     );
