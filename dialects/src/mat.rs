@@ -489,7 +489,9 @@ fn lower_row(b: &mut Builder, st: &OpState) -> Repl {
     ))
 }
 
-fn transposed_attr() -> (String, ir::Attribute) {
+/// The `{transposed}` attribute of a `mat.get` or `mat.row` that reads
+/// its matrix transposed.
+pub(crate) fn transposed_attr() -> (String, ir::Attribute) {
     ("transposed".into(), ir::Attribute::Unit)
 }
 

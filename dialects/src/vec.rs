@@ -951,7 +951,7 @@ fn rw_get(b: &mut Builder, st: &OpState) -> Repl {
         "mat.row" if crate::mat::row_is_transposed(b.ctx, d) => {
             let (m, col) = (b.ctx.operand(d, 0), b.ctx.operand(d, 1));
             let t = st.result_types.first()?.clone();
-            let attrs = vec![("transposed".to_string(), Attribute::Unit)];
+            let attrs = vec![crate::mat::transposed_attr()];
             return Some(smallvec![b.op1("mat.get", &[m, col, i], t, attrs)]);
         }
         _ => return None,

@@ -357,26 +357,20 @@ fn header_v1(descr: &str, shape: &str) -> Vec<u8> {
 /// Runs `body` on a buffered writer of a temporary file next to `path`,
 /// then renames it into place; on an error the temporary file is removed.
 /// A `path` that exists and is not a regular file (a FIFO, `/dev/null`) is
-/// written in place ([`crate::output::Target`]).
+/// written in place ([`crate::output::write_whole`]).
 fn via_tmp(
     path: &Path,
     body: impl FnOnce(BufWriter<File>) -> std::io::Result<()>,
 ) -> Result<(), String> {
-    // A temporary file renamed into place, or a device written in place
-    // (`crate::output::Target`).
-    let t = crate::output::Target::of(path);
-    let res = File::create(t.path())
-        .map_err(|e| format!("cannot create '{}': {e}", path.display()))
-        .and_then(|f| body(BufWriter::new(f)).map_err(|e| e.to_string()));
-    match res {
-        Ok(()) => t
-            .finish()
-            .map_err(|e| format!("cannot write '{}': {e}", path.display())),
-        Err(e) => {
-            t.discard();
-            Err(e)
-        }
-    }
+    crate::output::write_whole(
+        path,
+        |p| {
+            let f =
+                File::create(p).map_err(|e| format!("cannot create '{}': {e}", path.display()))?;
+            body(BufWriter::new(f)).map_err(|e| e.to_string())
+        },
+        |e| format!("cannot write '{}': {e}", path.display()),
+    )
 }
 
 /// [`write`] of a run-time value, element by element with `npyz`.

@@ -44,14 +44,14 @@ impl Target {
         }
     }
     /// The file to create and write.
-    pub(crate) fn path(&self) -> &Path {
+    fn path(&self) -> &Path {
         match self {
             Target::Staged { tmp, .. } => tmp,
             Target::Direct(p) => p,
         }
     }
     /// Moves a written file into place.
-    pub(crate) fn finish(&self) -> std::io::Result<()> {
+    fn finish(&self) -> std::io::Result<()> {
         match self {
             Target::Staged { tmp, into } => std::fs::rename(tmp, into).inspect_err(|_| {
                 let _ = std::fs::remove_file(tmp);
@@ -60,7 +60,7 @@ impl Target {
         }
     }
     /// Removes a partly written temporary file.
-    pub(crate) fn discard(&self) {
+    fn discard(&self) {
         if let Target::Staged { tmp, .. } = self {
             let _ = std::fs::remove_file(tmp);
         }
@@ -70,9 +70,20 @@ impl Target {
 /// Writes `data` to `dest` as a whole ([`Target`]): never a half-written
 /// file, never a device replaced by a file.
 pub(crate) fn write_file(dest: &Path, data: &[u8]) -> std::io::Result<()> {
+    write_whole(dest, |p| std::fs::write(p, data), |e| e)
+}
+
+/// Writes `dest` as a whole ([`Target`]): `write` creates and fills the
+/// file at the path it is given, which then moves into place (`finished`
+/// describes a failure to), or goes on an error.
+pub(crate) fn write_whole<E>(
+    dest: &Path,
+    write: impl FnOnce(&Path) -> Result<(), E>,
+    finished: impl FnOnce(std::io::Error) -> E,
+) -> Result<(), E> {
     let t = Target::of(dest);
-    match std::fs::write(t.path(), data) {
-        Ok(()) => t.finish(),
+    match write(t.path()) {
+        Ok(()) => t.finish().map_err(finished),
         Err(e) => {
             t.discard();
             Err(e)

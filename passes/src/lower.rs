@@ -220,10 +220,16 @@ fn create(opts: &PassOptions) -> Result<Box<dyn Pass>, String> {
             None
         }
         "gpu" => {
-            let d = crate::gpu::GpuOptions::default();
-            let g = crate::gpu::GpuOptions {
-                block: opts.get_usize_in("block", d.block as usize, 32, 1024)? as i64,
-                max_grid: opts.get_usize_in("max-grid", d.max_grid as usize, 1, 1 << 20)? as i64,
+            use crate::gpu::GpuOptions;
+            let d = GpuOptions::default();
+            let within = |key: &str, default: i64, r: std::ops::RangeInclusive<i64>| {
+                let (lo, hi) = (*r.start() as usize, *r.end() as usize);
+                opts.get_usize_in(key, default as usize, lo, hi)
+                    .map(|v| v as i64)
+            };
+            let g = GpuOptions {
+                block: within("block", d.block, GpuOptions::BLOCK)?,
+                max_grid: within("max-grid", d.max_grid, GpuOptions::GRID)?,
             };
             g.check()?;
             Some(g)

@@ -334,10 +334,9 @@ fn entry_reads(
         if !ctx.is(g, "mat.get") || u.index != 0 {
             return None;
         }
-        if let Some(k) = flat_entry(ctx, g, r, c) {
+        if let Some((k, l)) = flat_entry(ctx, g, r, c) {
             // Entry `(k / c, k % c)`, flat index `k`, read by a loop over
             // `r * c` (as `mat.flatten` lowers): one read per loop.
-            let l = loop_of_index(ctx, k)?;
             let direct = under_ifs_only(ctx, g, body(ctx, l));
             if !direct || inner_loops.contains(&l) || l == producer || !runs_once(ctx, l, producer)
             {
@@ -374,10 +373,10 @@ fn entry_reads(
 }
 
 /// The flat index `k` of a read `mat.get(m, k / c, k % c)` (op `g`, not
-/// transposed) of an `r x c` matrix, where `k` is the index of a `gen.loop`
-/// over `r * c`: then `0 <= k < r * c`, so the entry is element `k` of the
+/// transposed) of an `r x c` matrix, and the `gen.loop` over `r * c` whose
+/// index `k` is: then `0 <= k < r * c`, so the entry is element `k` of the
 /// matrix's vector, with `(k / c) * c + k % c = k`.
-fn flat_entry(ctx: &Context, g: OpId, r: ValueId, c: ValueId) -> Option<ValueId> {
+fn flat_entry(ctx: &Context, g: OpId, r: ValueId, c: ValueId) -> Option<(ValueId, OpId)> {
     if dialects::mat::get_is_transposed(ctx, g) {
         return None;
     }
@@ -391,7 +390,7 @@ fn flat_entry(ctx: &Context, g: OpId, r: ValueId, c: ValueId) -> Option<ValueId>
     let l = loop_of_index(ctx, k).filter(|&l| ctx.is(l, "gen.loop"))?;
     let size = ctx.def_op_named(ctx.operand(l, 0), "arith.muli")?;
     let (a, b) = (ctx.operand(size, 0), ctx.operand(size, 1));
-    ((a == r && b == c) || (a == c && b == r)).then_some(k)
+    ((a == r && b == c) || (a == c && b == r)).then_some((k, l))
 }
 
 /// Puts, in place of `mat.from(v, r, c)` (op `from`, `len` the length of

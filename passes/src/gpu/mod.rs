@@ -93,15 +93,20 @@ impl Default for GpuOptions {
 }
 
 impl GpuOptions {
+    /// The block sizes a kernel may have (threads; powers of two).
+    pub const BLOCK: std::ops::RangeInclusive<i64> = 32..=1024;
+    /// The grid sizes a launch may have (blocks).
+    pub const GRID: std::ops::RangeInclusive<i64> = 1..=1 << 20;
+
     /// Checks the option values.
     pub fn check(&self) -> Result<(), String> {
         let b = self.block;
-        if !(32..=1024).contains(&b) || b.count_ones() != 1 {
+        if !Self::BLOCK.contains(&b) || b.count_ones() != 1 {
             return Err(format!(
                 "block size {b} must be a power of two between 32 and 1024"
             ));
         }
-        if !(1..=1 << 20).contains(&self.max_grid) {
+        if !Self::GRID.contains(&self.max_grid) {
             return Err(format!(
                 "max-grid {} must be between 1 and 2^20",
                 self.max_grid
