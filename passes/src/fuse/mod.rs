@@ -28,6 +28,7 @@
 
 mod bucket;
 pub(crate) mod loops;
+mod reshape;
 mod sizes;
 mod substitute;
 
@@ -145,12 +146,9 @@ pub fn fuse(ctx: &mut Context, rules: Rules, mut fuel: usize, stats: &mut PassSt
         }
         // Producers left that are read only at injective indices are
         // computed at their reads; their consumers may fuse further.
-        if !changed
-            && (!vertical
-                || substitute::substitute_maps(ctx, stats)
-                    + bucket::fuse_bucket_reduces(ctx, stats)
-                    == 0)
-        {
+        // Reads through a flattened reshape become reads of its vector,
+        // which its producer may fuse with.
+        if !changed && (!vertical || reshape_and_substitute(ctx, stats) == 0) {
             break;
         }
     }
@@ -160,6 +158,18 @@ pub fn fuse(ctx: &mut Context, rules: Rules, mut fuel: usize, stats: &mut PassSt
     simplify(ctx, stats);
     remove_dead_generators(ctx, stats);
     simplify(ctx, stats);
+}
+
+/// The rewrites that let fusion go on when no merge is left: reads
+/// through flattened reshapes ([`reshape::read_through`]), producers
+/// computed at their reads ([`substitute::substitute_maps`]), and
+/// histogram reduces fused into their buckets. Returns how many there were.
+fn reshape_and_substitute(ctx: &mut Context, stats: &mut PassStats) -> u64 {
+    let reshaped = reshape::read_through(ctx, stats);
+    if reshaped > 0 {
+        normalize_lens(ctx);
+    }
+    reshaped + substitute::substitute_maps(ctx, stats) + bucket::fuse_bucket_reduces(ctx, stats)
 }
 
 /// Remarks (`--remarks=fuse`) for every producer loop whose output a loop

@@ -27,13 +27,16 @@
 //! in a loop nest over its rows and columns ([`entry_reads`]) is computed
 //! at flat index `i * c + j`, and `mat.from`'s shape check stays behind as
 //! an `scf.assert` ([`assert_shape`]). So is one read at `(k / c, k % c)`
-//! by a loop over `r * c` (a flattened reshape, [`flat_entry`]): at `k`.
+//! by a loop over `r * c` (a flattened reshape, [`flat_entry`]): at `k`;
+//! and one at `(k % r, k / r)` (the flatten of its transpose): at
+//! `(k % r) * c + k / r`.
 
 use ir::clone::{clone_op_into, ValueMap};
 use ir::pass::PassStats;
 use ir::{Builder, Context, OpId, ValueId};
 
 use super::loops::{body_ops, emitted_value, exact_emit, view, LoopView};
+use super::reshape::{assert_shape, flat_entry, FlatRead};
 
 /// The most ops a producer body may have to be cloned at its reads.
 const MAX_BODY: usize = 12;
@@ -42,7 +45,7 @@ const MAX_BODY: usize = 12;
 /// an `scf.for` with a constant non-zero step (whose iterations see
 /// distinct indices, as the sequential loops of a user-defined reduce or
 /// scan do).
-fn loop_of_index(ctx: &Context, v: ValueId) -> Option<OpId> {
+pub(super) fn loop_of_index(ctx: &Context, v: ValueId) -> Option<OpId> {
     match ctx.value(v).def {
         ir::context::ValueDef::BlockArg(b, 0) => ctx.block_parent_op(b).filter(|&l| {
             ctx.is(l, "gen.loop")
@@ -334,19 +337,21 @@ fn entry_reads(
         if !ctx.is(g, "mat.get") || u.index != 0 {
             return None;
         }
-        if let Some((k, l)) = flat_entry(ctx, g, r, c) {
-            // Entry `(k / c, k % c)`, flat index `k`, read by a loop over
-            // `r * c` (as `mat.flatten` lowers): one read per loop.
+        if let Some((read, l)) = flat_entry(ctx, g, r, c) {
+            // Entry `(k / c, k % c)`, flat index `k`, or `(k % r, k / r)`,
+            // read by a loop over `r * c` (as `mat.flatten` of the matrix
+            // or of its transpose lowers): one read per loop.
             let direct = under_ifs_only(ctx, g, body(ctx, l));
             if !direct || inner_loops.contains(&l) || l == producer || !runs_once(ctx, l, producer)
             {
                 return None;
             }
             inner_loops.push(l);
-            reads.push(Read {
-                op: g,
-                at: At::Flat(k),
-            });
+            let at = match read {
+                FlatRead::Flat(k) => At::Flat(k),
+                FlatRead::Entry { i, j } => At::Entry { i, j, cols: c },
+            };
+            reads.push(Read { op: g, at });
             continue;
         }
         let (i, j) = dialects::mat::get_entry(ctx, g);
@@ -370,60 +375,6 @@ fn entry_reads(
         });
     }
     Some(reads)
-}
-
-/// The flat index `k` of a read `mat.get(m, k / c, k % c)` (op `g`, not
-/// transposed) of an `r x c` matrix, and the `gen.loop` over `r * c` whose
-/// index `k` is: then `0 <= k < r * c`, so the entry is element `k` of the
-/// matrix's vector, with `(k / c) * c + k % c = k`.
-fn flat_entry(ctx: &Context, g: OpId, r: ValueId, c: ValueId) -> Option<(ValueId, OpId)> {
-    if dialects::mat::get_is_transposed(ctx, g) {
-        return None;
-    }
-    let (i, j) = (ctx.operand(g, 1), ctx.operand(g, 2));
-    let q = ctx.def_op_named(i, "arith.divsi")?;
-    let m = ctx.def_op_named(j, "arith.remsi")?;
-    let k = ctx.operand(q, 0);
-    if ctx.operand(q, 1) != c || ctx.operand(m, 0) != k || ctx.operand(m, 1) != c {
-        return None;
-    }
-    let l = loop_of_index(ctx, k).filter(|&l| ctx.is(l, "gen.loop"))?;
-    let size = ctx.def_op_named(ctx.operand(l, 0), "arith.muli")?;
-    let (a, b) = (ctx.operand(size, 0), ctx.operand(size, 1));
-    ((a == r && b == c) || (a == c && b == r)).then_some((k, l))
-}
-
-/// Puts, in place of `mat.from(v, r, c)` (op `from`, `len` the length of
-/// `v`), the check that `mat.from` makes: `r` and `c` not negative and
-/// `r * c == len` (computed without overflow: `len` is 0 when `c` is, else
-/// `len / c == r` with no remainder). It stays when the matrix goes, so a
-/// bad shape still faults there (message `shape mismatch in mat.from`).
-fn assert_shape(ctx: &mut Context, from: OpId, len: ValueId) {
-    use dialects::arith::{build_cmpi, const_int};
-    let (r, c) = (ctx.operand(from, 1), ctx.operand(from, 2));
-    let mut b = Builder::before(ctx, from);
-    let index = ir::Type::Index;
-    let zero = const_int(&mut b, 0, &index);
-    let one = const_int(&mut b, 1, &index);
-    let r_ok = build_cmpi(&mut b, "sge", r, zero);
-    let c_ok = build_cmpi(&mut b, "sge", c, zero);
-    let c_zero = build_cmpi(&mut b, "eq", c, zero);
-    let d = b.op1("arith.select", &[c_zero, one, c], index.clone(), vec![]);
-    let q = b.op1("arith.divui", &[len, d], index.clone(), vec![]);
-    let rem = b.op1("arith.remui", &[len, d], index.clone(), vec![]);
-    let no_rem = build_cmpi(&mut b, "eq", rem, zero);
-    let q_ok = build_cmpi(&mut b, "eq", q, r);
-    let exact = b.op1("arith.andi", &[no_rem, q_ok], ir::Type::I1, vec![]);
-    let empty = build_cmpi(&mut b, "eq", len, zero);
-    let shape = b.op1(
-        "arith.select",
-        &[c_zero, empty, exact],
-        ir::Type::I1,
-        vec![],
-    );
-    let sizes = b.op1("arith.andi", &[r_ok, c_ok], ir::Type::I1, vec![]);
-    let ok = b.op1("arith.andi", &[sizes, shape], ir::Type::I1, vec![]);
-    dialects::scf::build_assert(&mut b, ok, "shape mismatch in mat.from");
 }
 
 /// Substitutes qualifying map producers into their reads; returns how many
