@@ -282,6 +282,44 @@ impl fmt::Display for RtValue {
     }
 }
 
+impl RtValue {
+    /// How many parts (scalars and brackets) the printed form
+    /// (`Display`) has, saturating: an upper bound on its length over a
+    /// constant. A matrix or memref with a zero dimension holds no element
+    /// but prints one `[]` per row, so a `(2^63 - 1) x 0` matrix prints
+    /// 2^63 parts; a printer checks this first (issue 43).
+    pub fn printed_parts(&self) -> u128 {
+        match self {
+            RtValue::Vec(items) => seq_parts(items),
+            RtValue::Arr(items) => seq_parts(&items.borrow()),
+            RtValue::Struct(fields) => seq_parts(fields),
+            RtValue::Mat(m) => {
+                let (r, c) = (m.rows as u128, m.cols as u128);
+                1u128.saturating_add(r.saturating_mul(c.saturating_add(1)))
+            }
+            RtValue::Opaque(o) => match o.downcast_ref::<MemRefValue>() {
+                // One bracket per row of every rank, and the elements.
+                Some(m) => {
+                    let (mut total, mut rows) = (1u128, 1u128);
+                    for &d in &m.sizes {
+                        rows = rows.saturating_mul(d.max(0) as u128);
+                        total = total.saturating_add(rows);
+                    }
+                    total
+                }
+                None => 1,
+            },
+            _ => 1,
+        }
+    }
+}
+
+fn seq_parts(items: &[RtValue]) -> u128 {
+    items
+        .iter()
+        .fold(1u128, |n, v| n.saturating_add(v.printed_parts()))
+}
+
 fn write_seq(f: &mut fmt::Formatter<'_>, items: &[RtValue]) -> fmt::Result {
     f.write_str("[")?;
     crate::types::write_list(f, items)?;

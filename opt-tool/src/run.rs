@@ -444,6 +444,10 @@ fn adapt_args(
     }
 }
 
+/// The most parts (scalars and brackets, [`RtValue::printed_parts`]) a
+/// printed result may have: 2^32, tens of gigabytes of text.
+const MAX_PRINTED_PARTS: u128 = 1 << 32;
+
 /// Runs `func` with the command-line arguments and prints its results.
 /// `entry` is its signature before the pipeline where that had memrefs
 /// (their arguments and results are then given and printed as memrefs,
@@ -527,8 +531,23 @@ pub fn run(
         return Ok(());
     }
     let mut text = String::new();
-    for v in out {
-        text.push_str(&v.into_value().to_string());
+    for (k, v) in out.into_iter().enumerate() {
+        let v = v.into_value();
+        // A matrix of many empty rows holds nothing, but its text would
+        // not fit anywhere (issue 43: a (2^63 - 1) x 0 matrix).
+        if v.printed_parts() > MAX_PRINTED_PARTS {
+            let loc = ctx.lookup_symbol(func).map_or(Loc::UNKNOWN, |f| ctx.loc(f));
+            return Err(ir::Diagnostic::error(
+                loc,
+                format!(
+                    "result {} of @{func} is too large to print ({} parts, at most {MAX_PRINTED_PARTS}); write it with -o FILE.npy",
+                    k + 1,
+                    v.printed_parts()
+                ),
+            )
+            .into());
+        }
+        text.push_str(&v.to_string());
         text.push('\n');
     }
     // A closed pipe (e.g. `| head`) is not an error of the program; any
