@@ -185,16 +185,30 @@ fn remark_unfused(ctx: &Context, rules: Rules, out_of_fuel: bool) {
         };
         let mut seen = HashSet::new();
         for &r in ctx.results(a) {
+            // The ops that read `r`: directly, or through a reshape
+            // (`mat.from(r, rows, cols)`, read entry by entry).
+            let mut readers = Vec::new();
             for u in ctx.uses(r) {
-                let Some(top) = ancestor_in(ctx, u.op, block) else {
+                if ctx.is(u.op, "mat.from") && u.index == 0 {
+                    let m = ctx.result(u.op, 0);
+                    readers.extend(ctx.uses(m).iter().map(|w| (w.op, true)));
+                } else {
+                    readers.push((u.op, false));
+                }
+            }
+            for (user, reshaped) in readers {
+                let Some(top) = ancestor_in(ctx, user, block) else {
                     continue;
                 };
                 // The loop that consumes: `top` itself, or a loop nested in
                 // a region `top` holds.
-                let inner = std::iter::successors(Some(u.op), |&o| ctx.parent_op(o))
+                let inner = std::iter::successors(Some(user), |&o| ctx.parent_op(o))
                     .take_while(|&o| o != top)
                     .find(|&o| loops::is_loop(ctx, o));
-                let (consumer, why) = if loops::is_loop(ctx, top) {
+                let (consumer, why) = if reshaped && (inner.is_some() || loops::is_loop(ctx, top)) {
+                    let why = "the consumer reads it through a reshape ('mat.from'); a producer is computed at such reads only when it is a cheap map read once per entry, at a flat index k of a loop over rows * cols ((k / cols, k % cols) or (k % rows, k / rows)) or at (i, j) of a loop nest over the rows and the columns, outside any sequential loop".to_string();
+                    (inner.unwrap_or(top), why)
+                } else if loops::is_loop(ctx, top) {
                     let why = match plan_merge(ctx, a, top, rules) {
                         Err(why) => why,
                         Ok(_) if out_of_fuel => "fusion ran out of fuel (fuse{fuel=N})".into(),
