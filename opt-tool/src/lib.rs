@@ -325,7 +325,8 @@ struct Cli {
     /// Print optimization remarks of these passes to stderr (as LLVM's
     /// `-Rpass-missed`): `fuse` (each producer loop not fused into a
     /// consumer, and why), `lower` (each top-level loop that `lower` leaves
-    /// on one thread, and why), `gpu` (each loop left on the host by
+    /// on one thread, and why; each field of a computed vector of records
+    /// that survives split-structs, and its reader), `gpu` (each loop left on the host by
     /// `lower{target=gpu}`, and why).
     #[arg(long, value_name = "PASSES", value_delimiter = ',', value_parser = ["fuse", "lower", "gpu"])]
     remarks: Vec<String>,

@@ -117,12 +117,13 @@ impl Pass for Lower {
             stats.add("memref-ops-lowered", memref_ops);
         }
         stats.add("promoted-vars", crate::mem2reg::mem2reg(ctx));
-        let split = crate::split_structs::split_structs(ctx)?;
+        let (split, records) = crate::split_structs::split_structs_keeping(ctx)?;
+        let mut moved = std::collections::HashMap::new();
         if split > 0 {
             stats.add("split-values", split);
             // A field nobody reads: its generator goes, then its work.
             simplify(ctx, stats);
-            crate::fuse::remove_dead_generators(ctx, stats);
+            crate::fuse::remove_dead_generators_tracked(ctx, stats, &mut moved);
         }
         if self.block_products {
             stats.add(
@@ -134,6 +135,9 @@ impl Pass for Lower {
             stats.add("gpu-grouped-buckets", crate::gpu::group_buckets(ctx));
         }
         simplify(ctx, stats);
+        if ir::remarks::enabled("lower") {
+            crate::split_structs::remark_surviving_fields(ctx, &records, &moved);
+        }
         let phases = ctx.registry().phases.clone();
         for p in phases {
             if p == "arr" {

@@ -105,8 +105,23 @@ pub fn op_has_structs(ctx: &Context, op: OpId) -> bool {
 /// cannot be converted; the module is then unchanged only in part, so
 /// callers stop.
 pub fn split_structs(ctx: &mut Context) -> Result<u64, Diagnostic> {
+    Ok(split_structs_keeping(ctx)?.0)
+}
+
+/// The field vectors that one split vector of records (computed, not a
+/// function's parameter) became: where that vector was defined, and each
+/// field's path (`.weight`) and vector.
+pub struct FieldVectors {
+    pub loc: ir::Loc,
+    pub fields: Vec<(String, ValueId)>,
+}
+
+/// [`split_structs`], also returning the field vectors of every split
+/// vector of records, so that a caller that then removes unread fields
+/// can say which survive (`--remarks=lower`, issue 44 item 4).
+pub fn split_structs_keeping(ctx: &mut Context) -> Result<(u64, Vec<FieldVectors>), Diagnostic> {
     if !has_structs(ctx) {
-        return Ok(0);
+        return Ok((0, Vec::new()));
     }
     view_as_loops(ctx)?;
     let mut s = Split::default();
@@ -121,7 +136,51 @@ pub fn split_structs(ctx: &mut Context) -> Result<u64, Diagnostic> {
     for &op in s.dead.iter().rev() {
         ctx.erase_op(op);
     }
-    Ok(s.count)
+    Ok((s.count, s.records))
+}
+
+/// Remarks (`--remarks=lower`) for the fields of split vectors of records
+/// that are still read after `lower` removed the unread ones and
+/// simplified: each names the field and an op that reads it (a note at
+/// that op). `moved` maps a result of a loop that was rebuilt to its
+/// replacement. A field read only for its length does not count.
+pub fn remark_surviving_fields(
+    ctx: &Context,
+    records: &[FieldVectors],
+    moved: &std::collections::HashMap<ValueId, ValueId>,
+) {
+    for r in records {
+        for (path, v) in &r.fields {
+            let mut v = v;
+            while let Some(n) = moved.get(v) {
+                v = n;
+            }
+            let alive = match ctx.value(*v).def {
+                ir::context::ValueDef::Result(op, _) => ctx.alive(op),
+                ir::context::ValueDef::BlockArg(..) => true,
+            };
+            if !alive {
+                continue;
+            }
+            let reader = ctx
+                .uses(*v)
+                .iter()
+                .map(|u| u.op)
+                .find(|&u| !ctx.is(u, "vec.len"));
+            let Some(reader) = reader else { continue };
+            ir::remarks::emit_with_note(
+                "lower",
+                r.loc,
+                format!(
+                    "field '{}' of this vector of records survives split-structs: '{}' reads it",
+                    path.trim_start_matches('.'),
+                    ctx.op_name(reader)
+                ),
+                ctx.loc(reader),
+                "the reader",
+            );
+        }
+    }
 }
 
 /// Applies the `gen` lowering of every op that takes or yields structs and
@@ -230,6 +289,8 @@ struct Split {
     dead: Vec<OpId>,
     /// The field vectors of each split `vec<struct<...>>` value.
     soa: Vec<SmallVec<[ValueId; 4]>>,
+    /// The same, with where each vector was defined and the field paths.
+    records: Vec<FieldVectors>,
     count: u64,
 }
 
@@ -259,6 +320,20 @@ impl Split {
         if ctx.ty(old).contains_struct() {
             if matches!(ctx.ty(old), Type::Vec(_)) && leaves.len() > 1 {
                 self.soa.push(SmallVec::from_slice(leaves));
+                // Computed vectors of records (a parameter's fields are
+                // the caller's, not work this function does).
+                let def = match ctx.value(old).def {
+                    ir::context::ValueDef::Result(op, _) => Some(op),
+                    ir::context::ValueDef::BlockArg(b, _) => {
+                        ctx.block_parent_op(b).filter(|&p| !ctx.is(p, "func.func"))
+                    }
+                };
+                if let Some(def) = def {
+                    self.records.push(FieldVectors {
+                        loc: ctx.loc(def),
+                        fields: paths.iter().cloned().zip(leaves.iter().copied()).collect(),
+                    });
+                }
             }
             self.count += 1;
             self.fields.insert(old, SmallVec::from_slice(leaves));

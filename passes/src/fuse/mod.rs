@@ -791,6 +791,16 @@ fn fuse_block(ctx: &mut Context, block: BlockId, rules: Rules, stats: &mut PassS
 /// loops left with no generators, no emits to outer handles and no writes
 /// to memory.
 pub fn remove_dead_generators(ctx: &mut Context, stats: &mut PassStats) {
+    remove_dead_generators_tracked(ctx, stats, &mut HashMap::new());
+}
+
+/// [`remove_dead_generators`], recording in `moved` each result of a
+/// rebuilt loop and the result of the new loop that replaced it.
+pub fn remove_dead_generators_tracked(
+    ctx: &mut Context,
+    stats: &mut PassStats,
+    moved: &mut HashMap<ValueId, ValueId>,
+) {
     for op in ctx.walk_all() {
         if !ctx.alive(op) {
             continue;
@@ -845,7 +855,11 @@ pub fn remove_dead_generators(ctx: &mut Context, stats: &mut PassStats) {
             continue;
         }
         let ops = body_ops(ctx, lv.body);
-        loops::build_loop(ctx, op, lv.size, &live, &[lv.index], &ops);
+        let new = loops::build_loop(ctx, op, lv.size, &live, &[lv.index], &ops);
+        let old_results = live.iter().flat_map(|g| g.results.iter().copied());
+        for (k, r) in old_results.enumerate() {
+            moved.insert(r, ctx.result(new, k));
+        }
         ctx.erase_op(op);
     }
 }
