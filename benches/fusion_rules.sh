@@ -50,6 +50,7 @@ rules=(
   "column read at j, j+1, j+2|$T/fuse/column-reads.ir|colstencil|--arg=@$D/m.npy"
   "heavy map read at i-1|$T/fuse/expensive-producer.ir|shifted|$X --arg=@$D/w8.npy"
   "replicated transpose|$T/fuse/replicate.ir|replicated|--arg=@$D/m.npy --arg=100"
+  "flatten of a transpose|$T/fuse/reshape.ir|flat_transposed|--arg=@$D/xr.npy --arg=1000 --arg=$C"
 )
 printf "%-26s %7s %7s %12s %12s %8s\n" rule before after "lower ms" "fuse ms" speedup
 for r in "${rules[@]}"; do
