@@ -24,6 +24,7 @@ pub mod memref_to_arr;
 pub mod mutate;
 pub mod parallel;
 pub mod scf_to_cf;
+pub mod sibling_fors;
 pub mod speculate;
 pub mod split_reductions;
 pub mod split_structs;

@@ -150,6 +150,10 @@ impl Pass for Lower {
                 stats.add("var-buffers", crate::mem2reg::vars_to_arrays(ctx));
                 stats.add("in-bounds", crate::bounds::mark_in_bounds(ctx));
                 stats.add(
+                    "fused-sibling-loops",
+                    crate::sibling_fors::fuse_sibling_fors(ctx),
+                );
+                stats.add(
                     "jammed-loops",
                     crate::jam::jam_column_reductions(ctx, &self.jam),
                 );
