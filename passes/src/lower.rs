@@ -150,7 +150,7 @@ impl Pass for Lower {
                 stats.add("var-buffers", crate::mem2reg::vars_to_arrays(ctx));
                 stats.add("in-bounds", crate::bounds::mark_in_bounds(ctx));
                 stats.add(
-                    "fused-sibling-loops",
+                    "merged-sibling-loops",
                     crate::sibling_fors::fuse_sibling_fors(ctx),
                 );
                 stats.add(
