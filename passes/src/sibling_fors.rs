@@ -12,7 +12,8 @@
 //!   proved in bounds (`{in_bounds}`), `scf.if`, and inner `scf.for`s of
 //!   the same kind, so no fault and no store changes order;
 //! - the second loop uses nothing the first computes, nor anything defined
-//!   between them.
+//!   between them;
+//! - neither loop carries an attribute (a marked loop keeps its identity).
 //!
 //! Each carried value still sees its own loop's values in the same order,
 //! so every result is exactly the original's.
@@ -47,7 +48,7 @@ pub fn fuse_sibling_fors(ctx: &mut Context) -> u64 {
 /// that is unobservable, unless an op between writes memory that it reads
 /// (`arr.load`): then only ops that cannot write may stand between.
 fn sibling(ctx: &Context, a: OpId) -> Option<OpId> {
-    if !quiet(ctx, a) || !positive_step(ctx, a) {
+    if !plain(ctx, a) || !quiet(ctx, a) || !positive_step(ctx, a) {
         return None;
     }
     let mut between = Vec::new();
@@ -62,8 +63,11 @@ fn sibling(ctx: &Context, a: OpId) -> Option<OpId> {
             let writes = between
                 .iter()
                 .any(|&x| !crate::code_motion::speculatable(ctx, x));
-            let ok =
-                same && quiet(ctx, o) && independent(ctx, o, a, &between) && !(loads && writes);
+            let ok = same
+                && plain(ctx, o)
+                && quiet(ctx, o)
+                && independent(ctx, o, a, &between)
+                && !(loads && writes);
             return ok.then_some(o);
         }
         if ctx.has_traits(o, ir::spec::Traits::TERMINATOR) || !ctx.regions(o).is_empty() {
@@ -73,6 +77,12 @@ fn sibling(ctx: &Context, a: OpId) -> Option<OpId> {
         cur = ctx.op(o).next;
     }
     None
+}
+
+/// Whether loop `l` carries no attribute (a marked loop, such as a
+/// sequential fold's `l0.left_fold`, keeps its identity).
+fn plain(ctx: &Context, l: OpId) -> bool {
+    ctx.op(l).attrs.is_empty()
 }
 
 fn positive_step(ctx: &Context, l: OpId) -> bool {
