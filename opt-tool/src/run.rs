@@ -93,11 +93,16 @@ struct Watchdog {
     _stop: std::sync::mpsc::Sender<()>,
 }
 
+/// Where function `func` is defined (unknown if it is not), for run-time
+/// diagnostics about the whole call.
+fn func_loc(ctx: &Context, func: &str) -> Loc {
+    ctx.lookup_symbol(func).map_or(Loc::UNKNOWN, |f| ctx.loc(f))
+}
+
 impl Watchdog {
     fn start(ctx: &Context, func: &str, after: std::time::Duration) -> Watchdog {
-        let loc = ctx.lookup_symbol(func).map_or(Loc::UNKNOWN, |f| ctx.loc(f));
         let d = ir::Diagnostic::error(
-            loc,
+            func_loc(ctx, func),
             format!(
                 "'@{func}' did not finish within {} s (--timeout)",
                 after.as_secs_f64()
@@ -535,14 +540,13 @@ pub fn run(
         let v = v.into_value();
         // A matrix of many empty rows holds nothing, but its text would
         // not fit anywhere (issue 43: a (2^63 - 1) x 0 matrix).
-        if v.printed_parts() > MAX_PRINTED_PARTS {
-            let loc = ctx.lookup_symbol(func).map_or(Loc::UNKNOWN, |f| ctx.loc(f));
+        let parts = v.printed_parts();
+        if parts > MAX_PRINTED_PARTS {
             return Err(ir::Diagnostic::error(
-                loc,
+                func_loc(ctx, func),
                 format!(
-                    "result {} of @{func} is too large to print ({} parts, at most {MAX_PRINTED_PARTS}); write it with -o FILE.npy",
-                    k + 1,
-                    v.printed_parts()
+                    "result {} of @{func} is too large to print ({parts} parts, at most {MAX_PRINTED_PARTS}); write it with -o FILE.npy",
+                    k + 1
                 ),
             )
             .into());
